@@ -1,0 +1,2 @@
+//! Decision benchmarks.
+fn main() {}

@@ -1,0 +1,19 @@
+//! Pure rules of Earshot: identifiers, audiences and their digests, admission, derivation, lifecycle.
+//!
+//! Nothing in this crate does I/O, blocks, allocates threads or knows about async runtimes: every
+//! function is a function of its arguments. The store feeds it a snapshot; the API never calls it
+//! directly for decisions. See `ARCHITECTURE.md` at the repository root.
+
+pub mod admission;
+pub mod audience;
+pub mod derivation;
+pub mod id;
+pub mod lifecycle;
+pub mod viewers;
+
+pub use admission::{decide, AuthSet, Basis, Decision, Reason};
+pub use audience::{AudienceDigest, AudienceKind, MemberSet};
+pub use derivation::{Disposition, SuppressReason};
+pub use id::{validate_id, IdError, MAX_ID_LEN};
+pub use lifecycle::{Action, Currentness, State, TransitionError};
+pub use viewers::{Quality, Viewers};

@@ -1,1 +1,173 @@
-//! placeholder
+//! Durable, revisioned state of Earshot: records in a backend (sled by default), projected into
+//! immutable snapshots with per-participant postings and a provenance graph.
+//!
+//! Layering: this crate depends on `earshot-core` for every rule and adds storage, revisions,
+//! snapshots and indexes. It knows nothing about HTTP and runs no async runtime; callers on an
+//! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
+
+mod apply;
+pub mod durable;
+pub mod error;
+pub mod flat;
+mod graph;
+mod handle;
+pub mod model;
+mod read;
+mod snapshot;
+pub mod token;
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dashmap::DashMap;
+
+pub use durable::{Backend, Op, Records, SledBackend};
+pub use error::{Result, StoreError};
+pub use handle::{Attempt, StoreHandle};
+pub use read::{RawDecision, ResolvedContainer};
+pub use snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+
+use durable::{meta_op, MetaRecord};
+use model::WriteOutcome;
+
+/// Time source. Decisions take their time from the snapshot; this only stamps snapshots.
+pub trait Clock: Send + Sync + 'static {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The wall clock.
+#[derive(Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told to (scenario tests of expiry).
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn new(ms: i64) -> Self {
+        ManualClock(AtomicI64::new(ms))
+    }
+    pub fn set(&self, ms: i64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Bounds on waiting, retention and attempts.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How long past revisions stay readable with `at_exact`.
+    pub retention_window: Duration,
+    /// Most past revisions kept, whatever their age.
+    pub retention_max: usize,
+    /// How long an `at_least`/`at_exact` read waits for a revision not yet published.
+    pub consistency_wait: Duration,
+    /// How long an attempt stays readable.
+    pub attempt_ttl: Duration,
+    /// Most attempts open at once per store.
+    pub max_attempts: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        handle::default_config()
+    }
+}
+
+/// All stores of one Earshot process over one backend.
+pub struct Earshot {
+    backend: Arc<dyn Backend>,
+    clock: Arc<dyn Clock>,
+    config: Config,
+    stores: DashMap<String, Arc<StoreHandle>>,
+    create_lock: Mutex<()>,
+}
+
+impl Earshot {
+    /// Opens (or creates) the embedded sled database at `path` and starts every store in it.
+    pub fn open(path: &std::path::Path, config: Config) -> Result<Self> {
+        Self::open_with(Arc::new(SledBackend::open(path)?), Arc::new(SystemClock), config)
+    }
+
+    /// Starts every store found in `backend`, rebuilding each projection from its records.
+    pub fn open_with(backend: Arc<dyn Backend>, clock: Arc<dyn Clock>, config: Config) -> Result<Self> {
+        let e = Earshot { backend, clock, config, stores: DashMap::new(), create_lock: Mutex::new(()) };
+        for id in e.backend.stores()? {
+            let records = Records::decode(&e.backend.load(&id)?)?;
+            if records.meta.is_none() {
+                continue;
+            }
+            let h = StoreHandle::start(&id, &records, e.backend.clone(), e.clock.clone(), e.config.clone())?;
+            e.stores.insert(id, h);
+        }
+        Ok(e)
+    }
+
+    /// A fresh in-memory-backed instance in a temporary sled directory (tests, benches).
+    pub fn temporary(clock: Arc<dyn Clock>) -> Result<Self> {
+        Self::open_with(Arc::new(SledBackend::temporary()?), clock, Config::default())
+    }
+
+    /// Creates a store; its creation is its revision 1.
+    pub fn create_store(&self, id: &str, name: Option<String>) -> Result<WriteOutcome> {
+        error::check_id("id", id)?;
+        if name.as_ref().is_some_and(|n| n.len() > model::limits::MAX_TEXT_BYTES) {
+            return Err(StoreError::LimitExceeded { field: "name", limit: model::limits::MAX_TEXT_BYTES });
+        }
+        let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.stores.contains_key(id) {
+            return Err(StoreError::StoreExists(id.to_string()));
+        }
+        let meta = MetaRecord { id: id.to_string(), name, revision: 1, created_at_ms: self.clock.now_ms() };
+        self.backend.commit(id, vec![meta_op(&meta)?])?;
+        let records = Records { meta: Some(meta), ..Records::default() };
+        let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
+        self.stores.insert(id.to_string(), h);
+        Ok(WriteOutcome { outcome: "created".into(), ids: vec![id.to_string()], revision: 1, token: token::encode(id, 1), ..Default::default() })
+    }
+
+    /// A running store by id.
+    pub fn store(&self, id: &str) -> Result<Arc<StoreHandle>> {
+        self.stores.get(id).map(|h| h.clone()).ok_or_else(|| StoreError::StoreNotFound(id.chars().take(128).collect()))
+    }
+
+    /// Ids of every running store.
+    pub fn store_ids(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.stores.iter().map(|e| e.key().clone()).collect();
+        v.sort();
+        v
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Stops every writer after draining queued writes.
+    pub fn shutdown(&self) {
+        for e in self.stores.iter() {
+            e.value().shutdown();
+        }
+    }
+}
+
+impl Drop for Earshot {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

@@ -1,0 +1,655 @@
+//! Applying one write to a working copy of the latest snapshot.
+//!
+//! Every command is validated against the working copy before anything durable is produced;
+//! the caller discards the copy on error, so a refused write leaves no trace (no partial
+//! writes). On success the command returns its outcome and the set of records it touched,
+//! which the durable layer encodes from the new snapshot.
+
+use std::sync::Arc;
+
+use earshot_core::audience::{MemberSet, OwnedMembers};
+use earshot_core::derivation::{intersection_audience, partition_audience, suppression, SourceView};
+use earshot_core::lifecycle::transition;
+use earshot_core::{Action, AudienceDigest, AudienceKind, Currentness, Disposition, State, Viewers};
+
+use crate::error::{check_id, Result, StoreError};
+use crate::graph::Provenance;
+use crate::model::{
+    limits, parse_time, Attributes, Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
+    NewParticipant, OriginInput, OriginKeyword, WriteOutcome,
+};
+use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+
+/// Content and attributes of a newly created item (durable only; never in the index).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NewContent {
+    pub content: Option<String>,
+    pub attributes: Option<Attributes>,
+}
+
+/// Records a command touched; the durable layer re-encodes them from the new snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct Dirty {
+    pub participants: Vec<Arc<str>>,
+    pub identities: Vec<String>,
+    pub audiences: Vec<Aid>,
+    /// Digests whose audience records must be deleted (shrunk or merged by member removal).
+    pub audience_deletes: Vec<AudienceDigest>,
+    pub items: Vec<Iid>,
+    pub contents: Vec<(Iid, NewContent)>,
+    pub content_deletes: Vec<Iid>,
+    pub grants: Vec<Gid>,
+}
+
+impl Dirty {
+    pub fn is_empty(&self) -> bool {
+        self.participants.is_empty()
+            && self.identities.is_empty()
+            && self.audiences.is_empty()
+            && self.audience_deletes.is_empty()
+            && self.items.is_empty()
+            && self.contents.is_empty()
+            && self.content_deletes.is_empty()
+            && self.grants.is_empty()
+    }
+}
+
+/// The writer's mutable context for one command.
+pub(crate) struct Apply<'a> {
+    pub snap: Snapshot,
+    pub graph: &'a mut Provenance,
+    pub now_ms: i64,
+    pub dirty: Dirty,
+    /// Generates ids for items and grants created without one.
+    pub new_id: &'a mut dyn FnMut() -> String,
+}
+
+impl Apply<'_> {
+    pub fn run(&mut self, cmd: Command) -> Result<WriteOutcome> {
+        match cmd {
+            Command::CreateParticipant(p) => self.create_participant(p),
+            Command::RemoveParticipant { id } => self.remove_participant(&id),
+            Command::BindIdentity(b) => self.bind_identity(b),
+            Command::CreateItem(i) => self.create_item(i),
+            Command::Lifecycle { item, request } => self.lifecycle(&item, request),
+            Command::Derive { request, issuer } => self.derive(request, &issuer),
+            Command::Grant { item, grant, issuer } => self.grant(&item, grant, &issuer),
+            Command::RevokeGrant { grant } => self.revoke_grant(&grant),
+        }
+    }
+
+    fn create_participant(&mut self, p: NewParticipant) -> Result<WriteOutcome> {
+        check_id("id", &p.id)?;
+        check_text("name", p.name.as_deref())?;
+        if self.snap.pid(&p.id).is_some() {
+            return Err(StoreError::ParticipantExists(p.id));
+        }
+        let pid = self.snap.parts.len() as Pid;
+        let name: Arc<str> = Arc::from(p.id.as_str());
+        self.snap.parts.push_back(Some(PartRec { name: name.clone(), kind: p.kind, display: p.name.map(Arc::from) }));
+        self.snap.pids.insert(name.clone(), pid);
+        self.dirty.participants.push(name);
+        Ok(outcome("created", vec![p.id]))
+    }
+
+    fn bind_identity(&mut self, b: NewIdentity) -> Result<WriteOutcome> {
+        check_transport(&b.transport)?;
+        check_identifier(&b.identifier)?;
+        check_id("participant", &b.participant)?;
+        let pid = self.snap.pid(&b.participant).ok_or_else(|| StoreError::ParticipantNotFound(b.participant.clone()))?;
+        let key = Snapshot::ident_key(&b.transport, &b.identifier);
+        let mut bound: Vec<Pid> = self.snap.idents.get(key.as_str()).map(|v| v.to_vec()).unwrap_or_default();
+        if bound.contains(&pid) {
+            return Err(StoreError::IdentityExists {
+                transport: b.transport,
+                identifier: b.identifier,
+                participant: b.participant,
+            });
+        }
+        // A second binding to another participant is recorded: the identity is then ambiguous
+        // and no longer resolves (SPEC §1.1), which is what the transport evidence means.
+        bound.push(pid);
+        self.snap.idents.insert(Arc::from(key.as_str()), Arc::from(bound));
+        self.dirty.identities.push(key);
+        Ok(outcome("created", vec![format!("{}:{}", b.transport, b.identifier)]))
+    }
+
+    fn remove_participant(&mut self, id: &str) -> Result<WriteOutcome> {
+        check_id("participant", id)?;
+        let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
+        if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
+            return Err(StoreError::ParticipantOwnsItems(id.to_string()));
+        }
+        let affected: Vec<Aid> = self.snap.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default();
+        for aid in affected {
+            self.shrink_audience(aid, pid)?;
+        }
+        // Unbind every identity of the participant.
+        let keys: Vec<Arc<str>> =
+            self.snap.idents.iter().filter(|(_, v)| v.contains(&pid)).map(|(k, _)| k.clone()).collect();
+        for k in keys {
+            let rest: Vec<Pid> = self.snap.idents.get(&k).map(|v| v.iter().copied().filter(|p| *p != pid).collect()).unwrap_or_default();
+            if rest.is_empty() {
+                self.snap.idents.remove(&k);
+            } else {
+                self.snap.idents.insert(k.clone(), Arc::from(rest));
+            }
+            self.dirty.identities.push(k.to_string());
+        }
+        self.snap.part_auds.remove(&pid);
+        self.snap.pids.remove(id);
+        self.snap.parts.set(pid as usize, None);
+        self.dirty.participants.push(Arc::from(id));
+        Ok(outcome("removed", vec![id.to_string()]))
+    }
+
+    /// Deletes `pid` from audience `aid` (SPEC §1.8). If the smaller member set already exists
+    /// as another audience, items and grants move to it and `aid` is retired.
+    fn shrink_audience(&mut self, aid: Aid, pid: Pid) -> Result<()> {
+        let old = self.snap.aud(aid).cloned().ok_or_else(|| integrity(format!("audience {aid} missing")))?;
+        let Members::Only(members) = &old.members else { return Ok(()) };
+        let rest: Vec<Pid> = members.iter().copied().filter(|p| *p != pid).collect();
+        if rest.is_empty() {
+            return Err(integrity(format!("audience {} would become empty", old.digest)));
+        }
+        let (kind, digest) = self.digest_of(&rest)?;
+        self.snap.aud_by_digest.remove(&old.digest);
+        self.dirty.audience_deletes.push(old.digest);
+        match self.snap.aud_by_digest.get(&digest).copied() {
+            Some(target) => {
+                // Merge: re-point items and grants of `aid` to `target`, retire `aid`.
+                let moved_items: Vec<Iid> = self.snap.aud_items.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                for &iid in &moved_items {
+                    if let Some(mut rec) = self.snap.item(iid).cloned() {
+                        rec.aud = target;
+                        self.snap.items.set(iid as usize, rec);
+                        self.dirty.items.push(iid);
+                    }
+                }
+                let mut merged: Vec<Iid> = self.snap.aud_items.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                merged.extend(moved_items);
+                merged.sort_unstable();
+                self.snap.aud_items.insert(target, merged.into_iter().collect());
+                let moved_grants: Vec<Gid> = self.snap.aud_grants.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                for &gid in &moved_grants {
+                    if let Some(mut g) = self.snap.grant(gid).cloned() {
+                        g.aud = target;
+                        self.snap.grants.set(gid as usize, g);
+                        self.dirty.grants.push(gid);
+                    }
+                }
+                let mut merged: Vec<Gid> = self.snap.aud_grants.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                merged.extend(moved_grants);
+                merged.sort_unstable();
+                self.snap.aud_grants.insert(target, merged.into_iter().collect());
+                for p in members.iter() {
+                    if let Some(set) = self.snap.part_auds.get_mut(p) {
+                        set.remove(&aid);
+                    }
+                }
+                let mut retired = old.clone();
+                retired.live = false;
+                self.snap.auds.set(aid as usize, retired);
+            }
+            None => {
+                let rec = AudRec { kind, members: Members::Only(Arc::from(rest)), digest, live: true };
+                self.snap.auds.set(aid as usize, rec);
+                self.snap.aud_by_digest.insert(digest, aid);
+                // Items and grants keep `aid` but their durable records name the digest.
+                if let Some(v) = self.snap.aud_items.get(&aid) {
+                    self.dirty.items.extend(v.iter().copied());
+                }
+                if let Some(v) = self.snap.aud_grants.get(&aid) {
+                    self.dirty.grants.extend(v.iter().copied());
+                }
+            }
+        }
+        self.dirty.audiences.push(aid);
+        Ok(())
+    }
+
+    fn digest_of(&self, sorted_pids: &[Pid]) -> Result<(AudienceKind, AudienceDigest)> {
+        let mut names: Vec<Arc<str>> = Vec::with_capacity(sorted_pids.len());
+        for p in sorted_pids {
+            names.push(self.snap.part(*p).map(|r| r.name.clone()).ok_or_else(|| integrity(format!("participant {p} missing")))?);
+        }
+        names.sort();
+        let kind = AudienceKind::of_members(names.len());
+        Ok((kind, AudienceDigest::compute(kind, &names)))
+    }
+
+    /// Finds or creates the canonical audience for a member set. A digest hit whose stored kind
+    /// or members differ is an integrity failure, never treated as a miss (SPEC §1.3).
+    fn intern_audience(&mut self, mut members: Vec<Pid>) -> Result<Aid> {
+        members.sort_unstable();
+        members.dedup();
+        let (kind, digest) = self.digest_of(&members)?;
+        if let Some(&aid) = self.snap.aud_by_digest.get(&digest) {
+            let rec = self.snap.aud(aid).ok_or_else(|| integrity(format!("audience {aid} missing")))?;
+            if rec.kind != kind || rec.members != Members::Only(Arc::from(members.as_slice())) {
+                return Err(integrity(format!("audience digest {digest} collides with different members")));
+            }
+            return Ok(aid);
+        }
+        let aid = self.snap.auds.len() as Aid;
+        for p in &members {
+            let mut set = self.snap.part_auds.get(p).cloned().unwrap_or_default();
+            set.insert(aid);
+            self.snap.part_auds.insert(*p, set);
+        }
+        self.snap.auds.push_back(AudRec { kind, members: Members::Only(Arc::from(members)), digest, live: true });
+        self.snap.aud_by_digest.insert(digest, aid);
+        self.dirty.audiences.push(aid);
+        Ok(aid)
+    }
+
+    fn audience_from(&mut self, m: OwnedMembers<Pid>) -> Result<Aid> {
+        match m {
+            OwnedMembers::Everyone => Ok(PUBLIC_AID),
+            OwnedMembers::Only(v) => self.intern_audience(v),
+        }
+    }
+
+    fn fresh_item_id(&mut self, id: Option<String>) -> Result<String> {
+        let id = id.unwrap_or_else(|| (self.new_id)());
+        check_id("id", &id)?;
+        if self.snap.iid(&id).is_some() {
+            return Err(StoreError::ItemExists(id));
+        }
+        Ok(id)
+    }
+
+    fn owner_pid(&self, owner: &str) -> Result<Pid> {
+        check_id("owner", owner)?;
+        self.snap.pid(owner).ok_or_else(|| StoreError::ParticipantNotFound(owner.to_string()))
+    }
+
+    fn create_item(&mut self, i: NewItem) -> Result<WriteOutcome> {
+        let id = self.fresh_item_id(i.id)?;
+        let owner = self.owner_pid(&i.owner)?;
+        check_content(i.content.as_deref(), i.attributes.as_ref())?;
+        // Write-time binding (SPEC §1.4): the audience comes from the origin, never the content.
+        let aid = match &i.origin {
+            OriginInput::Keyword(OriginKeyword::Public) => PUBLIC_AID,
+            OriginInput::Keyword(OriginKeyword::OwnerPrivate) => self.intern_audience(vec![owner])?,
+            OriginInput::Viewers(v) => match self.snap.resolve_viewers(Some(owner), v)? {
+                Viewers::Unresolved => return Err(StoreError::OriginUnresolved),
+                Viewers::Resolved(members) => self.intern_audience(members)?,
+            },
+        };
+        self.push_item(&id, owner, aid, State::Active, &[], NewContent { content: i.content, attributes: i.attributes });
+        Ok(outcome("created", vec![id]))
+    }
+
+    fn push_item(&mut self, id: &str, owner: Pid, aud: Aid, state: State, sources: &[Iid], content: NewContent) -> Iid {
+        let iid = self.snap.items.len() as Iid;
+        let current = Currentness::derive(state, sources.iter().map(|s| (*s, self.current_of(*s))));
+        let name: Arc<str> = Arc::from(id);
+        self.snap.items.push_back(ItemRec {
+            name: name.clone(),
+            owner,
+            aud,
+            state,
+            current,
+            sources: (!sources.is_empty()).then(|| Arc::from(sources)),
+            grants: None,
+            superseded_by: None,
+            created_rev: self.snap.revision + 1,
+            created_at_ms: self.now_ms,
+        });
+        self.snap.iids.insert(name, iid);
+        let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
+        posting.push_back(iid);
+        self.snap.aud_items.insert(aud, posting);
+        let mut owned = self.snap.owner_items.get(&owner).cloned().unwrap_or_default();
+        owned.push_back(iid);
+        self.snap.owner_items.insert(owner, owned);
+        self.graph.add_item(iid, sources);
+        self.dirty.items.push(iid);
+        self.dirty.contents.push((iid, content));
+        iid
+    }
+
+    fn current_of(&self, iid: Iid) -> Currentness<Iid> {
+        self.snap.item(iid).map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(iid) }, |r| r.current)
+    }
+
+    fn item_iid(&self, field: &'static str, name: &str) -> Result<Iid> {
+        check_id(field, name)?;
+        self.snap.iid(name).ok_or_else(|| StoreError::ItemNotFound(name.to_string()))
+    }
+
+    fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<WriteOutcome> {
+        let iid = self.item_iid("item", item)?;
+        let mut rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
+        let to = transition(rec.state, req.action).map_err(StoreError::InvalidTransition)?;
+        match (&req.by, req.action) {
+            (Some(by), Action::Supersede) => {
+                let by_iid = self.item_iid("by", by)?;
+                if by_iid == iid {
+                    return Err(StoreError::input("by", "an item cannot supersede itself"));
+                }
+                rec.superseded_by = Some(by_iid);
+            }
+            (Some(_), _) => return Err(StoreError::input("by", "only `supersede` takes `by`")),
+            (None, _) => {}
+        }
+        rec.state = to;
+        if req.action == Action::Delete {
+            self.dirty.content_deletes.push(iid);
+        }
+        self.snap.items.set(iid as usize, rec);
+        self.dirty.items.push(iid);
+        self.refresh_currentness(iid);
+        Ok(outcome("updated", vec![item.to_string()]))
+    }
+
+    /// Recomputes the memoised currentness of `root` and every descendant, sources first.
+    fn refresh_currentness(&mut self, root: Iid) {
+        let mut order = vec![root];
+        order.extend(self.graph.descendants(root));
+        for iid in order {
+            let Some(rec) = self.snap.item(iid) else { continue };
+            let c = Currentness::derive(rec.state, rec.sources().iter().map(|s| (*s, self.current_of(*s))));
+            if c != rec.current {
+                let mut rec = rec.clone();
+                rec.current = c;
+                self.snap.items.set(iid as usize, rec);
+            }
+        }
+    }
+
+    fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<WriteOutcome> {
+        if req.sources.is_empty() {
+            return Err(StoreError::input("sources", "a derivation needs at least one source"));
+        }
+        if req.sources.len() > limits::MAX_SOURCES {
+            return Err(StoreError::LimitExceeded { field: "sources", limit: limits::MAX_SOURCES });
+        }
+        let owner = self.owner_pid(&req.owner)?;
+        let mut sources: Vec<Iid> = Vec::with_capacity(req.sources.len());
+        for s in &req.sources {
+            check_id("sources", s)?;
+            let iid = self.snap.iid(s).ok_or_else(|| StoreError::SourceNotFound(s.clone()))?;
+            if sources.contains(&iid) {
+                return Err(StoreError::input("sources", format!("source `{s}` is listed twice")));
+            }
+            let rec = self.snap.item(iid).ok_or_else(|| StoreError::SourceNotFound(s.clone()))?;
+            if rec.owner != owner {
+                return Err(StoreError::SourceOwnerMismatch {
+                    source_id: s.clone(),
+                    source_owner: self.snap.part_name(rec.owner).to_string(),
+                    owner: req.owner.clone(),
+                });
+            }
+            sources.push(iid);
+        }
+        let only = |field: &'static str, present: bool, which: &str| -> Result<()> {
+            if present {
+                Err(StoreError::input(field, format!("only {which} takes `{field}`")))
+            } else {
+                Ok(())
+            }
+        };
+        let d = req.disposition;
+        only("outputs", req.outputs.is_some() && d != Disposition::Partition, "partition")?;
+        only("members", req.members.is_some() && d != Disposition::Declassification, "declassification")?;
+        let creates_one = matches!(d, Disposition::Intersection | Disposition::Quarantine);
+        only("id", req.id.is_some() && !creates_one, "intersection or quarantine")?;
+        only("content", req.content.is_some() && !creates_one, "intersection or quarantine")?;
+        only("attributes", req.attributes.is_some() && !creates_one, "intersection or quarantine")?;
+
+        if d == Disposition::Declassification {
+            // An authenticated, object-specific decision: one grant on one existing item.
+            let [source] = req.sources.as_slice() else {
+                return Err(StoreError::input("sources", "declassification names exactly one item"));
+            };
+            let members = req.members.ok_or_else(|| StoreError::input("members", "declassification needs `members`"))?;
+            let grant = NewGrant { members, reason: req.reason, expires_at: req.expires_at };
+            return self.grant(source, grant, issuer);
+        }
+        only("reason", req.reason.is_some(), "declassification")?;
+        only("expires_at", req.expires_at.is_some(), "declassification")?;
+        if d == Disposition::Suppress {
+            return Ok(WriteOutcome { outcome: "suppressed".into(), reason: Some("requested".into()), ..Default::default() });
+        }
+
+        let container = match &req.container {
+            Some(v) => Some(self.snap.resolve_viewers(Some(owner), v)?),
+            None => None,
+        };
+        let views: Vec<SourceView<'_, Iid, Pid>> = sources
+            .iter()
+            .filter_map(|&iid| {
+                let rec = self.snap.item(iid)?;
+                let aud = self.snap.aud(rec.aud)?;
+                // Grants are consulted only to name the reason; they never shape an audience.
+                let by_grant = container.as_ref().is_some_and(|v| {
+                    rec.grants().iter().any(|g| {
+                        self.snap.grant(*g).is_some_and(|g| {
+                            g.is_live(self.now_ms) && self.snap.aud(g.aud).is_some_and(|a| a.member_set().contains_all(v))
+                        })
+                    })
+                });
+                Some(SourceView { id: iid, current: rec.current.is_current(), origin: aud.member_set(), reachable_by_grant: by_grant })
+            })
+            .collect();
+        if views.len() != sources.len() {
+            return Err(integrity("a source vanished during derivation".into()));
+        }
+        let suppressed = suppression(container.as_ref(), &views);
+        let name_of = |snap: &Snapshot, i: Iid| snap.item(i).map(|r| r.name.to_string()).unwrap_or_default();
+
+        match d {
+            Disposition::Intersection | Disposition::Quarantine => {
+                if let (Some(reason), Disposition::Intersection) = (suppressed, d) {
+                    return Ok(WriteOutcome {
+                        outcome: "suppressed".into(),
+                        reason: Some(reason.code().into()),
+                        source: Some(name_of(&self.snap, *reason.source())),
+                        ..Default::default()
+                    });
+                }
+                let sets: Vec<MemberSet<'_, Pid>> = views.iter().map(|v| v.origin).collect();
+                let members = intersection_audience(&sets);
+                let id = self.fresh_item_id(req.id)?;
+                check_content(req.content.as_deref(), req.attributes.as_ref())?;
+                let aid = self.audience_from(members)?;
+                let state = if d == Disposition::Quarantine { State::Quarantined } else { State::Active };
+                self.push_item(&id, owner, aid, state, &sources, NewContent { content: req.content, attributes: req.attributes });
+                Ok(WriteOutcome {
+                    outcome: if d == Disposition::Quarantine { "quarantined" } else { "created" }.into(),
+                    ids: vec![id],
+                    reason: suppressed.map(|r| r.code().into()),
+                    source: suppressed.map(|r| name_of(&self.snap, *r.source())),
+                    ..Default::default()
+                })
+            }
+            Disposition::Partition => {
+                if let Some(reason) = suppressed {
+                    return Ok(WriteOutcome {
+                        outcome: "suppressed".into(),
+                        reason: Some(reason.code().into()),
+                        source: Some(name_of(&self.snap, *reason.source())),
+                        ..Default::default()
+                    });
+                }
+                self.partition(owner, &req, &sources)
+            }
+            Disposition::Declassification | Disposition::Suppress => Err(integrity("unreachable disposition".into())),
+        }
+    }
+
+    /// Partition: each output's sources share one audience, which the output inherits; every
+    /// source of the request goes to exactly one output.
+    fn partition(&mut self, owner: Pid, req: &DeriveRequest, sources: &[Iid]) -> Result<WriteOutcome> {
+        let outputs = req.outputs.as_ref().ok_or_else(|| StoreError::input("outputs", "partition needs `outputs`"))?;
+        if outputs.is_empty() || outputs.len() > limits::MAX_OUTPUTS {
+            return Err(StoreError::LimitExceeded { field: "outputs", limit: limits::MAX_OUTPUTS });
+        }
+        let mut plan: Vec<(String, Aid, Vec<Iid>, NewContent)> = Vec::with_capacity(outputs.len());
+        let mut seen: Vec<Iid> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        for (n, out) in outputs.iter().enumerate() {
+            if out.sources.is_empty() {
+                return Err(StoreError::input("outputs", format!("output {n} has no sources")));
+            }
+            let mut out_sources = Vec::with_capacity(out.sources.len());
+            for s in &out.sources {
+                let iid = self.snap.iid(s).filter(|i| sources.contains(i)).ok_or_else(|| {
+                    StoreError::input("outputs", format!("output {n} names `{s}`, which is not among `sources`"))
+                })?;
+                if seen.contains(&iid) {
+                    return Err(StoreError::input("outputs", format!("source `{s}` appears in two outputs")));
+                }
+                seen.push(iid);
+                out_sources.push(iid);
+            }
+            let sets: Vec<MemberSet<'_, Pid>> = out_sources
+                .iter()
+                .filter_map(|i| self.snap.item(*i).and_then(|r| self.snap.aud(r.aud)).map(|a| a.member_set()))
+                .collect();
+            let shared = partition_audience(&sets).ok_or(StoreError::PartitionMixedAudiences { output: n })?;
+            let aid = match shared {
+                MemberSet::Everyone => PUBLIC_AID,
+                MemberSet::Only(m) => {
+                    let (_, digest) = self.digest_of(m)?;
+                    *self.snap.aud_by_digest.get(&digest).ok_or_else(|| integrity("source audience missing".into()))?
+                }
+            };
+            check_content(out.content.as_deref(), out.attributes.as_ref())?;
+            let id = self.fresh_item_id(out.id.clone())?;
+            if ids.contains(&id) {
+                return Err(StoreError::ItemExists(id));
+            }
+            ids.push(id.clone());
+            plan.push((id, aid, out_sources, NewContent { content: out.content.clone(), attributes: out.attributes.clone() }));
+        }
+        if seen.len() != sources.len() {
+            return Err(StoreError::input("outputs", "every source must go to exactly one output"));
+        }
+        for (id, aid, out_sources, content) in plan {
+            self.push_item(&id, owner, aid, State::Active, &out_sources, content);
+        }
+        Ok(outcome("created", ids))
+    }
+
+    fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<WriteOutcome> {
+        let iid = self.item_iid("item", item)?;
+        if g.members.is_empty() {
+            return Err(StoreError::input("members", "a grant names at least one member"));
+        }
+        if g.members.len() > limits::MAX_GRANT_MEMBERS {
+            return Err(StoreError::LimitExceeded { field: "members", limit: limits::MAX_GRANT_MEMBERS });
+        }
+        check_text("reason", g.reason.as_deref())?;
+        let mut members = Vec::with_capacity(g.members.len() + 1);
+        for m in &g.members {
+            check_id("members", m)?;
+            members.push(self.snap.pid(m).ok_or_else(|| StoreError::ParticipantNotFound(m.clone()))?);
+        }
+        let expires_at_ms = g.expires_at.as_deref().map(|e| parse_time("expires_at", e)).transpose()?;
+        let rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
+        // Every authorized audience contains the item's owner (SPEC §1.9).
+        members.push(rec.owner);
+        let aid = self.intern_audience(members)?;
+        let gid = self.snap.grants.len() as Gid;
+        let name = (self.new_id)();
+        check_id("grant", &name)?;
+        let name: Arc<str> = Arc::from(name);
+        self.snap.grants.push_back(GrantRec {
+            name: name.clone(),
+            item: iid,
+            aud: aid,
+            issuer: Arc::from(issuer),
+            reason: g.reason.map(Arc::from),
+            created_at_ms: self.now_ms,
+            created_rev: self.snap.revision + 1,
+            expires_at_ms,
+            revoked: false,
+        });
+        self.snap.gids.insert(name.clone(), gid);
+        let mut rec = rec;
+        let mut gs = rec.grants().to_vec();
+        gs.push(gid);
+        rec.grants = Some(Arc::from(gs));
+        self.snap.items.set(iid as usize, rec);
+        let mut posting = self.snap.aud_grants.get(&aid).cloned().unwrap_or_default();
+        posting.push_back(gid);
+        self.snap.aud_grants.insert(aid, posting);
+        self.dirty.grants.push(gid);
+        Ok(outcome("granted", vec![name.to_string()]))
+    }
+
+    fn revoke_grant(&mut self, grant: &str) -> Result<WriteOutcome> {
+        check_id("grant", grant)?;
+        let gid = *self.snap.gids.get(grant).ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
+        let mut g = self.snap.grant(gid).cloned().ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
+        if g.revoked {
+            return Err(StoreError::GrantAlreadyRevoked(grant.to_string()));
+        }
+        g.revoked = true;
+        self.snap.grants.set(gid as usize, g);
+        self.dirty.grants.push(gid);
+        Ok(outcome("revoked", vec![grant.to_string()]))
+    }
+}
+
+fn outcome(kind: &str, ids: Vec<String>) -> WriteOutcome {
+    WriteOutcome { outcome: kind.to_string(), ids, ..Default::default() }
+}
+
+fn integrity(msg: String) -> StoreError {
+    StoreError::Integrity(msg)
+}
+
+fn check_text(field: &'static str, s: Option<&str>) -> Result<()> {
+    if s.is_some_and(|s| s.len() > limits::MAX_TEXT_BYTES) {
+        return Err(StoreError::LimitExceeded { field, limit: limits::MAX_TEXT_BYTES });
+    }
+    Ok(())
+}
+
+fn check_content(content: Option<&str>, attributes: Option<&Attributes>) -> Result<()> {
+    if content.is_some_and(|c| c.len() > limits::MAX_CONTENT_BYTES) {
+        return Err(StoreError::LimitExceeded { field: "content", limit: limits::MAX_CONTENT_BYTES });
+    }
+    if let Some(attrs) = attributes {
+        if attrs.len() > limits::MAX_ATTRIBUTES {
+            return Err(StoreError::LimitExceeded { field: "attributes", limit: limits::MAX_ATTRIBUTES });
+        }
+        for (k, v) in attrs {
+            if k.is_empty() || k.len() > limits::MAX_TRANSPORT_LEN {
+                return Err(StoreError::input("attributes", "attribute names are 1 to 64 bytes"));
+            }
+            let scalar = matches!(v, serde_json::Value::String(_) | serde_json::Value::Number(_) | serde_json::Value::Bool(_));
+            if !scalar {
+                return Err(StoreError::input("attributes", format!("attribute `{k}` must be a string, number or boolean")));
+            }
+            if v.to_string().len() > limits::MAX_ATTRIBUTE_BYTES {
+                return Err(StoreError::LimitExceeded { field: "attributes", limit: limits::MAX_ATTRIBUTE_BYTES });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_transport(t: &str) -> Result<()> {
+    let ok = !t.is_empty()
+        && t.len() <= limits::MAX_TRANSPORT_LEN
+        && t.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::input("transport", "transports are 1 to 64 of `a-z0-9_-`"))
+    }
+}
+
+fn check_identifier(i: &str) -> Result<()> {
+    let ok = !i.is_empty() && i.len() <= limits::MAX_IDENTIFIER_LEN && !i.chars().any(char::is_control);
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::input("identifier", "identifiers are 1 to 256 bytes without control characters"))
+    }
+}

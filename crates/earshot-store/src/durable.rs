@@ -1,0 +1,488 @@
+//! Durable records and the storage seam: the `Backend` trait, its sled implementation, the
+//! encoding of touched records, and the rebuild of a snapshot from records at start-up.
+//!
+//! The records are the ground truth. Everything in a [`Snapshot`] (postings, the provenance
+//! graph, memoised currentness, interned ids) is a projection rebuilt from them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
+use serde::{Deserialize, Serialize};
+
+use crate::apply::Dirty;
+use crate::error::{Result, StoreError};
+use crate::graph::Provenance;
+use crate::model::{Attributes, ParticipantKind};
+use crate::snapshot::{AudRec, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+
+/// One change to a store's records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    Put(Vec<u8>, Vec<u8>),
+    Del(Vec<u8>),
+}
+
+/// Where a store's records live. Implementations must make `commit` atomic (all ops or none)
+/// and durable before returning: an acknowledged write must survive a crash.
+pub trait Backend: Send + Sync + 'static {
+    /// Ids of every store that has records.
+    fn stores(&self) -> Result<Vec<String>>;
+    /// Every record of one store, in key order.
+    fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    /// Applies `ops` atomically and durably.
+    fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()>;
+    /// One record, for reads of data kept out of the index (content and attributes).
+    fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+}
+
+/// The embedded default: sled on local disk, one tree per store, fsync on every commit.
+pub struct SledBackend {
+    db: sled::Db,
+}
+
+const TREE_PREFIX: &str = "store/";
+
+impl SledBackend {
+    pub fn open(path: &std::path::Path) -> Result<Self> {
+        Ok(SledBackend { db: sled::Config::new().path(path).mode(sled::Mode::HighThroughput).open()? })
+    }
+
+    /// A backend in a temporary directory, removed on drop (tests and benches).
+    pub fn temporary() -> Result<Self> {
+        Ok(SledBackend { db: sled::Config::new().temporary(true).open()? })
+    }
+
+    fn tree(&self, store: &str) -> Result<sled::Tree> {
+        Ok(self.db.open_tree(format!("{TREE_PREFIX}{store}"))?)
+    }
+}
+
+impl Backend for SledBackend {
+    fn stores(&self) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for name in self.db.tree_names() {
+            if let Some(id) = std::str::from_utf8(&name).ok().and_then(|n| n.strip_prefix(TREE_PREFIX)) {
+                out.push(id.to_string());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let tree = self.tree(store)?;
+        let mut out = Vec::with_capacity(tree.len());
+        for kv in tree.iter() {
+            let (k, v) = kv?;
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()> {
+        let tree = self.tree(store)?;
+        let mut batch = sled::Batch::default();
+        for op in ops {
+            match op {
+                Op::Put(k, v) => batch.insert(k, v),
+                Op::Del(k) => batch.remove(k),
+            }
+        }
+        tree.apply_batch(batch)?;
+        self.db.flush()?;
+        Ok(())
+    }
+
+    fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.tree(store)?.get(key)?.map(|v| v.to_vec()))
+    }
+}
+
+// ---- records -------------------------------------------------------------------------------
+
+pub(crate) const META_KEY: &[u8] = b"m";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MetaRecord {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub revision: u64,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ParticipantRecord {
+    pub id: String,
+    pub kind: ParticipantKind,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdentityRecord {
+    pub transport: String,
+    pub identifier: String,
+    pub participants: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AudienceRecord {
+    pub digest: String,
+    pub kind: AudienceKind,
+    pub members: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ItemRecord {
+    pub id: String,
+    pub seq: u32,
+    pub owner: String,
+    pub audience: String,
+    #[serde(default)]
+    pub sources: Vec<String>,
+    pub state: State,
+    #[serde(default)]
+    pub superseded_by: Option<String>,
+    pub created_rev: u64,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContentRecord {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GrantRecord {
+    pub id: String,
+    pub seq: u32,
+    pub item: String,
+    pub audience: String,
+    pub issuer: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub created_at_ms: i64,
+    pub created_rev: u64,
+    #[serde(default)]
+    pub expires_at_ms: Option<i64>,
+    pub revoked: bool,
+}
+
+/// All records of one store, decoded.
+#[derive(Debug, Default, Clone)]
+pub struct Records {
+    pub meta: Option<MetaRecord>,
+    pub participants: Vec<ParticipantRecord>,
+    pub identities: Vec<IdentityRecord>,
+    pub audiences: Vec<AudienceRecord>,
+    pub items: Vec<ItemRecord>,
+    pub contents: BTreeMap<String, ContentRecord>,
+    pub grants: Vec<GrantRecord>,
+}
+
+pub(crate) fn key(prefix: u8, id: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(id.len() + 2);
+    k.push(prefix);
+    k.push(b'/');
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+fn enc<T: Serialize>(v: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec(v).map_err(|e| StoreError::Storage(format!("encode: {e}")))
+}
+
+fn dec<T: for<'de> Deserialize<'de>>(k: &[u8], v: &[u8]) -> Result<T> {
+    serde_json::from_slice(v)
+        .map_err(|e| StoreError::Integrity(format!("record `{}` is unreadable: {e}", String::from_utf8_lossy(k))))
+}
+
+impl Records {
+    /// Decodes raw key-value pairs; any unreadable or unknown record is an integrity failure.
+    pub fn decode(raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Self> {
+        let mut r = Records::default();
+        for (k, v) in raw {
+            match k.as_slice() {
+                META_KEY => r.meta = Some(dec(k, v)?),
+                [b'p', b'/', ..] => r.participants.push(dec(k, v)?),
+                [b'x', b'/', ..] => r.identities.push(dec(k, v)?),
+                [b'a', b'/', ..] => r.audiences.push(dec(k, v)?),
+                [b'i', b'/', ..] => r.items.push(dec(k, v)?),
+                [b'c', b'/', rest @ ..] => {
+                    r.contents.insert(String::from_utf8_lossy(rest).into_owned(), dec(k, v)?);
+                }
+                [b'g', b'/', ..] => r.grants.push(dec(k, v)?),
+                _ => return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k)))),
+            }
+        }
+        r.items.sort_by_key(|i| i.seq);
+        r.grants.sort_by_key(|g| g.seq);
+        Ok(r)
+    }
+}
+
+/// Encodes every record `dirty` names from the new snapshot `s`, plus the revision.
+pub(crate) fn encode(s: &Snapshot, dirty: &Dirty, meta: &MetaRecord) -> Result<Vec<Op>> {
+    let mut ops = Vec::new();
+    for d in &dirty.audience_deletes {
+        ops.push(Op::Del(key(b'a', &d.to_hex())));
+    }
+    for name in &dirty.participants {
+        let k = key(b'p', name);
+        match s.pid(name).and_then(|p| s.part(p)) {
+            Some(p) => ops.push(Op::Put(
+                k,
+                enc(&ParticipantRecord {
+                    id: p.name.to_string(),
+                    kind: p.kind,
+                    name: p.display.as_ref().map(|d| d.to_string()),
+                })?,
+            )),
+            None => ops.push(Op::Del(k)),
+        }
+    }
+    for ik in &dirty.identities {
+        let k = key(b'x', ik);
+        match s.idents.get(ik.as_str()) {
+            Some(bound) => {
+                let (transport, identifier) = ik.split_once('\0').unwrap_or((ik.as_str(), ""));
+                let participants = bound.iter().map(|p| s.part_name(*p).to_string()).collect();
+                ops.push(Op::Put(
+                    k,
+                    enc(&IdentityRecord { transport: transport.into(), identifier: identifier.into(), participants })?,
+                ))
+            }
+            None => ops.push(Op::Del(k)),
+        }
+    }
+    for &aid in &dirty.audiences {
+        let Some(a) = s.aud(aid) else { continue };
+        if a.live && aid != PUBLIC_AID {
+            ops.push(Op::Put(
+                key(b'a', &a.digest.to_hex()),
+                enc(&AudienceRecord { digest: a.digest.to_hex(), kind: a.kind, members: s.member_names(a) })?,
+            ));
+        }
+    }
+    for &iid in &dirty.items {
+        let Some(i) = s.item(iid) else { continue };
+        let aud = s.aud(i.aud).ok_or_else(|| StoreError::Integrity(format!("audience {} missing", i.aud)))?;
+        let name_of = |x: Iid| s.item(x).map(|r| r.name.to_string()).unwrap_or_default();
+        ops.push(Op::Put(
+            key(b'i', &i.name),
+            enc(&ItemRecord {
+                id: i.name.to_string(),
+                seq: iid,
+                owner: s.part_name(i.owner).to_string(),
+                audience: aud.digest.to_hex(),
+                sources: i.sources().iter().map(|x| name_of(*x)).collect(),
+                state: i.state,
+                superseded_by: i.superseded_by.map(name_of),
+                created_rev: i.created_rev,
+                created_at_ms: i.created_at_ms,
+            })?,
+        ));
+    }
+    for (iid, c) in &dirty.contents {
+        if c.content.is_none() && c.attributes.is_none() {
+            continue;
+        }
+        let Some(i) = s.item(*iid) else { continue };
+        ops.push(Op::Put(
+            key(b'c', &i.name),
+            enc(&ContentRecord { content: c.content.clone(), attributes: c.attributes.clone() })?,
+        ));
+    }
+    for iid in &dirty.content_deletes {
+        if let Some(i) = s.item(*iid) {
+            ops.push(Op::Del(key(b'c', &i.name)));
+        }
+    }
+    for &gid in &dirty.grants {
+        let Some(g) = s.grant(gid) else { continue };
+        let aud = s.aud(g.aud).ok_or_else(|| StoreError::Integrity(format!("audience {} missing", g.aud)))?;
+        ops.push(Op::Put(
+            key(b'g', &g.name),
+            enc(&GrantRecord {
+                id: g.name.to_string(),
+                seq: gid,
+                item: s.item(g.item).map(|i| i.name.to_string()).unwrap_or_default(),
+                audience: aud.digest.to_hex(),
+                issuer: g.issuer.to_string(),
+                reason: g.reason.as_ref().map(|r| r.to_string()),
+                created_at_ms: g.created_at_ms,
+                created_rev: g.created_rev,
+                expires_at_ms: g.expires_at_ms,
+                revoked: g.revoked,
+            })?,
+        ));
+    }
+    ops.push(Op::Put(META_KEY.to_vec(), enc(meta)?));
+    Ok(ops)
+}
+
+pub(crate) fn meta_op(meta: &MetaRecord) -> Result<Op> {
+    Ok(Op::Put(META_KEY.to_vec(), enc(meta)?))
+}
+
+fn bad(msg: String) -> StoreError {
+    StoreError::Integrity(msg)
+}
+
+/// Rebuilds the snapshot and provenance graph of one store from its records, checking every
+/// digest and reference on the way: a record that does not add up refuses the start.
+pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)> {
+    let meta = r.meta.as_ref().ok_or_else(|| bad(format!("store `{store}` has no meta record")))?;
+    let mut s = Snapshot::empty(store);
+    s.revision = meta.revision;
+    let mut parts: Vec<&ParticipantRecord> = r.participants.iter().collect();
+    parts.sort_by(|a, b| a.id.cmp(&b.id));
+    for p in parts {
+        let pid = s.parts.len() as Pid;
+        let name: Arc<str> = Arc::from(p.id.as_str());
+        s.parts.push_back(Some(PartRec { name: name.clone(), kind: p.kind, display: p.name.as_deref().map(Arc::from) }));
+        s.pids.insert(name, pid);
+    }
+    let pid_of = |s: &Snapshot, n: &str| s.pid(n).ok_or_else(|| bad(format!("unknown participant `{n}` in records")));
+    for a in &r.audiences {
+        let digest = AudienceDigest::from_hex(&a.digest).ok_or_else(|| bad(format!("bad digest `{}`", a.digest)))?;
+        let mut names = a.members.clone();
+        names.sort();
+        names.dedup();
+        if names.len() != a.members.len() || a.kind != AudienceKind::of_members(names.len()) || a.kind == AudienceKind::Public {
+            return Err(bad(format!("audience {digest} has a non-canonical kind or member list")));
+        }
+        if AudienceDigest::compute(a.kind, &names) != digest {
+            return Err(bad(format!("audience {digest} does not match its kind and members")));
+        }
+        let mut members = Vec::with_capacity(names.len());
+        for n in &names {
+            members.push(pid_of(&s, n)?);
+        }
+        members.sort_unstable();
+        let aid = s.auds.len() as u32;
+        for p in &members {
+            let mut set = s.part_auds.get(p).cloned().unwrap_or_default();
+            set.insert(aid);
+            s.part_auds.insert(*p, set);
+        }
+        s.auds.push_back(AudRec { kind: a.kind, members: Members::Only(Arc::from(members)), digest, live: true });
+        if s.aud_by_digest.insert(digest, aid).is_some() {
+            return Err(bad(format!("audience {digest} stored twice")));
+        }
+    }
+    let aid_of = |s: &Snapshot, hex: &str| {
+        AudienceDigest::from_hex(hex)
+            .and_then(|d| s.aud_by_digest.get(&d).copied())
+            .ok_or_else(|| bad(format!("reference to unknown audience `{hex}`")))
+    };
+    let mut graph = Provenance::default();
+    let mut supersessions: Vec<(Iid, String)> = Vec::new();
+    for (n, i) in r.items.iter().enumerate() {
+        if i.seq as usize != n {
+            return Err(bad(format!("item sequence has a gap at {n}")));
+        }
+        let iid = i.seq;
+        let owner = pid_of(&s, &i.owner)?;
+        let aud = aid_of(&s, &i.audience)?;
+        if let Some(a) = s.aud(aud) {
+            if let Members::Only(m) = &a.members {
+                if m.binary_search(&owner).is_err() {
+                    return Err(bad(format!("item `{}` has an audience without its owner", i.id)));
+                }
+            }
+        }
+        let mut sources = Vec::with_capacity(i.sources.len());
+        for src in &i.sources {
+            let sid = s.iid(src).ok_or_else(|| bad(format!("item `{}` names unknown source `{src}`", i.id)))?;
+            sources.push(sid);
+        }
+        let current = Currentness::derive(
+            i.state,
+            sources.iter().map(|x| (*x, s.item(*x).map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(*x) }, |r| r.current))),
+        );
+        let name: Arc<str> = Arc::from(i.id.as_str());
+        s.items.push_back(ItemRec {
+            name: name.clone(),
+            owner,
+            aud,
+            state: i.state,
+            current,
+            sources: (!sources.is_empty()).then(|| Arc::from(sources.as_slice())),
+            grants: None,
+            superseded_by: None,
+            created_rev: i.created_rev,
+            created_at_ms: i.created_at_ms,
+        });
+        if s.iids.insert(name, iid).is_some() {
+            return Err(bad(format!("item `{}` stored twice", i.id)));
+        }
+        let mut posting = s.aud_items.get(&aud).cloned().unwrap_or_default();
+        posting.push_back(iid);
+        s.aud_items.insert(aud, posting);
+        let mut owned = s.owner_items.get(&owner).cloned().unwrap_or_default();
+        owned.push_back(iid);
+        s.owner_items.insert(owner, owned);
+        graph.add_item(iid, &sources);
+        if let Some(by) = &i.superseded_by {
+            supersessions.push((iid, by.clone()));
+        }
+    }
+    for (iid, by) in supersessions {
+        let by = s.iid(&by).ok_or_else(|| bad(format!("unknown superseding item `{by}`")))?;
+        if let Some(mut rec) = s.item(iid).cloned() {
+            rec.superseded_by = Some(by);
+            s.items.set(iid as usize, rec);
+        }
+    }
+    let mut item_grants: BTreeMap<Iid, Vec<u32>> = BTreeMap::new();
+    for (n, g) in r.grants.iter().enumerate() {
+        if g.seq as usize != n {
+            return Err(bad(format!("grant sequence has a gap at {n}")));
+        }
+        let item = s.iid(&g.item).ok_or_else(|| bad(format!("grant `{}` names unknown item", g.id)))?;
+        let aud = aid_of(&s, &g.audience)?;
+        let name: Arc<str> = Arc::from(g.id.as_str());
+        s.grants.push_back(GrantRec {
+            name: name.clone(),
+            item,
+            aud,
+            issuer: Arc::from(g.issuer.as_str()),
+            reason: g.reason.as_deref().map(Arc::from),
+            created_at_ms: g.created_at_ms,
+            created_rev: g.created_rev,
+            expires_at_ms: g.expires_at_ms,
+            revoked: g.revoked,
+        });
+        s.gids.insert(name, g.seq);
+        item_grants.entry(item).or_default().push(g.seq);
+        let mut posting = s.aud_grants.get(&aud).cloned().unwrap_or_default();
+        posting.push_back(g.seq);
+        s.aud_grants.insert(aud, posting);
+    }
+    for (iid, gs) in item_grants {
+        if let Some(mut rec) = s.item(iid).cloned() {
+            rec.grants = Some(Arc::from(gs));
+            s.items.set(iid as usize, rec);
+        }
+    }
+    for x in &r.identities {
+        let mut bound = Vec::with_capacity(x.participants.len());
+        for p in &x.participants {
+            bound.push(pid_of(&s, p)?);
+        }
+        let k = Snapshot::ident_key(&x.transport, &x.identifier);
+        s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
+    }
+    Ok((s, graph))
+}
+
+/// Rebuilds only the snapshot (the projection a reader uses) from records.
+pub fn rebuild_snapshot(store: &str, r: &Records) -> Result<Snapshot> {
+    rebuild(store, r).map(|(s, _)| s)
+}

@@ -1,0 +1,126 @@
+//! The store's one error type: every way a write or read can be refused, with a stable code.
+
+use earshot_core::{IdError, TransitionError};
+
+/// Everything the store can refuse. The API maps each variant to an HTTP status once, at its
+/// edge; [`StoreError::code`] is the stable snake_case code clients see.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("`{field}` is not a valid identifier: {source}")]
+    InvalidId { field: &'static str, value: String, source: IdError },
+    #[error("`{field}`: {message}")]
+    InvalidInput { field: &'static str, message: String },
+    #[error("`{field}` exceeds its limit of {limit}")]
+    LimitExceeded { field: &'static str, limit: usize },
+    #[error("store `{0}` does not exist")]
+    StoreNotFound(String),
+    #[error("store `{0}` already exists")]
+    StoreExists(String),
+    #[error("participant `{0}` does not exist")]
+    ParticipantNotFound(String),
+    #[error("participant `{0}` already exists")]
+    ParticipantExists(String),
+    #[error("participant `{0}` owns items and cannot be removed")]
+    ParticipantOwnsItems(String),
+    #[error("the anonymous participant can never be named in an audience or grant")]
+    AnonymousParticipant,
+    #[error("identity `{transport}:{identifier}` is already bound to `{participant}`")]
+    IdentityExists { transport: String, identifier: String, participant: String },
+    #[error("item `{0}` does not exist")]
+    ItemNotFound(String),
+    #[error("item `{0}` already exists")]
+    ItemExists(String),
+    #[error("source `{0}` does not exist")]
+    SourceNotFound(String),
+    #[error("source `{source_id}` is owned by `{source_owner}`, not by the deriving owner `{owner}`")]
+    SourceOwnerMismatch { source_id: String, source_owner: String, owner: String },
+    #[error("the origin viewers did not all resolve; the item was not written")]
+    OriginUnresolved,
+    #[error("{0}")]
+    InvalidTransition(TransitionError),
+    #[error("partition output {output} mixes sources of different audiences")]
+    PartitionMixedAudiences { output: usize },
+    #[error("grant `{0}` does not exist")]
+    GrantNotFound(String),
+    #[error("grant `{0}` is already revoked")]
+    GrantAlreadyRevoked(String),
+    #[error("consistency token is malformed")]
+    InvalidToken,
+    #[error("consistency token belongs to another store")]
+    TokenStoreMismatch,
+    #[error("revision {requested} is outside the retention window (oldest retained: {oldest})")]
+    RevisionExpired { requested: u64, oldest: u64 },
+    #[error("revision {requested} was not reached in time (latest: {latest})")]
+    ConsistencyTimeout { requested: u64, latest: u64 },
+    #[error("attempt `{0}` does not exist or has expired")]
+    AttemptNotFound(String),
+    #[error("too many open attempts; retry later")]
+    AttemptCapacity,
+    #[error("cursor is malformed")]
+    InvalidCursor,
+    #[error("integrity failure: {0}")]
+    Integrity(String),
+    #[error("storage failure: {0}")]
+    Storage(String),
+    #[error("the store is shutting down")]
+    Unavailable,
+}
+
+impl StoreError {
+    /// The stable snake_case code of this error.
+    pub fn code(&self) -> &'static str {
+        use StoreError as E;
+        match self {
+            E::InvalidId { source: IdError::Anonymous, .. } | E::AnonymousParticipant => "anonymous_participant",
+            E::InvalidId { .. } => "invalid_id",
+            E::InvalidInput { .. } => "invalid_request",
+            E::LimitExceeded { .. } => "limit_exceeded",
+            E::StoreNotFound(_) => "store_not_found",
+            E::StoreExists(_) => "store_exists",
+            E::ParticipantNotFound(_) => "participant_not_found",
+            E::ParticipantExists(_) => "participant_exists",
+            E::ParticipantOwnsItems(_) => "participant_owns_items",
+            E::IdentityExists { .. } => "identity_exists",
+            E::ItemNotFound(_) => "item_not_found",
+            E::ItemExists(_) => "item_exists",
+            E::SourceNotFound(_) => "source_not_found",
+            E::SourceOwnerMismatch { .. } => "source_owner_mismatch",
+            E::OriginUnresolved => "origin_unresolved",
+            E::InvalidTransition(_) => "invalid_transition",
+            E::PartitionMixedAudiences { .. } => "partition_mixed_audiences",
+            E::GrantNotFound(_) => "grant_not_found",
+            E::GrantAlreadyRevoked(_) => "grant_already_revoked",
+            E::InvalidToken => "invalid_consistency_token",
+            E::TokenStoreMismatch => "consistency_token_store_mismatch",
+            E::RevisionExpired { .. } => "revision_expired",
+            E::ConsistencyTimeout { .. } => "consistency_timeout",
+            E::AttemptNotFound(_) => "attempt_not_found",
+            E::AttemptCapacity => "attempt_capacity",
+            E::InvalidCursor => "invalid_cursor",
+            E::Integrity(_) => "integrity_failure",
+            E::Storage(_) => "storage_failure",
+            E::Unavailable => "unavailable",
+        }
+    }
+
+    pub(crate) fn input(field: &'static str, message: impl Into<String>) -> Self {
+        StoreError::InvalidInput { field, message: message.into() }
+    }
+}
+
+impl From<sled::Error> for StoreError {
+    fn from(e: sled::Error) -> Self {
+        StoreError::Storage(e.to_string())
+    }
+}
+
+/// Checks an identifier field, naming the field in the error.
+pub(crate) fn check_id(field: &'static str, value: &str) -> Result<(), StoreError> {
+    earshot_core::validate_id(value).map_err(|source| StoreError::InvalidId {
+        field,
+        value: value.chars().take(64).collect(),
+        source,
+    })
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

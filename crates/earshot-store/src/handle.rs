@@ -1,0 +1,340 @@
+//! One store at run time: its writer thread (serialised writes, group commit), the published
+//! latest snapshot, the retention window for `at_exact` reads, waits for `at_least`, attempts.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use dashmap::DashMap;
+
+use crate::apply::{Apply, Dirty};
+use crate::durable::{encode, rebuild, Backend, MetaRecord, Records};
+use crate::error::{Result, StoreError};
+use crate::graph::Provenance;
+use crate::model::{Command, ContainerInput, WriteOutcome};
+use crate::read::ResolvedContainer;
+use crate::snapshot::Snapshot;
+use crate::{token, Clock, Config};
+
+/// Most commands folded into one durable commit.
+const MAX_GROUP: usize = 256;
+
+/// A pinned snapshot for one model attempt (SPEC §1.10).
+#[derive(Clone)]
+pub struct Attempt {
+    pub id: String,
+    pub snapshot: Arc<Snapshot>,
+    pub container: ContainerInput,
+    pub resolved: ResolvedContainer,
+    /// The snapshot time: grants and constraints are evaluated at this instant.
+    pub at_ms: i64,
+    created: Instant,
+}
+
+struct Job {
+    cmd: Command,
+    reply: mpsc::SyncSender<Result<WriteOutcome>>,
+}
+
+/// A running store.
+pub struct StoreHandle {
+    id: Arc<str>,
+    latest: ArcSwap<Snapshot>,
+    retained: Mutex<VecDeque<Arc<Snapshot>>>,
+    published: Mutex<u64>,
+    published_cv: Condvar,
+    tx: Mutex<Option<mpsc::Sender<Job>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    failed: AtomicBool,
+    attempts: DashMap<String, Attempt>,
+    backend: Arc<dyn Backend>,
+    clock: Arc<dyn Clock>,
+    config: Config,
+    meta: Mutex<MetaRecord>,
+}
+
+impl StoreHandle {
+    /// Starts a store from its records: rebuilds the projection and spawns the writer.
+    pub(crate) fn start(
+        id: &str,
+        records: &Records,
+        backend: Arc<dyn Backend>,
+        clock: Arc<dyn Clock>,
+        config: Config,
+    ) -> Result<Arc<Self>> {
+        let (snap, graph) = rebuild(id, records)?;
+        let meta = records.meta.clone().ok_or_else(|| StoreError::Integrity(format!("store `{id}` has no meta")))?;
+        let snap = Arc::new(snap);
+        let (tx, rx) = mpsc::channel::<Job>();
+        let handle = Arc::new(StoreHandle {
+            id: Arc::from(id),
+            latest: ArcSwap::new(snap.clone()),
+            retained: Mutex::new(VecDeque::from([snap.clone()])),
+            published: Mutex::new(snap.revision),
+            published_cv: Condvar::new(),
+            tx: Mutex::new(Some(tx)),
+            writer: Mutex::new(None),
+            failed: AtomicBool::new(false),
+            attempts: DashMap::new(),
+            backend,
+            clock,
+            config,
+            meta: Mutex::new(meta),
+        });
+        let weak = Arc::downgrade(&handle);
+        let start = (snap.as_ref().clone(), graph);
+        let thread = std::thread::Builder::new()
+            .name(format!("earshot-writer-{id}"))
+            .spawn(move || writer_loop(weak, rx, start))
+            .map_err(|e| StoreError::Storage(format!("cannot start writer: {e}")))?;
+        *lock(&handle.writer) = Some(thread);
+        Ok(handle)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The latest published (durable) snapshot. Never blocks on writers.
+    pub fn latest(&self) -> Arc<Snapshot> {
+        self.latest.load_full()
+    }
+
+    /// The clock's current time, used as the snapshot time of latest and `at_least` reads.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Submits a write and blocks until it is durable (or refused).
+    pub fn write(&self, cmd: Command) -> Result<WriteOutcome> {
+        if self.failed.load(Ordering::Acquire) {
+            return Err(StoreError::Unavailable);
+        }
+        let (reply, rx) = mpsc::sync_channel(1);
+        {
+            let tx = lock(&self.tx);
+            let tx = tx.as_ref().ok_or(StoreError::Unavailable)?;
+            tx.send(Job { cmd, reply }).map_err(|_| StoreError::Unavailable)?;
+        }
+        let mut out = rx.recv().map_err(|_| StoreError::Unavailable)??;
+        out.token = token::encode(&self.id, out.revision);
+        Ok(out)
+    }
+
+    /// Consistency token for a revision of this store.
+    pub fn token(&self, revision: u64) -> String {
+        token::encode(&self.id, revision)
+    }
+
+    /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
+    pub fn snapshot_for(&self, consistency: &crate::model::Consistency) -> Result<Arc<Snapshot>> {
+        use crate::model::Consistency as C;
+        match consistency {
+            C::Latest => Ok(self.latest()),
+            C::AtLeast(t) => {
+                let rev = token::decode(&self.id, t)?;
+                self.wait_for(rev)?;
+                Ok(self.latest())
+            }
+            C::AtExact(t) => {
+                let rev = token::decode(&self.id, t)?;
+                self.wait_for(rev)?;
+                self.exact(rev)
+            }
+        }
+    }
+
+    /// Waits (bounded by configuration) until `rev` is published.
+    fn wait_for(&self, rev: u64) -> Result<()> {
+        let deadline = Instant::now() + self.config.consistency_wait;
+        let mut published = lock(&self.published);
+        while *published < rev {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(StoreError::ConsistencyTimeout { requested: rev, latest: *published });
+            }
+            published = match self.published_cv.wait_timeout(published, left) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        Ok(())
+    }
+
+    /// The retained snapshot at exactly `rev`.
+    fn exact(&self, rev: u64) -> Result<Arc<Snapshot>> {
+        let retained = lock(&self.retained);
+        let oldest = retained.front().map_or(0, |s| s.revision);
+        match retained.binary_search_by_key(&rev, |s| s.revision) {
+            Ok(i) => retained.get(i).cloned().ok_or(StoreError::RevisionExpired { requested: rev, oldest }),
+            Err(_) => Err(StoreError::RevisionExpired { requested: rev, oldest }),
+        }
+    }
+
+    /// Pins a snapshot for a model attempt.
+    pub fn create_attempt(&self, container: ContainerInput, snapshot: Arc<Snapshot>, id: String) -> Result<Attempt> {
+        self.purge_attempts();
+        if self.attempts.len() >= self.config.max_attempts {
+            return Err(StoreError::AttemptCapacity);
+        }
+        let resolved = snapshot.resolve_container(&container)?;
+        let attempt = Attempt { id: id.clone(), snapshot, container, resolved, at_ms: self.now_ms(), created: Instant::now() };
+        self.attempts.insert(id, attempt.clone());
+        Ok(attempt)
+    }
+
+    /// A live attempt by id.
+    pub fn attempt(&self, id: &str) -> Result<Attempt> {
+        match self.attempts.get(id) {
+            Some(a) if a.created.elapsed() < self.config.attempt_ttl => Ok(a.clone()),
+            _ => Err(StoreError::AttemptNotFound(id.chars().take(64).collect())),
+        }
+    }
+
+    fn purge_attempts(&self) {
+        let ttl = self.config.attempt_ttl;
+        self.attempts.retain(|_, a| a.created.elapsed() < ttl);
+    }
+
+    /// Content and attributes of an item, read from the durable record.
+    pub fn content(&self, item: &str) -> Result<Option<crate::durable::ContentRecord>> {
+        match self.backend.get(&self.id, &crate::durable::key(b'c', item))? {
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Integrity(format!("content of `{item}` is unreadable: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    /// Reads every record of this store from the backend (for the flat evaluator and checks).
+    pub fn durable_records(&self) -> Result<Records> {
+        Records::decode(&self.backend.load(&self.id)?)
+    }
+
+    /// Stops the writer after it drains queued writes.
+    pub fn shutdown(&self) {
+        lock(&self.tx).take();
+        if let Some(t) = lock(&self.writer).take() {
+            let _ = t.join();
+        }
+    }
+
+    fn publish(&self, snaps: Vec<Arc<Snapshot>>) {
+        let Some(last) = snaps.last().cloned() else { return };
+        {
+            let mut retained = lock(&self.retained);
+            retained.extend(snaps);
+            let now = self.clock.now_ms();
+            let window = i64::try_from(self.config.retention_window.as_millis()).unwrap_or(i64::MAX);
+            while retained.len() > 1
+                && (retained.len() > self.config.retention_max
+                    || retained.front().is_some_and(|s| now.saturating_sub(s.committed_at_ms) > window))
+            {
+                retained.pop_front();
+            }
+        }
+        let rev = last.revision;
+        self.latest.store(last);
+        *lock(&self.published) = rev;
+        self.published_cv.notify_all();
+    }
+}
+
+impl Drop for StoreHandle {
+    fn drop(&mut self) {
+        lock(&self.tx).take();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The writer: takes a group of queued commands, applies each as its own revision, commits the
+/// group durably in one batch, then publishes the snapshots and acknowledges.
+fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, start: (Snapshot, Provenance)) {
+    let (mut snap, mut graph) = start;
+    let mut new_id = || uuid::Uuid::new_v4().to_string();
+    while let Ok(first) = rx.recv() {
+        let Some(h) = handle.upgrade() else { return };
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let now_ms = h.clock.now_ms();
+        let mut ops = Vec::new();
+        let mut snaps = Vec::new();
+        let mut acks: Vec<(mpsc::SyncSender<Result<WriteOutcome>>, Result<WriteOutcome>)> = Vec::new();
+        let mut meta = lock(&h.meta).clone();
+        for job in jobs {
+            let mut a = Apply { snap: snap.clone(), graph: &mut graph, now_ms, dirty: Dirty::default(), new_id: &mut new_id };
+            let result = a.run(job.cmd);
+            let (next, dirty) = (a.snap, a.dirty);
+            match result {
+                Err(e) => acks.push((job.reply, Err(e))),
+                Ok(mut out) if dirty.is_empty() => {
+                    out.revision = snap.revision;
+                    acks.push((job.reply, Ok(out)));
+                }
+                Ok(mut out) => {
+                    let mut next = next;
+                    next.revision = snap.revision + 1;
+                    next.committed_at_ms = now_ms;
+                    meta.revision = next.revision;
+                    match encode(&next, &dirty, &meta) {
+                        Ok(o) => {
+                            ops.extend(o);
+                            out.revision = next.revision;
+                            snap = next;
+                            snaps.push(Arc::new(snap.clone()));
+                            acks.push((job.reply, Ok(out)));
+                        }
+                        Err(e) => acks.push((job.reply, Err(e))),
+                    }
+                }
+            }
+        }
+        if !ops.is_empty() {
+            if let Err(e) = h.backend.commit(&h.id, ops) {
+                tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
+                for (reply, r) in acks {
+                    let _ = reply.send(r.and(Err(StoreError::Storage(e.to_string()))));
+                }
+                match h.backend.load(&h.id).and_then(|raw| Records::decode(&raw)).and_then(|r| rebuild(&h.id, &r)) {
+                    Ok((s, g)) => {
+                        snap = s;
+                        graph = g;
+                    }
+                    Err(e) => {
+                        tracing::error!(store = %h.id, error = %e, "reload failed; store refuses writes");
+                        h.failed.store(true, Ordering::Release);
+                        return;
+                    }
+                }
+                continue;
+            }
+            *lock(&h.meta) = meta;
+            h.publish(snaps);
+        }
+        for (reply, r) in acks {
+            let _ = reply.send(r);
+        }
+    }
+}
+
+/// Default bounds for waits and retention.
+pub(crate) fn default_config() -> Config {
+    Config {
+        retention_window: Duration::from_secs(300),
+        retention_max: 10_000,
+        consistency_wait: Duration::from_secs(2),
+        attempt_ttl: Duration::from_secs(600),
+        max_attempts: 100_000,
+    }
+}

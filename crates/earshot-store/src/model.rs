@@ -1,0 +1,315 @@
+//! Request and response shapes of the store: what a write asks for and what a read returns.
+//!
+//! These are plain serde types with `deny_unknown_fields`, so the API can decode JSON straight
+//! into them; nothing here knows about HTTP.
+
+use earshot_core::{Action, AudienceKind, Disposition, Quality, State};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bounds on every list and string a request may carry.
+pub mod limits {
+    pub const MAX_VIEWERS: usize = 256;
+    pub const MAX_SOURCES: usize = 256;
+    pub const MAX_OUTPUTS: usize = 64;
+    pub const MAX_GRANT_MEMBERS: usize = 1024;
+    pub const MAX_BULK_ITEMS: usize = 1000;
+    pub const MAX_LOOKUP_LIMIT: usize = 1000;
+    pub const DEFAULT_LOOKUP_LIMIT: usize = 100;
+    pub const MAX_OWNERS: usize = 64;
+    pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+    pub const MAX_ATTRIBUTES: usize = 64;
+    pub const MAX_ATTRIBUTE_BYTES: usize = 1024;
+    pub const MAX_TEXT_BYTES: usize = 1024;
+    pub const MAX_TRANSPORT_LEN: usize = 64;
+    pub const MAX_IDENTIFIER_LEN: usize = 256;
+}
+
+/// The three kinds of participant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParticipantKind {
+    Person,
+    Agent,
+    Device,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewParticipant {
+    pub id: String,
+    pub kind: ParticipantKind,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A transport identity, e.g. `("email", "bob@example.com")`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    pub transport: String,
+    pub identifier: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewIdentity {
+    pub transport: String,
+    pub identifier: String,
+    pub participant: String,
+}
+
+/// Viewer evidence: participant ids and/or transport identities, plus a quality.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewersInput {
+    #[serde(default)]
+    pub participants: Vec<String>,
+    #[serde(default)]
+    pub identities: Vec<Identity>,
+    #[serde(default)]
+    pub quality: Quality,
+}
+
+/// A container: the acting owner and the viewer evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerInput {
+    pub owner: String,
+    #[serde(default)]
+    pub viewers: ViewersInput,
+}
+
+/// The origin of a recorded item: one of the two keywords, or the viewers present.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OriginInput {
+    Keyword(OriginKeyword),
+    Viewers(ViewersInput),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OriginKeyword {
+    Public,
+    OwnerPrivate,
+}
+
+/// Free-form attributes: string keys to scalar JSON values.
+pub type Attributes = BTreeMap<String, serde_json::Value>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewItem {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub owner: String,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+    pub origin: OriginInput,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LifecycleRequest {
+    pub action: Action,
+    /// For `supersede`: the item that supersedes this one.
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+/// One output of a partition: its own content and the sources it was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionOutput {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeriveRequest {
+    pub disposition: Disposition,
+    pub owner: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+    /// The viewers of the container the derivation was produced for (suppress rule, §1.5).
+    #[serde(default)]
+    pub container: Option<ViewersInput>,
+    /// Partition only: one output per distinct source audience.
+    #[serde(default)]
+    pub outputs: Option<Vec<PartitionOutput>>,
+    /// Declassification only: the exact audience the grant adds.
+    #[serde(default)]
+    pub members: Option<Vec<String>>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewGrant {
+    pub members: Vec<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// RFC 3339 instant after which the grant no longer counts.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+/// A write as the writer applies it. `issuer` is the authenticated caller, filled in by the API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    CreateParticipant(NewParticipant),
+    RemoveParticipant { id: String },
+    BindIdentity(NewIdentity),
+    CreateItem(NewItem),
+    Lifecycle { item: String, request: LifecycleRequest },
+    Derive { request: DeriveRequest, issuer: String },
+    Grant { item: String, grant: NewGrant, issuer: String },
+    RevokeGrant { grant: String },
+}
+
+/// What a committed (or suppressed) write produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct WriteOutcome {
+    /// `created`, `updated`, `removed`, `granted`, `revoked`, `quarantined` or `suppressed`.
+    pub outcome: String,
+    /// Ids of items, participants or grants created or changed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ids: Vec<String>,
+    /// For a suppressed or quarantined derivation: why, and which source.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
+    /// The revision this write committed, or the latest revision when nothing was written.
+    pub revision: u64,
+    /// Consistency token for `revision`.
+    pub token: String,
+}
+
+/// How a read picks its snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Consistency {
+    #[default]
+    Latest,
+    AtLeast(String),
+    AtExact(String),
+}
+
+/// One authorized audience of an item, as expand lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AudienceView {
+    /// `origin` or `grant`.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    pub kind: AudienceKind,
+    pub digest: String,
+    /// Sorted member ids; empty for the public audience.
+    pub members: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// A grant as the admin view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantView {
+    pub id: String,
+    pub item: String,
+    pub kind: AudienceKind,
+    pub digest: String,
+    pub members: Vec<String>,
+    pub issuer: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    pub revoked: bool,
+    pub live: bool,
+}
+
+/// The admin view of one item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemView {
+    pub id: String,
+    pub owner: String,
+    pub state: State,
+    pub current: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<BlockedBy>,
+    pub audience: AudienceView,
+    pub grants: Vec<GrantView>,
+    pub sources: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    pub created_revision: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attributes: Option<Attributes>,
+    pub revision: u64,
+}
+
+/// Why an item is not current: the state that stops it and the item holding that state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedBy {
+    pub state: State,
+    pub item: String,
+}
+
+/// The decision for one item and one container, as clients see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionView {
+    pub item: String,
+    pub admitted: bool,
+    pub reason: String,
+    /// `origin`, `grant` or absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basis: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<BlockedBy>,
+}
+
+/// One page of a lookup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LookupPage {
+    pub items: Vec<DecisionView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// Formats milliseconds since the epoch as RFC 3339 (UTC, millisecond precision).
+pub fn format_time(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// Parses an RFC 3339 instant into milliseconds since the epoch.
+pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
+    let t = humantime::parse_rfc3339_weak(s)
+        .map_err(|e| crate::StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
+    let d = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
+    i64::try_from(d.as_millis()).map_err(|_| crate::StoreError::input(field, "time out of range"))
+}

@@ -1,0 +1,376 @@
+//! Reads at one snapshot: container resolution, check, lookup over postings, expand, admin view.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
+use earshot_core::{AudienceKind, Currentness, Viewers};
+
+use crate::error::{Result, StoreError};
+use crate::model::{
+    format_time, limits, AudienceView, BlockedBy, ContainerInput, DecisionView, GrantView, ItemView, LookupPage,
+    ViewersInput,
+};
+use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot, Vector, PUBLIC_AID};
+
+/// A container after resolution against one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedContainer {
+    /// The acting owner, when it is a known participant.
+    pub owner: Option<Pid>,
+    pub viewers: Viewers<Pid>,
+}
+
+/// A decision in interned terms.
+pub type RawDecision = Decision<Iid, Gid>;
+
+impl Snapshot {
+    /// Resolves viewer evidence (SPEC §1.2). Anything unknown, ambiguous or not fresh makes the
+    /// result `U`; the owner is always added. Exceeding the list bound is an error, not `U`.
+    pub fn resolve_viewers(&self, owner: Option<Pid>, input: &ViewersInput) -> Result<Viewers<Pid>> {
+        if input.participants.len() + input.identities.len() > limits::MAX_VIEWERS {
+            return Err(StoreError::LimitExceeded { field: "viewers", limit: limits::MAX_VIEWERS });
+        }
+        let Some(owner) = owner else { return Ok(Viewers::Unresolved) };
+        let mut resolved = Vec::with_capacity(input.participants.len() + input.identities.len());
+        let mut all = true;
+        for name in &input.participants {
+            match self.pid(name) {
+                Some(p) => resolved.push(p),
+                None => all = false,
+            }
+        }
+        for ident in &input.identities {
+            let key = Snapshot::ident_key(&ident.transport, &ident.identifier);
+            match self.idents.get(key.as_str()).map(|b| &b[..]) {
+                Some([p]) => resolved.push(*p),
+                _ => all = false,
+            }
+        }
+        Ok(Viewers::from_resolution(owner, resolved, all, input.quality))
+    }
+
+    /// Resolves a container. An unknown owner makes the container unresolved.
+    pub fn resolve_container(&self, c: &ContainerInput) -> Result<ResolvedContainer> {
+        let owner = self.pid(&c.owner);
+        Ok(ResolvedContainer { owner, viewers: self.resolve_viewers(owner, &c.viewers)? })
+    }
+
+    /// Admission of one item (SPEC §1.9), by interned id. `now_ms` is the snapshot time.
+    pub fn check_iid(&self, iid: Iid, viewers: &Viewers<Pid>, now_ms: i64) -> RawDecision {
+        let Some(item) = self.item(iid) else {
+            return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
+        };
+        let Some(origin) = self.aud(item.aud) else {
+            return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
+        };
+        let origin_set = AuthSet { grant: None, members: origin.member_set(), digest: &origin.digest };
+        let grants = item.grants().iter().filter_map(|&gid| {
+            let g = self.grant(gid)?;
+            if !g.is_live(now_ms) {
+                return None;
+            }
+            let a = self.aud(g.aud)?;
+            Some(AuthSet { grant: Some(gid), members: a.member_set(), digest: &a.digest })
+        });
+        decide(viewers, item.current, origin_set, grants)
+    }
+
+    /// Admission of one item by name; an unknown item is an error.
+    pub fn check(&self, item: &str, c: &ResolvedContainer, now_ms: i64) -> Result<DecisionView> {
+        let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
+        Ok(self.decision_view(iid, &self.check_iid(iid, &c.viewers, now_ms)))
+    }
+
+    /// Admission of many items; unknown items are denied with `denied_unknown_item`.
+    pub fn check_bulk(&self, items: &[String], c: &ResolvedContainer, now_ms: i64) -> Result<Vec<DecisionView>> {
+        if items.len() > limits::MAX_BULK_ITEMS {
+            return Err(StoreError::LimitExceeded { field: "items", limit: limits::MAX_BULK_ITEMS });
+        }
+        Ok(items
+            .iter()
+            .map(|name| match self.iid(name) {
+                Some(iid) => self.decision_view(iid, &self.check_iid(iid, &c.viewers, now_ms)),
+                None => DecisionView {
+                    item: name.clone(),
+                    admitted: false,
+                    reason: Reason::DeniedUnknownItem.as_str().to_string(),
+                    basis: None,
+                    grant: None,
+                    blocked_by: None,
+                },
+            })
+            .collect())
+    }
+
+    pub(crate) fn decision_view(&self, iid: Iid, d: &RawDecision) -> DecisionView {
+        let name = self.item(iid).map(|i| i.name.to_string()).unwrap_or_default();
+        let (basis, grant) = match d.basis {
+            Some(Basis::Origin) => (Some("origin".to_string()), None),
+            Some(Basis::Grant(g)) => (Some("grant".to_string()), self.grant(g).map(|g| g.name.to_string())),
+            None => (None, None),
+        };
+        let blocked_by = d.blocked_by.map(|(state, ancestor)| BlockedBy {
+            state,
+            item: match ancestor {
+                Some(a) => self.item(a).map(|i| i.name.to_string()).unwrap_or_default(),
+                None => name.clone(),
+            },
+        });
+        DecisionView { item: name, admitted: d.admitted, reason: d.reason.as_str().to_string(), basis, grant, blocked_by }
+    }
+
+    /// Resolves the owner filter of a lookup: named owners, or the container's owner.
+    pub fn owner_filter(&self, c: &ResolvedContainer, owners: &[String]) -> Result<Vec<Pid>> {
+        if owners.len() > limits::MAX_OWNERS {
+            return Err(StoreError::LimitExceeded { field: "owners", limit: limits::MAX_OWNERS });
+        }
+        if owners.is_empty() {
+            return Ok(c.owner.into_iter().collect());
+        }
+        // Unknown owners own nothing; they filter everything out rather than erroring.
+        let mut pids: Vec<Pid> = owners.iter().filter_map(|o| self.pid(o)).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        Ok(pids)
+    }
+
+    /// Every admissible item for the container among the given owners' items, in creation order,
+    /// starting after `after`, at most `limit`. Candidates come from the postings (audiences
+    /// containing the viewers); each candidate is then decided by [`Snapshot::check_iid`].
+    pub fn lookup_raw(
+        &self,
+        c: &ResolvedContainer,
+        owners: &[Pid],
+        after: Option<Iid>,
+        limit: usize,
+        now_ms: i64,
+    ) -> (Vec<(Iid, RawDecision)>, bool) {
+        let start = after.map_or(0, |a| a.saturating_add(1));
+        let mut streams: Vec<Stream<'_>> = Vec::new();
+        match (&c.viewers, c.owner) {
+            (Viewers::Resolved(v), Some(o)) if v.len() == 1 && owners == [o] => {
+                // Owner-only container over its own memory: every item of o has o in every audience.
+                if let Some(p) = self.owner_items.get(&o) {
+                    streams.push(Stream::posting(p, start));
+                }
+            }
+            (Viewers::Resolved(v), _) => {
+                let candidates = self.candidate_audiences(v);
+                for aid in candidates {
+                    if let Some(p) = self.aud_items.get(&aid) {
+                        streams.push(Stream::posting(p, start));
+                    }
+                }
+                // Items admitted through grants whose audience contains V.
+                let mut granted: Vec<Iid> = Vec::new();
+                for aid in self.candidate_audiences(v) {
+                    if let Some(gs) = self.aud_grants.get(&aid) {
+                        for gid in gs.iter() {
+                            if let Some(g) = self.grant(*gid) {
+                                if g.item >= start && g.is_live(now_ms) {
+                                    granted.push(g.item);
+                                }
+                            }
+                        }
+                    }
+                }
+                granted.sort_unstable();
+                granted.dedup();
+                streams.push(Stream::owned(granted));
+                if let Some(p) = self.aud_items.get(&PUBLIC_AID) {
+                    streams.push(Stream::posting(p, start));
+                }
+            }
+            (Viewers::Unresolved, _) => {
+                if let Some(p) = self.aud_items.get(&PUBLIC_AID) {
+                    streams.push(Stream::posting(p, start));
+                }
+            }
+        }
+        let mut heap: BinaryHeap<Reverse<(Iid, usize)>> = BinaryHeap::with_capacity(streams.len());
+        for (i, s) in streams.iter_mut().enumerate() {
+            if let Some(iid) = s.next() {
+                heap.push(Reverse((iid, i)));
+            }
+        }
+        let mut out = Vec::with_capacity(limit.min(1024));
+        let mut last: Option<Iid> = None;
+        while let Some(Reverse((iid, i))) = heap.pop() {
+            if let Some(next) = streams.get_mut(i).and_then(Stream::next) {
+                heap.push(Reverse((next, i)));
+            }
+            if last == Some(iid) {
+                continue;
+            }
+            last = Some(iid);
+            let Some(item) = self.item(iid) else { continue };
+            if !owners.contains(&item.owner) || !item.current.is_current() {
+                continue;
+            }
+            let d = self.check_iid(iid, &c.viewers, now_ms);
+            if !d.admitted {
+                continue;
+            }
+            if out.len() == limit {
+                return (out, true);
+            }
+            out.push((iid, d));
+        }
+        (out, false)
+    }
+
+    /// Audiences whose members include every viewer, found from the smallest viewer posting.
+    fn candidate_audiences(&self, viewers: &[Pid]) -> Vec<Aid> {
+        let postings: Option<Vec<_>> = viewers.iter().map(|p| self.part_auds.get(p)).collect();
+        let Some(postings) = postings else { return Vec::new() };
+        let Some(smallest) = postings.iter().min_by_key(|s| s.len()) else { return Vec::new() };
+        let v = Viewers::Resolved(viewers.to_vec());
+        smallest
+            .iter()
+            .copied()
+            .filter(|aid| self.aud(*aid).is_some_and(|a| a.live && a.member_set().contains_all(&v)))
+            .collect()
+    }
+
+    /// One page of an exhaustive lookup, with an opaque cursor when more remain.
+    pub fn lookup(
+        &self,
+        c: &ResolvedContainer,
+        owners: &[String],
+        cursor: Option<&str>,
+        limit: Option<usize>,
+        now_ms: i64,
+    ) -> Result<LookupPage> {
+        let limit = limit.unwrap_or(limits::DEFAULT_LOOKUP_LIMIT);
+        if limit == 0 || limit > limits::MAX_LOOKUP_LIMIT {
+            return Err(StoreError::LimitExceeded { field: "limit", limit: limits::MAX_LOOKUP_LIMIT });
+        }
+        let after = cursor.map(decode_cursor).transpose()?;
+        let owners = self.owner_filter(c, owners)?;
+        let (rows, more) = self.lookup_raw(c, &owners, after, limit, now_ms);
+        let cursor = if more { rows.last().map(|(iid, _)| encode_cursor(*iid)) } else { None };
+        Ok(LookupPage { items: rows.iter().map(|(iid, d)| self.decision_view(*iid, d)).collect(), cursor })
+    }
+
+    /// Every authorized audience of an item at `now_ms`, separately (origin first).
+    pub fn expand(&self, item: &str, now_ms: i64) -> Result<Vec<AudienceView>> {
+        let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
+        let Some(rec) = self.item(iid) else { return Err(StoreError::ItemNotFound(item.to_string())) };
+        let mut out = vec![self.audience_view(rec.aud, None)?];
+        for &gid in rec.grants() {
+            let Some(g) = self.grant(gid) else { continue };
+            if g.is_live(now_ms) {
+                let mut v = self.audience_view(g.aud, Some(g.name.to_string()))?;
+                v.expires_at = g.expires_at_ms.map(format_time);
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    fn audience_view(&self, aid: Aid, grant: Option<String>) -> Result<AudienceView> {
+        let a = self.aud(aid).ok_or_else(|| StoreError::Integrity(format!("audience {aid} missing")))?;
+        Ok(AudienceView {
+            source: if grant.is_some() { "grant" } else { "origin" }.to_string(),
+            grant,
+            kind: a.kind,
+            digest: a.digest.to_hex(),
+            members: self.member_names(a),
+            expires_at: None,
+        })
+    }
+
+    /// The admin view of an item (content and attributes are filled in by the caller).
+    pub fn item_view(&self, item: &str, now_ms: i64) -> Result<ItemView> {
+        let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
+        let Some(rec) = self.item(iid) else { return Err(StoreError::ItemNotFound(item.to_string())) };
+        let name_of = |i: Iid| self.item(i).map(|r| r.name.to_string()).unwrap_or_default();
+        let blocked_by = match rec.current {
+            Currentness::Current => None,
+            Currentness::NotCurrent { state, ancestor } => {
+                Some(BlockedBy { state, item: ancestor.map_or_else(|| rec.name.to_string(), name_of) })
+            }
+        };
+        let mut grants = Vec::new();
+        for &gid in rec.grants() {
+            let Some(g) = self.grant(gid) else { continue };
+            let a = self.aud(g.aud).ok_or_else(|| StoreError::Integrity(format!("audience {} missing", g.aud)))?;
+            grants.push(GrantView {
+                id: g.name.to_string(),
+                item: rec.name.to_string(),
+                kind: a.kind,
+                digest: a.digest.to_hex(),
+                members: self.member_names(a),
+                issuer: g.issuer.to_string(),
+                reason: g.reason.as_ref().map(|r| r.to_string()),
+                created_at: format_time(g.created_at_ms),
+                expires_at: g.expires_at_ms.map(format_time),
+                revoked: g.revoked,
+                live: g.is_live(now_ms),
+            });
+        }
+        Ok(ItemView {
+            id: rec.name.to_string(),
+            owner: self.part_name(rec.owner).to_string(),
+            state: rec.state,
+            current: rec.current.is_current(),
+            blocked_by,
+            audience: self.audience_view(rec.aud, None)?,
+            grants,
+            sources: rec.sources().iter().map(|s| name_of(*s)).collect(),
+            superseded_by: rec.superseded_by.map(name_of),
+            created_revision: rec.created_rev,
+            content: None,
+            attributes: None,
+            revision: self.revision,
+        })
+    }
+
+    /// Kind of an item's origin audience (used by tests and the flat evaluator's comparison).
+    pub fn origin_kind(&self, item: &str) -> Option<AudienceKind> {
+        let rec = self.item(self.iid(item)?)?;
+        Some(self.aud(rec.aud)?.kind)
+    }
+
+    /// Names of every item ever created, in creation order.
+    pub fn item_names(&self) -> Vec<String> {
+        self.items.iter().map(|i| i.name.to_string()).collect()
+    }
+}
+
+/// A sorted stream of item ids: a posting list read from a start point, or an owned list.
+enum Stream<'a> {
+    Posting { list: &'a Vector<Iid>, pos: usize },
+    Owned { list: Vec<Iid>, pos: usize },
+}
+
+impl<'a> Stream<'a> {
+    fn posting(list: &'a Vector<Iid>, start: Iid) -> Self {
+        let pos = match list.binary_search(&start) {
+            Ok(p) | Err(p) => p,
+        };
+        Stream::Posting { list, pos }
+    }
+
+    fn owned(list: Vec<Iid>) -> Self {
+        Stream::Owned { list, pos: 0 }
+    }
+
+    fn next(&mut self) -> Option<Iid> {
+        let (v, pos) = match self {
+            Stream::Posting { list, pos } => (list.get(*pos).copied(), pos),
+            Stream::Owned { list, pos } => (list.get(*pos).copied(), pos),
+        };
+        *pos += 1;
+        v
+    }
+}
+
+fn encode_cursor(iid: Iid) -> String {
+    format!("c{iid}")
+}
+
+fn decode_cursor(s: &str) -> Result<Iid> {
+    s.strip_prefix('c').and_then(|n| n.parse::<Iid>().ok()).ok_or(StoreError::InvalidCursor)
+}

@@ -1,0 +1,227 @@
+//! One immutable revision of a store's state, held in persistent (structurally shared) maps.
+//!
+//! A `Snapshot` is the projection of the durable records at one revision: interned participants,
+//! audiences, items and grants, plus the postings that answer userset containment without
+//! scanning. Cloning is O(1); the writer clones the latest snapshot, applies a command and
+//! publishes the result, so readers holding an older `Arc<Snapshot>` are never blocked.
+
+use earshot_core::audience::MemberSet;
+use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
+use imbl::shared_ptr::DefaultSharedPtr;
+use rustc_hash::FxBuildHasher;
+use std::sync::Arc;
+
+use crate::model::ParticipantKind;
+
+/// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
+pub type Pid = u32;
+/// Item index: its creation sequence number, stable across restarts.
+pub type Iid = u32;
+/// Interned audience.
+pub type Aid = u32;
+/// Grant index: its creation sequence number.
+pub type Gid = u32;
+
+pub(crate) type Map<K, V> = imbl::GenericHashMap<K, V, FxBuildHasher, DefaultSharedPtr>;
+pub(crate) type Vector<A> = imbl::Vector<A>;
+pub(crate) type OrdSet<A> = imbl::OrdSet<A>;
+
+/// The public audience always has this index.
+pub const PUBLIC_AID: Aid = 0;
+
+#[derive(Debug, Clone)]
+pub(crate) struct PartRec {
+    pub name: Arc<str>,
+    pub kind: ParticipantKind,
+    pub display: Option<Arc<str>>,
+}
+
+/// Members of an audience: everyone (public) or a list sorted by `Pid`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Members {
+    Everyone,
+    Only(Arc<[Pid]>),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct AudRec {
+    pub kind: AudienceKind,
+    pub members: Members,
+    pub digest: AudienceDigest,
+    /// False once the audience was merged into another by member removal.
+    pub live: bool,
+}
+
+impl AudRec {
+    pub fn member_set(&self) -> MemberSet<'_, Pid> {
+        match &self.members {
+            Members::Everyone => MemberSet::Everyone,
+            Members::Only(m) => MemberSet::Only(m),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ItemRec {
+    pub name: Arc<str>,
+    pub owner: Pid,
+    pub aud: Aid,
+    pub state: State,
+    pub current: Currentness<Iid>,
+    pub sources: Option<Arc<[Iid]>>,
+    pub grants: Option<Arc<[Gid]>>,
+    pub superseded_by: Option<Iid>,
+    pub created_rev: u64,
+    pub created_at_ms: i64,
+}
+
+impl ItemRec {
+    pub fn sources(&self) -> &[Iid] {
+        self.sources.as_deref().unwrap_or(&[])
+    }
+    pub fn grants(&self) -> &[Gid] {
+        self.grants.as_deref().unwrap_or(&[])
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct GrantRec {
+    pub name: Arc<str>,
+    pub item: Iid,
+    pub aud: Aid,
+    pub issuer: Arc<str>,
+    pub reason: Option<Arc<str>>,
+    pub created_at_ms: i64,
+    pub created_rev: u64,
+    pub expires_at_ms: Option<i64>,
+    pub revoked: bool,
+}
+
+impl GrantRec {
+    pub fn is_live(&self, now_ms: i64) -> bool {
+        earshot_core::admission::grant_is_live(self.revoked, self.expires_at_ms, now_ms)
+    }
+}
+
+/// A store's state at one revision.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) store: Arc<str>,
+    pub(crate) revision: u64,
+    pub(crate) committed_at_ms: i64,
+    pub(crate) pids: Map<Arc<str>, Pid>,
+    pub(crate) parts: Vector<Option<PartRec>>,
+    /// `transport \0 identifier` → bound participants (more than one: ambiguous).
+    pub(crate) idents: Map<Arc<str>, Arc<[Pid]>>,
+    pub(crate) auds: Vector<AudRec>,
+    pub(crate) aud_by_digest: Map<AudienceDigest, Aid>,
+    pub(crate) iids: Map<Arc<str>, Iid>,
+    pub(crate) items: Vector<ItemRec>,
+    pub(crate) gids: Map<Arc<str>, Gid>,
+    pub(crate) grants: Vector<GrantRec>,
+    /// Postings: participant → audiences containing it (the public audience is implicit).
+    pub(crate) part_auds: Map<Pid, OrdSet<Aid>>,
+    /// Postings: audience → items whose origin audience it is, ascending.
+    pub(crate) aud_items: Map<Aid, Vector<Iid>>,
+    /// Postings: audience → grants whose audience it is, ascending.
+    pub(crate) aud_grants: Map<Aid, Vector<Gid>>,
+    /// Postings: owner → its items, ascending (the owner-only container's fast path).
+    pub(crate) owner_items: Map<Pid, Vector<Iid>>,
+}
+
+impl Snapshot {
+    /// An empty store at revision 0, holding only the public audience.
+    pub(crate) fn empty(store: &str) -> Self {
+        let mut s = Snapshot {
+            store: Arc::from(store),
+            revision: 0,
+            committed_at_ms: 0,
+            pids: Map::default(),
+            parts: Vector::new(),
+            idents: Map::default(),
+            auds: Vector::new(),
+            aud_by_digest: Map::default(),
+            iids: Map::default(),
+            items: Vector::new(),
+            gids: Map::default(),
+            grants: Vector::new(),
+            part_auds: Map::default(),
+            aud_items: Map::default(),
+            aud_grants: Map::default(),
+            owner_items: Map::default(),
+        };
+        let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
+        s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });
+        s.aud_by_digest.insert(digest, PUBLIC_AID);
+        s
+    }
+
+    /// The revision this snapshot is.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The store this snapshot belongs to.
+    pub fn store(&self) -> &str {
+        &self.store
+    }
+
+    /// Number of items ever created (including deleted ones).
+    pub fn item_count(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Number of live audiences, including the public one.
+    pub fn audience_count(&self) -> usize {
+        self.auds.iter().filter(|a| a.live).count()
+    }
+
+    pub(crate) fn pid(&self, name: &str) -> Option<Pid> {
+        self.pids.get(name).copied()
+    }
+
+    pub(crate) fn part(&self, pid: Pid) -> Option<&PartRec> {
+        self.parts.get(pid as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn part_name(&self, pid: Pid) -> Arc<str> {
+        self.part(pid).map(|p| p.name.clone()).unwrap_or_else(|| Arc::from("?"))
+    }
+
+    pub(crate) fn iid(&self, name: &str) -> Option<Iid> {
+        self.iids.get(name).copied()
+    }
+
+    pub(crate) fn item(&self, iid: Iid) -> Option<&ItemRec> {
+        self.items.get(iid as usize)
+    }
+
+    pub(crate) fn aud(&self, aid: Aid) -> Option<&AudRec> {
+        self.auds.get(aid as usize)
+    }
+
+    pub(crate) fn grant(&self, gid: Gid) -> Option<&GrantRec> {
+        self.grants.get(gid as usize)
+    }
+
+    /// Sorted member names of an audience (empty for public).
+    pub(crate) fn member_names(&self, aud: &AudRec) -> Vec<String> {
+        match &aud.members {
+            Members::Everyone => Vec::new(),
+            Members::Only(m) => {
+                let mut names: Vec<String> = m.iter().map(|p| self.part_name(*p).to_string()).collect();
+                names.sort();
+                names
+            }
+        }
+    }
+
+    /// Identity key used in `idents`.
+    pub(crate) fn ident_key(transport: &str, identifier: &str) -> String {
+        let mut k = String::with_capacity(transport.len() + identifier.len() + 1);
+        k.push_str(transport);
+        k.push('\0');
+        k.push_str(identifier);
+        k
+    }
+}

@@ -41,14 +41,6 @@ impl Provenance {
         out
     }
 
-    pub fn node_count(&self) -> usize {
-        self.graph.node_count()
-    }
-
-    pub fn edge_count(&self) -> usize {
-        self.graph.edge_count()
-    }
-
     /// Direct sources of `iid` according to the graph, ascending (for index agreement checks).
     pub fn sources_of(&self, iid: Iid) -> Vec<Iid> {
         let mut v: Vec<Iid> = self

@@ -214,6 +214,13 @@ impl StoreHandle {
         Records::decode(&self.backend.load(&self.id)?)
     }
 
+    /// Checks that the latest snapshot agrees with a fresh rebuild from the durable records.
+    /// Writes that land between the two reads make it report a revision mismatch; retry then.
+    pub fn verify(&self) -> Result<String> {
+        let records = self.durable_records()?;
+        crate::verify::agreement(&self.latest(), &records)
+    }
+
     /// Stops the writer after it drains queued writes.
     pub fn shutdown(&self) {
         lock(&self.tx).take();

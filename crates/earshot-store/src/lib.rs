@@ -15,6 +15,7 @@ pub mod model;
 mod read;
 mod snapshot;
 pub mod token;
+pub mod verify;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -170,4 +171,9 @@ impl Drop for Earshot {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// A fresh random identifier (UUID v4), for items, grants and attempts created without one.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
 }

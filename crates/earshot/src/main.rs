@@ -1,1 +1,145 @@
-fn main() {}
+//! The `earshot` binary: `serve` runs the HTTP service on the embedded sled store; `verify`
+//! rebuilds every store's indexes from disk and checks them against the durable records.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+use earshot_api::{AppState, Auth, TokenConfig};
+use earshot_store::{Config, Earshot};
+use serde::Deserialize;
+
+#[derive(Parser)]
+#[command(name = "earshot", version, about = "Audience-bound authorization for agent memory")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+    /// Rebuild every store from disk and check that its indexes agree with its records.
+    Verify {
+        /// Data directory of the embedded store.
+        #[arg(long, env = "EARSHOT_DATA", default_value = "earshot-data")]
+        data: PathBuf,
+    },
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on. Without tokens only loopback addresses are allowed.
+    #[arg(long, env = "EARSHOT_BIND")]
+    bind: Option<SocketAddr>,
+    /// Data directory of the embedded store (created if missing).
+    #[arg(long, env = "EARSHOT_DATA")]
+    data: Option<PathBuf>,
+    /// TOML configuration file (bind, data, retention and `[[tokens]]`).
+    #[arg(long, env = "EARSHOT_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+/// The configuration file. Every field is optional; flags override it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    bind: Option<SocketAddr>,
+    data: Option<PathBuf>,
+    /// Seconds past revisions stay readable with `at_exact`.
+    retention_seconds: Option<u64>,
+    /// Most milliseconds an `at_least` read waits.
+    consistency_wait_ms: Option<u64>,
+    #[serde(default)]
+    tokens: Vec<TokenConfig>,
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sled=warn".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Cmd::Serve(args) => serve(args),
+        Cmd::Verify { data } => verify(&data),
+        Cmd::Openapi => {
+            println!("{}", earshot_api::OPENAPI_JSON);
+            Ok(())
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let file: FileConfig = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+        }
+        None => FileConfig::default(),
+    };
+    let bind = args.bind.or(file.bind).unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
+    let data = args.data.or(file.data).unwrap_or_else(|| PathBuf::from("earshot-data"));
+    let mut config = Config::default();
+    if let Some(s) = file.retention_seconds {
+        config.retention_window = std::time::Duration::from_secs(s);
+    }
+    if let Some(ms) = file.consistency_wait_ms {
+        config.consistency_wait = std::time::Duration::from_millis(ms);
+    }
+    if file.tokens.is_empty() {
+        if !bind.ip().is_loopback() {
+            bail!("no tokens are configured, so authentication is off; refusing to listen on non-loopback {bind}");
+        }
+        tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
+    }
+    let auth = if file.tokens.is_empty() { Auth::disabled() } else { Auth::new(file.tokens) };
+    std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+    let started = std::time::Instant::now();
+    let earshot = Arc::new(Earshot::open(&data, config).context("opening the store")?);
+    tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), "rebuilt indexes");
+    let state = AppState::new(earshot.clone(), auth);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(bind).await.with_context(|| format!("binding {bind}"))?;
+        tracing::info!(addr = %listener.local_addr()?, "earshot listening");
+        axum::serve(listener, earshot_api::router(state))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+                tracing::info!("shutting down");
+            })
+            .await?;
+        anyhow::Ok(())
+    })?;
+    earshot.shutdown();
+    Ok(())
+}
+
+fn verify(data: &std::path::Path) -> anyhow::Result<()> {
+    if !data.exists() {
+        bail!("{} does not exist", data.display());
+    }
+    let earshot = Earshot::open(data, Config::default()).context("opening the store")?;
+    let mut failed = false;
+    for id in earshot.store_ids() {
+        let h = earshot.store(&id)?;
+        match h.verify() {
+            Ok(report) => println!("{id}: ok ({report})"),
+            Err(e) => {
+                failed = true;
+                println!("{id}: DISAGREES: {e}");
+            }
+        }
+    }
+    earshot.shutdown();
+    if failed {
+        bail!("some stores disagree with their records");
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! The API's one error type and the single place where store errors become HTTP responses.
+
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use earshot_store::StoreError;
+use serde_json::{json, Value};
+
+/// An error as clients see it: `{"error": {"code", "message", "details"}}` with a status.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Value,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into(), details: json!({}) }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn unauthenticated(message: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+    }
+
+    pub fn forbidden(message: &str) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.status.is_server_error() {
+            tracing::error!(code = self.code, message = %self.message, "request failed");
+        } else {
+            tracing::debug!(code = self.code, status = self.status.as_u16(), "request refused");
+        }
+        let body = json!({"error": {"code": self.code, "message": self.message, "details": self.details}});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        use StoreError as E;
+        let code = e.code();
+        let status = match &e {
+            E::InvalidId { .. }
+            | E::InvalidInput { .. }
+            | E::LimitExceeded { .. }
+            | E::InvalidToken
+            | E::TokenStoreMismatch
+            | E::InvalidCursor => StatusCode::BAD_REQUEST,
+            E::StoreNotFound(_)
+            | E::ParticipantNotFound(_)
+            | E::ItemNotFound(_)
+            | E::SourceNotFound(_)
+            | E::GrantNotFound(_)
+            | E::AttemptNotFound(_) => StatusCode::NOT_FOUND,
+            E::StoreExists(_)
+            | E::ParticipantExists(_)
+            | E::ParticipantOwnsItems(_)
+            | E::IdentityExists { .. }
+            | E::ItemExists(_)
+            | E::InvalidTransition(_)
+            | E::GrantAlreadyRevoked(_) => StatusCode::CONFLICT,
+            E::RevisionExpired { .. } => StatusCode::GONE,
+            E::AnonymousParticipant
+            | E::OriginUnresolved
+            | E::SourceOwnerMismatch { .. }
+            | E::PartitionMixedAudiences { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
+            E::ConsistencyTimeout { .. } | E::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            E::Integrity(_) | E::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let details = match &e {
+            E::InvalidId { field, .. } | E::InvalidInput { field, .. } => json!({"field": field}),
+            E::LimitExceeded { field, limit } => json!({"field": field, "limit": limit}),
+            E::RevisionExpired { requested, oldest } => json!({"requested": requested, "oldest_retained": oldest}),
+            E::ConsistencyTimeout { requested, latest } => json!({"requested": requested, "latest": latest}),
+            E::InvalidTransition(t) => json!({"state": t.from.as_str(), "action": t.action}),
+            E::PartitionMixedAudiences { output } => json!({"output": output}),
+            E::SourceOwnerMismatch { source_id, .. } => json!({"source": source_id}),
+            _ => json!({}),
+        };
+        if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+            // Internal causes go to the log, never to the client.
+            tracing::error!(error = %e, "internal failure");
+            return ApiError::new(status, code, "internal error");
+        }
+        ApiError::new(status, code, e.to_string()).with_details(details)
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        match r {
+            JsonRejection::MissingJsonContentType(_) => ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "expected `Content-Type: application/json`",
+            ),
+            JsonRejection::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "request body is too large")
+            }
+            JsonRejection::JsonSyntaxError(e) => ApiError::bad_request("malformed_json", e.body_text()),
+            JsonRejection::JsonDataError(e) => ApiError::bad_request("invalid_request", e.body_text()),
+            other => ApiError::bad_request("invalid_request", other.body_text()),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        ApiError::bad_request("invalid_path", r.body_text())
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,321 @@
+//! Read handlers: check, bulk check, lookup, attempts, expand, the admin item view, metrics.
+//!
+//! Each read picks exactly one snapshot (latest, `at_least`, `at_exact`, or an attempt's pinned
+//! one) and answers with the revision it read and that revision's token.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::{Extension, Json};
+use earshot_store::model::{
+    format_time, AudienceView, Consistency, ContainerInput, DecisionView, ItemView, LookupPage,
+};
+use earshot_store::{ResolvedContainer, Snapshot, StoreHandle};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{Principal, Scope};
+use crate::error::{ApiError, ApiResult};
+use crate::writes::blocking;
+use crate::AppState;
+
+type Body<T> = Result<Json<T>, JsonRejection>;
+
+/// The snapshot, container and time one read uses.
+struct ReadAt {
+    snapshot: Arc<Snapshot>,
+    container: ResolvedContainer,
+    now_ms: i64,
+}
+
+/// Picks the snapshot for a read: an attempt's pinned one, or one per `consistency`.
+async fn read_at(
+    st: &AppState,
+    p: &Principal,
+    store: &str,
+    container: Option<ContainerInput>,
+    attempt: Option<String>,
+    consistency: Option<Consistency>,
+) -> ApiResult<(Arc<StoreHandle>, ReadAt)> {
+    p.require(Scope::Reader, Some(store))?;
+    let handle = st.earshot.store(store)?;
+    if let Some(a) = attempt {
+        if container.is_some() || consistency.is_some() {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "a read under an attempt uses the attempt's container and snapshot; omit `container` and `consistency`",
+            ));
+        }
+        let a = handle.attempt(&a)?;
+        return Ok((handle, ReadAt { snapshot: a.snapshot, container: a.resolved, now_ms: a.at_ms }));
+    }
+    let container =
+        container.ok_or_else(|| ApiError::bad_request("invalid_request", "`container` (or `attempt`) is required"))?;
+    let now_ms = handle.now_ms();
+    let snapshot = snapshot_for(&handle, consistency).await?;
+    let container = snapshot.resolve_container(&container)?;
+    Ok((handle, ReadAt { snapshot, container, now_ms }))
+}
+
+async fn snapshot_for(handle: &Arc<StoreHandle>, consistency: Option<Consistency>) -> ApiResult<Arc<Snapshot>> {
+    match consistency.unwrap_or_default() {
+        Consistency::Latest => Ok(handle.latest()),
+        c => {
+            let h = handle.clone();
+            blocking(move || h.snapshot_for(&c)).await
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRequest {
+    pub item: String,
+    #[serde(default)]
+    pub container: Option<ContainerInput>,
+    #[serde(default)]
+    pub attempt: Option<String>,
+    #[serde(default)]
+    pub consistency: Option<Consistency>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CheckResponse {
+    #[serde(flatten)]
+    pub decision: DecisionView,
+    pub revision: u64,
+    pub token: String,
+}
+
+pub async fn check(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<String>, PathRejection>,
+    body: Body<CheckRequest>,
+) -> ApiResult<Json<CheckResponse>> {
+    let Path(store) = path?;
+    let Json(req) = body?;
+    let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
+    let decision = at.snapshot.check(&req.item, &at.container, at.now_ms)?;
+    Ok(Json(CheckResponse { decision, revision: at.snapshot.revision(), token: h.token(at.snapshot.revision()) }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkRequest {
+    pub items: Vec<String>,
+    #[serde(default)]
+    pub container: Option<ContainerInput>,
+    #[serde(default)]
+    pub attempt: Option<String>,
+    #[serde(default)]
+    pub consistency: Option<Consistency>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BulkResponse {
+    pub results: Vec<DecisionView>,
+    pub revision: u64,
+    pub token: String,
+}
+
+pub async fn check_bulk(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<String>, PathRejection>,
+    body: Body<BulkRequest>,
+) -> ApiResult<Json<BulkResponse>> {
+    let Path(store) = path?;
+    let Json(req) = body?;
+    let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
+    let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
+    Ok(Json(BulkResponse { results, revision: at.snapshot.revision(), token: h.token(at.snapshot.revision()) }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupRequest {
+    #[serde(default)]
+    pub container: Option<ContainerInput>,
+    #[serde(default)]
+    pub attempt: Option<String>,
+    #[serde(default)]
+    pub consistency: Option<Consistency>,
+    /// Whose memories to search; defaults to the container's owner.
+    #[serde(default)]
+    pub owners: Vec<String>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LookupResponse {
+    #[serde(flatten)]
+    pub page: LookupPage,
+    pub revision: u64,
+    pub token: String,
+}
+
+pub async fn lookup(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<String>, PathRejection>,
+    body: Body<LookupRequest>,
+) -> ApiResult<Json<LookupResponse>> {
+    let Path(store) = path?;
+    let Json(req) = body?;
+    let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
+    let page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
+    Ok(Json(LookupResponse { page, revision: at.snapshot.revision(), token: h.token(at.snapshot.revision()) }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptRequest {
+    pub container: ContainerInput,
+    #[serde(default)]
+    pub consistency: Option<Consistency>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AttemptResponse {
+    pub attempt: String,
+    pub revision: u64,
+    pub token: String,
+    pub at: String,
+    pub container: ContainerInput,
+    pub resolved: bool,
+}
+
+pub async fn create_attempt(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<String>, PathRejection>,
+    body: Body<AttemptRequest>,
+) -> ApiResult<(StatusCode, Json<AttemptResponse>)> {
+    let Path(store) = path?;
+    let Json(req) = body?;
+    p.require(Scope::Reader, Some(&store))?;
+    let handle = st.earshot.store(&store)?;
+    let snapshot = snapshot_for(&handle, req.consistency).await?;
+    let id = uuid_like();
+    let a = handle.create_attempt(req.container, snapshot, id)?;
+    Ok((StatusCode::CREATED, Json(attempt_response(&handle, &a))))
+}
+
+fn attempt_response(h: &StoreHandle, a: &earshot_store::Attempt) -> AttemptResponse {
+    AttemptResponse {
+        attempt: a.id.clone(),
+        revision: a.snapshot.revision(),
+        token: h.token(a.snapshot.revision()),
+        at: format_time(a.at_ms),
+        container: a.container.clone(),
+        resolved: matches!(a.resolved.viewers, earshot_core::Viewers::Resolved(_)),
+    }
+}
+
+pub async fn get_attempt(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> ApiResult<Json<AttemptResponse>> {
+    let Path((store, attempt)) = path?;
+    p.require(Scope::Reader, Some(&store))?;
+    let handle = st.earshot.store(&store)?;
+    let a = handle.attempt(&attempt)?;
+    Ok(Json(attempt_response(&handle, &a)))
+}
+
+/// Attempt ids: random and unguessable, from the same generator the store uses.
+fn uuid_like() -> String {
+    earshot_store::new_id()
+}
+
+#[derive(Debug, Serialize)]
+pub struct ExpandResponse {
+    pub item: String,
+    pub audiences: Vec<AudienceView>,
+    pub revision: u64,
+    pub token: String,
+}
+
+pub async fn expand(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> ApiResult<Json<ExpandResponse>> {
+    let Path((store, item)) = path?;
+    p.require(Scope::Admin, Some(&store))?;
+    let h = st.earshot.store(&store)?;
+    let snap = h.latest();
+    let audiences = snap.expand(&item, h.now_ms())?;
+    Ok(Json(ExpandResponse { item, audiences, revision: snap.revision(), token: h.token(snap.revision()) }))
+}
+
+pub async fn item_view(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> ApiResult<Json<ItemView>> {
+    let Path((store, item)) = path?;
+    p.require(Scope::Admin, Some(&store))?;
+    let h = st.earshot.store(&store)?;
+    let snap = h.latest();
+    let mut view = snap.item_view(&item, h.now_ms())?;
+    let h2 = h.clone();
+    let item2 = item.clone();
+    if let Some(c) = blocking(move || h2.content(&item2)).await? {
+        view.content = c.content;
+        view.attributes = c.attributes;
+    }
+    Ok(Json(view))
+}
+
+#[derive(Debug, Serialize)]
+pub struct StoreInfo {
+    pub id: String,
+    pub revision: u64,
+    pub token: String,
+    pub items: usize,
+    pub audiences: usize,
+}
+
+pub async fn store_info(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<String>, PathRejection>,
+) -> ApiResult<Json<StoreInfo>> {
+    let Path(store) = path?;
+    p.require(Scope::Reader, Some(&store))?;
+    let h = st.earshot.store(&store)?;
+    let snap = h.latest();
+    Ok(Json(StoreInfo {
+        id: store,
+        revision: snap.revision(),
+        token: h.token(snap.revision()),
+        items: snap.item_count(),
+        audiences: snap.audience_count(),
+    }))
+}
+
+/// Prometheus text: per store, its revision and item count.
+pub async fn metrics(State(st): State<AppState>, Extension(p): Extension<Principal>) -> ApiResult<impl IntoResponse> {
+    let mut out = String::new();
+    out.push_str("# TYPE earshot_store_revision gauge\n");
+    for id in st.earshot.store_ids() {
+        if p.require(Scope::Reader, Some(&id)).is_err() {
+            continue;
+        }
+        if let Ok(h) = st.earshot.store(&id) {
+            let s = h.latest();
+            let _ = writeln!(out, "earshot_store_revision{{store=\"{id}\"}} {}", s.revision());
+            let _ = writeln!(out, "earshot_store_items{{store=\"{id}\"}} {}", s.item_count());
+        }
+    }
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out))
+}

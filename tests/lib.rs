@@ -1,1 +1,80 @@
-//! Shared helpers for the workspace tests.
+//! Shared helpers for the workspace tests: an in-process app over a temporary store with a
+//! manual clock, and a one-call JSON client for its router.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use earshot_api::{AppState, Auth, TokenConfig};
+use earshot_store::{Earshot, ManualClock};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// Milliseconds since the epoch at which every test clock starts: 2026-01-01T00:00:00Z.
+pub const T0_MS: i64 = 1_767_225_600_000;
+
+/// An Earshot instance on a temporary sled directory, its router, and its clock.
+pub struct TestApp {
+    pub earshot: Arc<Earshot>,
+    pub clock: Arc<ManualClock>,
+    pub router: axum::Router,
+}
+
+impl TestApp {
+    /// Authentication off (every request is the local administrator).
+    pub fn new() -> Self {
+        Self::with_auth(Auth::disabled())
+    }
+
+    pub fn with_tokens(tokens: Vec<TokenConfig>) -> Self {
+        Self::with_auth(Auth::new(tokens))
+    }
+
+    fn with_auth(auth: Auth) -> Self {
+        let clock = Arc::new(ManualClock::new(T0_MS));
+        let earshot = Arc::new(Earshot::temporary(clock.clone()).expect("temporary store"));
+        let router = earshot_api::router(AppState::new(earshot.clone(), auth));
+        TestApp { earshot, clock, router }
+    }
+
+    /// Sends one request through the router in-process; returns status and parsed JSON body
+    /// (`Value::Null` for an empty or non-JSON body).
+    pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        self.call_with(method, path, body, None).await
+    }
+
+    /// Like [`TestApp::call`], with an optional bearer token.
+    pub async fn call_with(&self, method: &str, path: &str, body: Option<Value>, token: Option<&str>) -> (StatusCode, Value) {
+        let mut req = Request::builder().method(Method::from_bytes(method.as_bytes()).expect("method")).uri(path);
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let req = match body {
+            Some(b) => req.header("content-type", "application/json").body(Body::from(b.to_string())),
+            None => req.body(Body::empty()),
+        }
+        .expect("request");
+        self.send(req).await
+    }
+
+    /// Sends a raw request (for malformed bodies and odd headers).
+    pub async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {
+        let resp = self.router.clone().oneshot(req).await.expect("infallible router");
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, json)
+    }
+
+    /// The latest revision of a store.
+    pub fn revision(&self, store: &str) -> u64 {
+        self.earshot.store(store).expect("store").latest().revision()
+    }
+}
+
+impl Default for TestApp {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,1 +1,11 @@
-//! One integration-test binary.
+//! One integration-test binary: every workspace-level test module, so linking happens once.
+
+mod crash;
+mod differential;
+mod e2e;
+mod http;
+mod openapi;
+mod properties;
+mod scenarios;
+mod tidy;
+mod oracle;

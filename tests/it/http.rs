@@ -1,0 +1,1 @@
+//! Placeholder; see the module owner.

@@ -1,1 +1,590 @@
-//! Placeholder; see the module owner.
+//! HTTP API tests, in process: bearer-token auth and scopes, stable error codes for bad input
+//! (with no write leaking through), consistency tokens, attempts, bulk check and the admin views.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use earshot_api::{Scope, TokenConfig, MAX_BODY_BYTES};
+use earshot_tests::TestApp;
+use serde_json::{json, Value};
+
+const ADMIN: &str = "admin-secret-0123456789";
+const READER: &str = "reader-secret-0123456789";
+const LIMITED: &str = "limited-secret-0123456789";
+
+fn token(name: &str, secret: &str, scope: Scope, stores: Option<&[&str]>) -> TokenConfig {
+    TokenConfig {
+        name: name.to_string(),
+        token: secret.to_string(),
+        scope,
+        stores: stores.map(|s| s.iter().map(|x| x.to_string()).collect()),
+    }
+}
+
+/// The error code of an error body.
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<no error code>")
+}
+
+/// Asserts status and error code, with the whole body in the message.
+#[track_caller]
+fn refused(got: &(StatusCode, Value), status: u16, expected_code: &str) {
+    assert_eq!(
+        (got.0.as_u16(), code(&got.1)),
+        (status, expected_code),
+        "unexpected answer: {} {}",
+        got.0,
+        got.1
+    );
+}
+
+#[track_caller]
+fn ok(got: &(StatusCode, Value), status: u16) {
+    assert_eq!(got.0.as_u16(), status, "unexpected answer: {} {}", got.0, got.1);
+}
+
+fn container(owner: &str, viewers: &[&str]) -> Value {
+    json!({"owner": owner, "viewers": {"participants": viewers}})
+}
+
+/// Store `s` with participants owner, alice, bob, carol and items:
+/// `shared` {owner, alice}, `private` {owner}, `pub1` public.
+async fn setup(app: &TestApp, tok: Option<&str>) {
+    ok(&app.call_with("POST", "/v1/stores", Some(json!({"id": "s"})), tok).await, 201);
+    for p in ["owner", "alice", "bob", "carol"] {
+        let r = app.call_with("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"})), tok).await;
+        ok(&r, 201);
+    }
+    let items = [
+        json!({"id": "shared", "owner": "owner", "content": "lunch plans", "origin": {"participants": ["alice"]}}),
+        json!({"id": "private", "owner": "owner", "origin": "owner_private"}),
+        json!({"id": "pub1", "owner": "owner", "origin": "public"}),
+    ];
+    for item in items {
+        ok(&app.call_with("POST", "/v1/stores/s/items", Some(item), tok).await, 201);
+    }
+}
+
+fn raw(method: &str, path: &str, content_type: Option<&str>, body: impl Into<Body>) -> Request<Body> {
+    let mut b = Request::builder().method(method).uri(path);
+    if let Some(ct) = content_type {
+        b = b.header("content-type", ct);
+    }
+    b.body(body.into()).expect("request")
+}
+
+#[tokio::test]
+async fn auth_requires_a_known_token_with_the_right_scope_and_store() {
+    let app = TestApp::with_tokens(vec![
+        token("root", ADMIN, Scope::Admin, None),
+        token("viewer", READER, Scope::Reader, None),
+        token("tenant-s", LIMITED, Scope::Admin, Some(&["s"])),
+    ]);
+    setup(&app, Some(ADMIN)).await;
+    ok(&app.call_with("POST", "/v1/stores", Some(json!({"id": "t"})), Some(ADMIN)).await, 201);
+    let rev = app.revision("s");
+    let new_part = || Some(json!({"id": "dave", "kind": "person"}));
+
+    // No token, a wrong token, a non-bearer scheme: 401.
+    refused(&app.call_with("POST", "/v1/stores/s/participants", new_part(), None).await, 401, "unauthenticated");
+    refused(&app.call_with("GET", "/v1/stores/s", None, None).await, 401, "unauthenticated");
+    refused(&app.call_with("POST", "/v1/stores/s/participants", new_part(), Some("nope")).await, 401, "unauthenticated");
+    refused(&app.call_with("GET", "/v1/stores/s", None, Some(&format!("{ADMIN}x"))).await, 401, "unauthenticated");
+    let basic = Request::builder()
+        .method("GET")
+        .uri("/v1/stores/s")
+        .header("authorization", format!("Basic {ADMIN}"))
+        .body(Body::empty())
+        .expect("request");
+    refused(&app.send(basic).await, 401, "unauthenticated");
+    refused(&app.call_with("GET", "/metrics", None, None).await, 401, "unauthenticated");
+
+    // A reader may read, not write; nor see the admin views.
+    refused(&app.call_with("POST", "/v1/stores/s/participants", new_part(), Some(READER)).await, 403, "forbidden");
+    refused(&app.call_with("POST", "/v1/stores", Some(json!({"id": "u"})), Some(READER)).await, 403, "forbidden");
+    refused(&app.call_with("GET", "/v1/stores/s/items/shared", None, Some(READER)).await, 403, "forbidden");
+    refused(&app.call_with("GET", "/v1/stores/s/items/shared/audiences", None, Some(READER)).await, 403, "forbidden");
+    refused(
+        &app.call_with("POST", "/v1/stores/s/items/shared/lifecycle", Some(json!({"action": "revoke"})), Some(READER)).await,
+        403,
+        "forbidden",
+    );
+    ok(&app.call_with("GET", "/v1/stores/s", None, Some(READER)).await, 200);
+    let check = json!({"item": "shared", "container": container("owner", &["alice"])});
+    let r = app.call_with("POST", "/v1/stores/s/check", Some(check.clone()), Some(READER)).await;
+    ok(&r, 200);
+    assert_eq!(r.1["admitted"], true, "{}", r.1);
+
+    // A store-limited token works on its store only, and cannot create stores.
+    refused(&app.call_with("POST", "/v1/stores/t/participants", new_part(), Some(LIMITED)).await, 403, "forbidden");
+    refused(&app.call_with("GET", "/v1/stores/t", None, Some(LIMITED)).await, 403, "forbidden");
+    refused(&app.call_with("POST", "/v1/stores/t/check", Some(check.clone()), Some(LIMITED)).await, 403, "forbidden");
+    refused(&app.call_with("POST", "/v1/stores", Some(json!({"id": "u"})), Some(LIMITED)).await, 403, "forbidden");
+    assert_eq!(app.revision("s"), rev, "refused requests must not write");
+    assert_eq!(app.revision("t"), 1, "refused requests must not write");
+    assert_eq!(app.earshot.store_ids(), vec!["s".to_string(), "t".to_string()]);
+    ok(&app.call_with("GET", "/v1/stores/s", None, Some(LIMITED)).await, 200);
+    ok(&app.call_with("POST", "/v1/stores/s/check", Some(check), Some(LIMITED)).await, 200);
+
+    // An admin token writes, and the grant records the token's name as its issuer.
+    let r = app.call_with("POST", "/v1/stores/s/participants", new_part(), Some(LIMITED)).await;
+    ok(&r, 201);
+    assert_eq!(app.revision("s"), rev + 1);
+    let r = app.call_with("POST", "/v1/stores/s/items/private/grants", Some(json!({"members": ["bob"]})), Some(ADMIN)).await;
+    ok(&r, 201);
+    let view = app.call_with("GET", "/v1/stores/s/items/private", None, Some(ADMIN)).await;
+    ok(&view, 200);
+    assert_eq!(view.1["grants"][0]["issuer"], "root", "{}", view.1);
+
+    // Metrics only list the stores a token may see.
+    let (status, _) = app.call_with("GET", "/metrics", None, Some(LIMITED)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Health, readiness and the OpenAPI document need no token.
+    for path in ["/healthz", "/readyz", "/openapi.json"] {
+        let (status, body) = app.call_with("GET", path, None, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert!(body.is_object(), "{path} answers JSON: {body}");
+    }
+    assert_eq!(app.call("GET", "/readyz", None).await.1["stores"], 2);
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_a_stable_code_and_writes_nothing() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let rev = app.revision("s");
+    let long_id = "a".repeat(129);
+
+    let cases: Vec<(&str, String, Option<Value>, u16, &str)> = vec![
+        // Decoding.
+        ("POST", "/v1/stores/s/participants".into(), Some(json!({"id": "dave", "kind": "person", "bogus": 1})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/participants".into(), Some(json!({"id": 7, "kind": "person"})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/participants".into(), Some(json!({"id": "dave", "kind": "robot"})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"owner": "owner", "origin": "everyone"})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"owner": "owner"})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/check".into(), Some(json!({"item": "shared"})), 400, "invalid_request"),
+        // Identifiers.
+        ("POST", "/v1/stores/s/participants".into(), Some(json!({"id": long_id, "kind": "person"})), 400, "invalid_id"),
+        ("POST", "/v1/stores/s/participants".into(), Some(json!({"id": "Dave", "kind": "person"})), 400, "invalid_id"),
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"id": long_id, "owner": "owner", "origin": "public"})), 400, "invalid_id"),
+        ("POST", "/v1/stores".into(), Some(json!({"id": long_id})), 400, "invalid_id"),
+        ("POST", "/v1/stores".into(), Some(json!({"id": "s"})), 409, "store_exists"),
+        // Unknown things.
+        ("GET", "/v1/stores/s/items/nope".into(), None, 404, "item_not_found"),
+        ("GET", "/v1/stores/s/items/nope/audiences".into(), None, 404, "item_not_found"),
+        ("POST", "/v1/stores/s/items/nope/lifecycle".into(), Some(json!({"action": "revoke"})), 404, "item_not_found"),
+        ("POST", "/v1/stores/s/items/nope/grants".into(), Some(json!({"members": ["bob"]})), 404, "item_not_found"),
+        ("POST", "/v1/stores/s/check".into(), Some(json!({"item": "nope", "container": container("owner", &[])})), 404, "item_not_found"),
+        ("GET", format!("/v1/stores/s/items/{long_id}"), None, 404, "item_not_found"),
+        ("GET", "/v1/stores/nope".into(), None, 404, "store_not_found"),
+        ("POST", "/v1/stores/nope/participants".into(), Some(json!({"id": "dave", "kind": "person"})), 404, "store_not_found"),
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"owner": "nobody", "origin": "public"})), 404, "participant_not_found"),
+        ("DELETE", "/v1/stores/s/participants/nobody".into(), None, 404, "participant_not_found"),
+        ("POST", "/v1/stores/s/identities".into(), Some(json!({"transport": "email", "identifier": "x@y", "participant": "nobody"})), 404, "participant_not_found"),
+        ("DELETE", "/v1/stores/s/grants/nope".into(), None, 404, "grant_not_found"),
+        // Conflicts.
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"id": "shared", "owner": "owner", "origin": "public"})), 409, "item_exists"),
+        ("POST", "/v1/stores/s/participants".into(), Some(json!({"id": "alice", "kind": "person"})), 409, "participant_exists"),
+        ("DELETE", "/v1/stores/s/participants/owner".into(), None, 409, "participant_owns_items"),
+        // Grants: unknown or anonymous members.
+        ("POST", "/v1/stores/s/items/shared/grants".into(), Some(json!({"members": ["nobody"]})), 404, "participant_not_found"),
+        ("POST", "/v1/stores/s/items/shared/grants".into(), Some(json!({"members": ["anonymous"]})), 422, "anonymous_participant"),
+        ("POST", "/v1/stores/s/items/shared/grants".into(), Some(json!({"members": ["*"]})), 422, "anonymous_participant"),
+        ("POST", "/v1/stores/s/items/shared/grants".into(), Some(json!({"members": ["bob", "⊥"]})), 422, "anonymous_participant"),
+        ("POST", "/v1/stores/s/items/shared/grants".into(), Some(json!({"members": []})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/items/shared/grants".into(), Some(json!({"members": ["bob"], "expires_at": "tomorrow"})), 400, "invalid_request"),
+        // Origins and derivations.
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"owner": "owner", "origin": {"participants": ["stranger"]}})), 422, "origin_unresolved"),
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"owner": "owner", "origin": {"participants": ["alice"], "quality": "stale"}})), 422, "origin_unresolved"),
+        ("POST", "/v1/stores/s/derivations".into(), Some(json!({"disposition": "intersection", "owner": "owner", "sources": ["shared", "missing"]})), 404, "source_not_found"),
+        ("POST", "/v1/stores/s/derivations".into(), Some(json!({"disposition": "intersection", "owner": "owner", "sources": []})), 400, "invalid_request"),
+        ("POST", "/v1/stores/s/items/shared/lifecycle".into(), Some(json!({"action": "release"})), 409, "invalid_transition"),
+        // Limits.
+        ("POST", "/v1/stores/s/items".into(), Some(json!({"owner": "owner", "origin": {"participants": many_viewers()}})), 400, "limit_exceeded"),
+        ("POST", "/v1/stores/s/check".into(), Some(json!({"item": "shared", "container": {"owner": "owner", "viewers": {"participants": many_viewers()}}})), 400, "limit_exceeded"),
+        ("POST", "/v1/stores/s/lookup".into(), Some(json!({"container": container("owner", &[]), "limit": 0})), 400, "limit_exceeded"),
+        ("POST", "/v1/stores/s/check/bulk".into(), Some(json!({"items": vec!["x"; 1001], "container": container("owner", &[])})), 400, "limit_exceeded"),
+        // Cursors and routes.
+        ("POST", "/v1/stores/s/lookup".into(), Some(json!({"container": container("owner", &[]), "cursor": "garbage"})), 400, "invalid_cursor"),
+        ("POST", "/v1/stores/s/lookup".into(), Some(json!({"container": container("owner", &[]), "cursor": "c-1"})), 400, "invalid_cursor"),
+        ("GET", "/v1/nothing/here".into(), None, 404, "route_not_found"),
+        ("GET", "/v1/stores/s/items".into(), None, 405, "method_not_allowed"),
+        ("DELETE", "/v1/stores/s/items/shared".into(), None, 405, "method_not_allowed"),
+        ("PUT", "/v1/stores".into(), Some(json!({"id": "x"})), 405, "method_not_allowed"),
+    ];
+    for (method, path, body, status, expected) in cases {
+        let got = app.call(method, &path, body.clone()).await;
+        assert_eq!(
+            (got.0.as_u16(), code(&got.1)),
+            (status, expected),
+            "{method} {path} {body:?} answered {} {}",
+            got.0,
+            got.1
+        );
+        assert!(got.1["error"]["message"].is_string(), "{method} {path}: error without a message: {}", got.1);
+        assert_eq!(app.revision("s"), rev, "{method} {path} was refused but changed the revision");
+    }
+
+    // Bodies the JSON extractor refuses before any handler logic.
+    let p = "/v1/stores/s/participants";
+    refused(&app.send(raw("POST", p, Some("application/json"), "{\"id\": ")).await, 400, "malformed_json");
+    refused(&app.send(raw("POST", p, Some("application/json"), "")).await, 400, "malformed_json");
+    refused(&app.send(raw("POST", p, Some("application/json"), "[1, 2")).await, 400, "malformed_json");
+    refused(&app.send(raw("POST", p, None, r#"{"id":"dave","kind":"person"}"#)).await, 415, "unsupported_media_type");
+    refused(&app.send(raw("POST", p, Some("text/plain"), r#"{"id":"dave","kind":"person"}"#)).await, 415, "unsupported_media_type");
+    let huge = json!({"owner": "owner", "origin": "public", "content": "x".repeat(MAX_BODY_BYTES + 1)}).to_string();
+    refused(&app.send(raw("POST", "/v1/stores/s/items", Some("application/json"), huge.clone())).await, 413, "body_too_large");
+    let with_length = Request::builder()
+        .method("POST")
+        .uri("/v1/stores/s/items")
+        .header("content-type", "application/json")
+        .header("content-length", huge.len())
+        .body(Body::from(huge))
+        .expect("request");
+    refused(&app.send(with_length).await, 413, "body_too_large");
+    // Under the body limit but over the content limit: a store limit, not a transport one.
+    let big = json!({"owner": "owner", "origin": "public", "content": "x".repeat(100 * 1024)});
+    refused(&app.call("POST", "/v1/stores/s/items", Some(big)).await, 400, "limit_exceeded");
+    assert_eq!(app.revision("s"), rev, "refused bodies must not write");
+
+    // Paths that do not decode.
+    let r = app.send(raw("GET", "/v1/stores/s/items/%FF%FE", None, Body::empty())).await;
+    assert!(r.0.is_client_error(), "undecodable path: {} {}", r.0, r.1);
+
+    // A rejected write leaves nothing behind: the same request, corrected, succeeds.
+    ok(&app.call("POST", "/v1/stores/s/items", Some(json!({"id": "later", "owner": "owner", "origin": "public"}))).await, 201);
+    assert_eq!(app.revision("s"), rev + 1);
+}
+
+fn many_viewers() -> Vec<String> {
+    (0..257).map(|i| format!("v{i}")).collect()
+}
+
+#[tokio::test]
+async fn no_client_mistake_yields_a_server_error() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let rev = app.revision("s");
+    let paths = [
+        "/v1/stores",
+        "/v1/stores/s",
+        "/v1/stores/s/participants",
+        "/v1/stores/s/participants/alice",
+        "/v1/stores/s/identities",
+        "/v1/stores/s/items",
+        "/v1/stores/s/items/shared",
+        "/v1/stores/s/items/shared/lifecycle",
+        "/v1/stores/s/items/shared/grants",
+        "/v1/stores/s/items/shared/audiences",
+        "/v1/stores/s/derivations",
+        "/v1/stores/s/grants/g1",
+        "/v1/stores/s/check",
+        "/v1/stores/s/check/bulk",
+        "/v1/stores/s/lookup",
+        "/v1/stores/s/attempts",
+        "/v1/stores/s/attempts/a1",
+        "/v1/stores/S/items",
+        "/v1/stores/%20/items",
+    ];
+    let bodies: Vec<Option<&str>> = vec![
+        None,
+        Some(""),
+        Some("null"),
+        Some("[]"),
+        Some("{}"),
+        Some("\"x\""),
+        Some("{\"id\": null}"),
+        Some("{\"item\": 1, \"container\": []}"),
+        Some("{\"container\": {\"owner\": \"owner\", \"viewers\": {\"identities\": [{\"transport\": 1}]}}}"),
+        Some("{\"consistency\": {\"at_least\": 5}}"),
+        Some("{\"consistency\": \"latest\", \"item\": \"shared\", \"container\": {\"owner\": \"\"}}"),
+        Some("{\"members\": [\"\"], \"disposition\": \"partition\", \"owner\": \"owner\", \"sources\": [\"shared\", \"shared\"]}"),
+        Some("\u{0}\u{1}"),
+    ];
+    for path in paths {
+        for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
+            for body in &bodies {
+                let req = match body {
+                    Some(b) => raw(method, path, Some("application/json"), b.to_string()),
+                    None => raw(method, path, None, Body::empty()),
+                };
+                let (status, v) = app.send(req).await;
+                assert!(!status.is_server_error(), "{method} {path} {body:?} answered {status} {v}");
+                if status.is_client_error() {
+                    assert!(v["error"]["code"].is_string(), "{method} {path} {body:?}: {status} without a code: {v}");
+                }
+            }
+        }
+    }
+    assert_eq!(app.revision("s"), rev, "none of these requests is a valid write");
+}
+
+/// Replaces the revision part of a token (`<revision>.<tag>`).
+fn with_revision(token: &str, revision: u64) -> String {
+    let (_, tag) = token.split_once('.').expect("token has a tag");
+    format!("{revision}.{tag}")
+}
+
+#[tokio::test]
+async fn consistency_tokens_pick_the_snapshot() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    ok(&app.call("POST", "/v1/stores", Some(json!({"id": "t"}))).await, 201);
+    let alice = container("owner", &["alice"]);
+
+    let w1 = app.call("POST", "/v1/stores/s/items", Some(json!({"id": "x", "owner": "owner", "origin": {"participants": ["alice"]}}))).await;
+    ok(&w1, 201);
+    let t1 = w1.1["token"].as_str().expect("write token").to_string();
+    let r1 = w1.1["revision"].as_u64().expect("write revision");
+    assert_eq!(r1, app.revision("s"));
+
+    // at_least: reads at (or after) the write's revision and sees it.
+    let c = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"at_least": t1}}))).await;
+    ok(&c, 200);
+    assert_eq!(c.1["admitted"], true, "{}", c.1);
+    assert_eq!(c.1["reason"], "admitted_origin");
+    assert!(c.1["revision"].as_u64().expect("revision") >= r1);
+
+    // A later write revokes x.
+    let w2 = app.call("POST", "/v1/stores/s/items/x/lifecycle", Some(json!({"action": "revoke"}))).await;
+    ok(&w2, 200);
+    let t2 = w2.1["token"].as_str().expect("write token").to_string();
+    let r2 = w2.1["revision"].as_u64().expect("write revision");
+    assert_eq!(r2, r1 + 1);
+
+    // at_exact the older token shows the older decision; at_exact the newer shows the newer.
+    let old = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"at_exact": t1}}))).await;
+    ok(&old, 200);
+    assert_eq!((old.1["admitted"].clone(), old.1["revision"].as_u64()), (json!(true), Some(r1)), "{}", old.1);
+    assert_eq!(old.1["token"], t1.as_str());
+    let new = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"at_exact": t2}}))).await;
+    ok(&new, 200);
+    assert_eq!((new.1["admitted"].clone(), new.1["revision"].as_u64()), (json!(false), Some(r2)), "{}", new.1);
+    assert_eq!(new.1["reason"], "denied_not_current");
+    // at_least the older token reads the latest, which is newer.
+    let least = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"at_least": t1}}))).await;
+    ok(&least, 200);
+    assert_eq!(least.1["admitted"], false, "{}", least.1);
+    assert_eq!(least.1["revision"].as_u64(), Some(r2));
+    // Latest (no consistency) and the lookup agree.
+    let latest = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice}))).await;
+    assert_eq!(latest.1["admitted"], false, "{}", latest.1);
+    let old_lookup = app.call("POST", "/v1/stores/s/lookup", Some(json!({"container": alice, "consistency": {"at_exact": t1}}))).await;
+    ok(&old_lookup, 200);
+    let ids: Vec<&str> = old_lookup.1["items"].as_array().expect("items").iter().filter_map(|i| i["item"].as_str()).collect();
+    assert_eq!(ids, ["shared", "pub1", "x"], "{}", old_lookup.1);
+    assert_eq!(old_lookup.1["revision"].as_u64(), Some(r1));
+
+    // A token of another store, garbage, and tokens of the wrong type.
+    let other = app.call("GET", "/v1/stores/t", None).await.1["token"].as_str().expect("token").to_string();
+    for consistency in [json!({"at_least": other}), json!({"at_exact": other})] {
+        let r = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": consistency}))).await;
+        refused(&r, 400, "consistency_token_store_mismatch");
+    }
+    for bad in ["garbage", "", "12", "x.0011223344556677", "-1.0011223344556677", &"9".repeat(100)] {
+        let r = app.call("POST", "/v1/stores/s/lookup", Some(json!({"container": alice, "consistency": {"at_least": bad}}))).await;
+        refused(&r, 400, "invalid_consistency_token");
+    }
+    let r = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"sometime": t1}}))).await;
+    refused(&r, 400, "invalid_request");
+
+    // Past the retention window, an exact read of an old revision is gone (410), not wrong.
+    app.clock.set(earshot_tests::T0_MS + 3_600_000);
+    ok(&app.call("POST", "/v1/stores/s/items", Some(json!({"id": "y", "owner": "owner", "origin": "public"}))).await, 201);
+    let gone = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"at_exact": t1}}))).await;
+    refused(&gone, 410, "revision_expired");
+
+    // A revision far in the future is not waited for forever (one bounded 2 s wait).
+    let future = with_revision(&t2, r2 + 1_000_000);
+    let started = std::time::Instant::now();
+    let r = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "x", "container": alice, "consistency": {"at_least": future}}))).await;
+    refused(&r, 503, "consistency_timeout");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "the wait is bounded");
+    assert_eq!(r.1["error"]["details"]["requested"].as_u64(), Some(r2 + 1_000_000), "{}", r.1);
+}
+
+#[tokio::test]
+async fn attempts_pin_their_snapshot() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    // A grant lets bob see the private item.
+    let g = app.call("POST", "/v1/stores/s/items/private/grants", Some(json!({"members": ["bob"], "reason": "asked"}))).await;
+    ok(&g, 201);
+    let grant = g.1["ids"][0].as_str().expect("grant id").to_string();
+
+    let a = app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": container("owner", &["alice"])}))).await;
+    ok(&a, 201);
+    let attempt = a.1["attempt"].as_str().expect("attempt id").to_string();
+    let pinned = a.1["revision"].as_u64().expect("revision");
+    assert_eq!(a.1["resolved"], true);
+    let b = app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": container("owner", &["bob"])}))).await;
+    ok(&b, 201);
+    let bob_attempt = b.1["attempt"].as_str().expect("attempt id").to_string();
+
+    // Later writes: revoke the shared item, revoke bob's grant.
+    ok(&app.call("POST", "/v1/stores/s/items/shared/lifecycle", Some(json!({"action": "revoke"}))).await, 200);
+    ok(&app.call("DELETE", &format!("/v1/stores/s/grants/{grant}"), None).await, 200);
+    assert_eq!(app.revision("s"), pinned + 2);
+
+    // Under the attempt: the pinned snapshot.
+    let under = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "attempt": attempt}))).await;
+    ok(&under, 200);
+    assert_eq!((under.1["admitted"].clone(), under.1["revision"].as_u64()), (json!(true), Some(pinned)), "{}", under.1);
+    let under_bob = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "private", "attempt": bob_attempt}))).await;
+    assert_eq!(under_bob.1["admitted"], true, "{}", under_bob.1);
+    assert_eq!(under_bob.1["reason"], "admitted_grant");
+    assert_eq!(under_bob.1["grant"], grant.as_str());
+    let looked = app.call("POST", "/v1/stores/s/lookup", Some(json!({"attempt": attempt}))).await;
+    ok(&looked, 200);
+    let ids: Vec<&str> = looked.1["items"].as_array().expect("items").iter().filter_map(|i| i["item"].as_str()).collect();
+    assert_eq!(ids, ["shared", "pub1"], "{}", looked.1);
+    let bulk = app.call("POST", "/v1/stores/s/check/bulk", Some(json!({"items": ["shared", "private"], "attempt": attempt}))).await;
+    ok(&bulk, 200);
+    assert_eq!(bulk.1["results"][0]["admitted"], true, "{}", bulk.1);
+    assert_eq!(bulk.1["revision"].as_u64(), Some(pinned));
+
+    // Latest: the later writes govern.
+    let latest = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "container": container("owner", &["alice"])}))).await;
+    assert_eq!(latest.1["admitted"], false, "{}", latest.1);
+    assert_eq!(latest.1["reason"], "denied_not_current");
+    let latest_bob = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "private", "container": container("owner", &["bob"])}))).await;
+    assert_eq!(latest_bob.1["admitted"], false, "{}", latest_bob.1);
+    assert_eq!(latest_bob.1["reason"], "denied_not_in_audience");
+
+    // The attempt reads back.
+    let got = app.call("GET", &format!("/v1/stores/s/attempts/{attempt}"), None).await;
+    ok(&got, 200);
+    assert_eq!(got.1["revision"].as_u64(), Some(pinned));
+    assert_eq!(got.1["container"]["owner"], "owner");
+
+    // Unknown attempts, and naming both an attempt and a container (or consistency).
+    refused(&app.call("GET", "/v1/stores/s/attempts/nope", None).await, 404, "attempt_not_found");
+    refused(&app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "attempt": "nope"}))).await, 404, "attempt_not_found");
+    refused(&app.call("POST", "/v1/stores/s/lookup", Some(json!({"attempt": "nope"}))).await, 404, "attempt_not_found");
+    let both = json!({"item": "shared", "attempt": attempt, "container": container("owner", &["alice"])});
+    refused(&app.call("POST", "/v1/stores/s/check", Some(both)).await, 400, "invalid_request");
+    let tok = app.call("GET", "/v1/stores/s", None).await.1["token"].clone();
+    let both = json!({"item": "shared", "attempt": attempt, "consistency": {"at_least": tok}});
+    refused(&app.call("POST", "/v1/stores/s/check", Some(both)).await, 400, "invalid_request");
+    let both = json!({"attempt": attempt, "container": container("owner", &[])});
+    refused(&app.call("POST", "/v1/stores/s/lookup", Some(both)).await, 400, "invalid_request");
+    // An attempt of another store is not found in this one.
+    ok(&app.call("POST", "/v1/stores", Some(json!({"id": "t"}))).await, 201);
+    refused(&app.call("GET", &format!("/v1/stores/t/attempts/{attempt}"), None).await, 404, "attempt_not_found");
+
+    // An attempt may itself be pinned to an older revision with a token.
+    let at_pinned = with_revision(a.1["token"].as_str().expect("token"), pinned);
+    let c = app
+        .call("POST", "/v1/stores/s/attempts", Some(json!({"container": container("owner", &["alice"]), "consistency": {"at_exact": at_pinned}})))
+        .await;
+    ok(&c, 201);
+    assert_eq!(c.1["revision"].as_u64(), Some(pinned));
+    // An attempt over unresolved viewers is allowed and reports it.
+    let u = app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": container("owner", &["stranger"])}))).await;
+    ok(&u, 201);
+    assert_eq!(u.1["resolved"], false);
+}
+
+#[tokio::test]
+async fn bulk_check_answers_per_item() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let items = json!(["shared", "nope", "private", "pub1", "shared"]);
+    let r = app.call("POST", "/v1/stores/s/check/bulk", Some(json!({"items": items, "container": container("owner", &["alice"])}))).await;
+    ok(&r, 200);
+    let results = r.1["results"].as_array().expect("results");
+    let got: Vec<(&str, bool, &str)> = results
+        .iter()
+        .map(|d| (d["item"].as_str().unwrap_or(""), d["admitted"].as_bool().unwrap_or(true), d["reason"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("shared", true, "admitted_origin"),
+            ("nope", false, "denied_unknown_item"),
+            ("private", false, "denied_not_in_audience"),
+            ("pub1", true, "admitted_public"),
+            ("shared", true, "admitted_origin"),
+        ],
+        "{}",
+        r.1
+    );
+    assert_eq!(r.1["revision"].as_u64(), Some(app.revision("s")));
+    // Unresolved viewers: public only.
+    let r = app.call("POST", "/v1/stores/s/check/bulk", Some(json!({"items": ["shared", "pub1"], "container": container("owner", &["stranger"])}))).await;
+    ok(&r, 200);
+    assert_eq!(r.1["results"][0]["reason"], "denied_unresolved_viewers", "{}", r.1);
+    assert_eq!(r.1["results"][1]["admitted"], true, "{}", r.1);
+    // An empty list is a valid, empty answer.
+    let r = app.call("POST", "/v1/stores/s/check/bulk", Some(json!({"items": [], "container": container("owner", &[])}))).await;
+    ok(&r, 200);
+    assert_eq!(r.1["results"], json!([]));
+}
+
+#[tokio::test]
+async fn admin_view_and_expand_list_grants_separately() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let mut grants = Vec::new();
+    for who in ["bob", "carol"] {
+        let r = app.call("POST", "/v1/stores/s/items/shared/grants", Some(json!({"members": [who], "reason": format!("for {who}")}))).await;
+        ok(&r, 201);
+        assert_eq!(r.1["outcome"], "granted");
+        grants.push(r.1["ids"][0].as_str().expect("grant id").to_string());
+    }
+
+    let view = app.call("GET", "/v1/stores/s/items/shared", None).await;
+    ok(&view, 200);
+    let v = &view.1;
+    assert_eq!(v["id"], "shared");
+    assert_eq!(v["owner"], "owner");
+    assert_eq!(v["state"], "active");
+    assert_eq!(v["current"], true);
+    assert_eq!(v["content"], "lunch plans");
+    assert_eq!(v["audience"]["kind"], "shared");
+    assert_eq!(v["audience"]["members"], json!(["alice", "owner"]));
+    let gs = v["grants"].as_array().expect("grants");
+    assert_eq!(gs.len(), 2, "{v}");
+    assert_eq!(gs[0]["id"], grants[0].as_str());
+    assert_eq!(gs[0]["members"], json!(["bob", "owner"]));
+    assert_eq!(gs[0]["reason"], "for bob");
+    assert_eq!(gs[0]["issuer"], "local");
+    assert_eq!(gs[0]["live"], true);
+    assert_eq!(gs[1]["members"], json!(["carol", "owner"]));
+
+    let exp = app.call("GET", "/v1/stores/s/items/shared/audiences", None).await;
+    ok(&exp, 200);
+    let auds = exp.1["audiences"].as_array().expect("audiences");
+    let shape: Vec<(&str, Value)> = auds.iter().map(|a| (a["source"].as_str().unwrap_or(""), a["members"].clone())).collect();
+    assert_eq!(
+        shape,
+        [
+            ("origin", json!(["alice", "owner"])),
+            ("grant", json!(["bob", "owner"])),
+            ("grant", json!(["carol", "owner"])),
+        ],
+        "{}",
+        exp.1
+    );
+    assert_eq!(auds[1]["grant"], grants[0].as_str());
+    assert!(auds[0].get("grant").is_none());
+    // Distinct audiences have distinct digests; the item's origin digest matches the view.
+    assert_eq!(auds[0]["digest"], v["audience"]["digest"]);
+    assert_ne!(auds[1]["digest"], auds[2]["digest"]);
+
+    // Never unioned: bob alone is admitted by his grant; bob and carol together are not.
+    let one = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "container": container("owner", &["bob"])}))).await;
+    assert_eq!((one.1["admitted"].clone(), one.1["basis"].clone()), (json!(true), json!("grant")), "{}", one.1);
+    assert_eq!(one.1["grant"], grants[0].as_str());
+    let two = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "container": container("owner", &["bob", "carol"])}))).await;
+    assert_eq!(two.1["admitted"], false, "{}", two.1);
+
+    // A revoked grant stays in the admin view (revoked) but leaves the expansion.
+    ok(&app.call("DELETE", &format!("/v1/stores/s/grants/{}", grants[1]), None).await, 200);
+    refused(&app.call("DELETE", &format!("/v1/stores/s/grants/{}", grants[1]), None).await, 409, "grant_already_revoked");
+    let view = app.call("GET", "/v1/stores/s/items/shared", None).await;
+    assert_eq!(view.1["grants"][1]["revoked"], true, "{}", view.1);
+    assert_eq!(view.1["grants"][1]["live"], false);
+    let exp = app.call("GET", "/v1/stores/s/items/shared/audiences", None).await;
+    assert_eq!(exp.1["audiences"].as_array().map(Vec::len), Some(2), "{}", exp.1);
+}

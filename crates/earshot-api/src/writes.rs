@@ -27,7 +27,11 @@ pub struct NewStore {
     pub name: Option<String>,
 }
 
-pub async fn create_store(State(st): State<AppState>, Extension(p): Extension<Principal>, body: Body<NewStore>) -> Written {
+pub async fn create_store(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    body: Body<NewStore>,
+) -> Written {
     p.require(Scope::Admin, None)?;
     let Json(req) = body?;
     let e = st.earshot.clone();

@@ -178,9 +178,16 @@ mod tests {
     fn not_current_denies_before_anything_else() {
         let d0 = dg(&[]);
         let origin = AuthSet::<i32, i32> { grant: None, members: MemberSet::Everyone, digest: &d0 };
-        let d: Decision<u32, i32> =
-            decide(&Viewers::Unresolved, Currentness::NotCurrent { state: State::Frozen, ancestor: Some(7) }, origin, []);
-        assert_eq!((d.admitted, d.reason, d.blocked_by), (false, Reason::DeniedNotCurrent, Some((State::Frozen, Some(7)))));
+        let d: Decision<u32, i32> = decide(
+            &Viewers::Unresolved,
+            Currentness::NotCurrent { state: State::Frozen, ancestor: Some(7) },
+            origin,
+            [],
+        );
+        assert_eq!(
+            (d.admitted, d.reason, d.blocked_by),
+            (false, Reason::DeniedNotCurrent, Some((State::Frozen, Some(7))))
+        );
         let d: Decision<u32, i32> = decide(&Viewers::Unresolved, Currentness::Current, origin, []);
         assert_eq!((d.admitted, d.reason), (true, Reason::AdmittedPublic));
     }

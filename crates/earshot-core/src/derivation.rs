@@ -129,7 +129,10 @@ mod tests {
     fn partition_needs_one_shared_audience() {
         let a = [1, 2];
         let b = [1, 3];
-        assert_eq!(partition_audience(&[MemberSet::Only(&a[..]), MemberSet::Only(&a[..])]), Some(MemberSet::Only(&a[..])));
+        assert_eq!(
+            partition_audience(&[MemberSet::Only(&a[..]), MemberSet::Only(&a[..])]),
+            Some(MemberSet::Only(&a[..]))
+        );
         assert_eq!(partition_audience(&[MemberSet::Only(&a[..]), MemberSet::Only(&b[..])]), None);
         assert_eq!(partition_audience::<u32>(&[]), None);
     }

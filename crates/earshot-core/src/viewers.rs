@@ -28,7 +28,12 @@ impl<P: Ord + Clone> Viewers<P> {
     ///
     /// `all_resolved` is false when any identity or id failed to resolve; a quality other than
     /// `fresh` also makes the container unresolved. Either way the result is `U`.
-    pub fn from_resolution(owner: P, resolved: impl IntoIterator<Item = P>, all_resolved: bool, quality: Quality) -> Self {
+    pub fn from_resolution(
+        owner: P,
+        resolved: impl IntoIterator<Item = P>,
+        all_resolved: bool,
+        quality: Quality,
+    ) -> Self {
         if !all_resolved || quality != Quality::Fresh {
             return Viewers::Unresolved;
         }

@@ -96,7 +96,8 @@ impl Apply<'_> {
         check_transport(&b.transport)?;
         check_identifier(&b.identifier)?;
         check_id("participant", &b.participant)?;
-        let pid = self.snap.pid(&b.participant).ok_or_else(|| StoreError::ParticipantNotFound(b.participant.clone()))?;
+        let pid =
+            self.snap.pid(&b.participant).ok_or_else(|| StoreError::ParticipantNotFound(b.participant.clone()))?;
         let key = Snapshot::ident_key(&b.transport, &b.identifier);
         let mut bound: Vec<Pid> = self.snap.idents.get(key.as_str()).map(|v| v.to_vec()).unwrap_or_default();
         if bound.contains(&pid) {
@@ -128,7 +129,8 @@ impl Apply<'_> {
         let keys: Vec<Arc<str>> =
             self.snap.idents.iter().filter(|(_, v)| v.contains(&pid)).map(|(k, _)| k.clone()).collect();
         for k in keys {
-            let rest: Vec<Pid> = self.snap.idents.get(&k).map(|v| v.iter().copied().filter(|p| *p != pid).collect()).unwrap_or_default();
+            let rest: Vec<Pid> =
+                self.snap.idents.get(&k).map(|v| v.iter().copied().filter(|p| *p != pid).collect()).unwrap_or_default();
             if rest.is_empty() {
                 self.snap.idents.remove(&k);
             } else {
@@ -158,7 +160,8 @@ impl Apply<'_> {
         match self.snap.aud_by_digest.get(&digest).copied() {
             Some(target) => {
                 // Merge: re-point items and grants of `aid` to `target`, retire `aid`.
-                let moved_items: Vec<Iid> = self.snap.aud_items.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                let moved_items: Vec<Iid> =
+                    self.snap.aud_items.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 for &iid in &moved_items {
                     if let Some(mut rec) = self.snap.item(iid).cloned() {
                         rec.aud = target;
@@ -166,11 +169,13 @@ impl Apply<'_> {
                         self.dirty.items.push(iid);
                     }
                 }
-                let mut merged: Vec<Iid> = self.snap.aud_items.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                let mut merged: Vec<Iid> =
+                    self.snap.aud_items.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 merged.extend(moved_items);
                 merged.sort_unstable();
                 self.snap.aud_items.insert(target, merged.into_iter().collect());
-                let moved_grants: Vec<Gid> = self.snap.aud_grants.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                let moved_grants: Vec<Gid> =
+                    self.snap.aud_grants.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 for &gid in &moved_grants {
                     if let Some(mut g) = self.snap.grant(gid).cloned() {
                         g.aud = target;
@@ -178,7 +183,8 @@ impl Apply<'_> {
                         self.dirty.grants.push(gid);
                     }
                 }
-                let mut merged: Vec<Gid> = self.snap.aud_grants.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
+                let mut merged: Vec<Gid> =
+                    self.snap.aud_grants.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 merged.extend(moved_grants);
                 merged.sort_unstable();
                 self.snap.aud_grants.insert(target, merged.into_iter().collect());
@@ -211,7 +217,12 @@ impl Apply<'_> {
     fn digest_of(&self, sorted_pids: &[Pid]) -> Result<(AudienceKind, AudienceDigest)> {
         let mut names: Vec<Arc<str>> = Vec::with_capacity(sorted_pids.len());
         for p in sorted_pids {
-            names.push(self.snap.part(*p).map(|r| r.name.clone()).ok_or_else(|| integrity(format!("participant {p} missing")))?);
+            names.push(
+                self.snap
+                    .part(*p)
+                    .map(|r| r.name.clone())
+                    .ok_or_else(|| integrity(format!("participant {p} missing")))?,
+            );
         }
         names.sort();
         let kind = AudienceKind::of_members(names.len());
@@ -277,7 +288,14 @@ impl Apply<'_> {
                 Viewers::Resolved(members) => self.intern_audience(members)?,
             },
         };
-        self.push_item(&id, owner, aid, State::Active, &[], NewContent { content: i.content, attributes: i.attributes });
+        self.push_item(
+            &id,
+            owner,
+            aid,
+            State::Active,
+            &[],
+            NewContent { content: i.content, attributes: i.attributes },
+        );
         Ok(outcome("created", vec![id]))
     }
 
@@ -311,7 +329,9 @@ impl Apply<'_> {
     }
 
     fn current_of(&self, iid: Iid) -> Currentness<Iid> {
-        self.snap.item(iid).map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(iid) }, |r| r.current)
+        self.snap
+            .item(iid)
+            .map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(iid) }, |r| r.current)
     }
 
     fn item_iid(&self, field: &'static str, name: &str) -> Result<Iid> {
@@ -404,14 +424,19 @@ impl Apply<'_> {
             let [source] = req.sources.as_slice() else {
                 return Err(StoreError::input("sources", "declassification names exactly one item"));
             };
-            let members = req.members.ok_or_else(|| StoreError::input("members", "declassification needs `members`"))?;
+            let members =
+                req.members.ok_or_else(|| StoreError::input("members", "declassification needs `members`"))?;
             let grant = NewGrant { members, reason: req.reason, expires_at: req.expires_at };
             return self.grant(source, grant, issuer);
         }
         only("reason", req.reason.is_some(), "declassification")?;
         only("expires_at", req.expires_at.is_some(), "declassification")?;
         if d == Disposition::Suppress {
-            return Ok(WriteOutcome { outcome: "suppressed".into(), reason: Some("requested".into()), ..Default::default() });
+            return Ok(WriteOutcome {
+                outcome: "suppressed".into(),
+                reason: Some("requested".into()),
+                ..Default::default()
+            });
         }
 
         let container = match &req.container {
@@ -427,11 +452,17 @@ impl Apply<'_> {
                 let by_grant = container.as_ref().is_some_and(|v| {
                     rec.grants().iter().any(|g| {
                         self.snap.grant(*g).is_some_and(|g| {
-                            g.is_live(self.now_ms) && self.snap.aud(g.aud).is_some_and(|a| a.member_set().contains_all(v))
+                            g.is_live(self.now_ms)
+                                && self.snap.aud(g.aud).is_some_and(|a| a.member_set().contains_all(v))
                         })
                     })
                 });
-                Some(SourceView { id: iid, current: rec.current.is_current(), origin: aud.member_set(), reachable_by_grant: by_grant })
+                Some(SourceView {
+                    id: iid,
+                    current: rec.current.is_current(),
+                    origin: aud.member_set(),
+                    reachable_by_grant: by_grant,
+                })
             })
             .collect();
         if views.len() != sources.len() {
@@ -456,7 +487,14 @@ impl Apply<'_> {
                 check_content(req.content.as_deref(), req.attributes.as_ref())?;
                 let aid = self.audience_from(members)?;
                 let state = if d == Disposition::Quarantine { State::Quarantined } else { State::Active };
-                self.push_item(&id, owner, aid, state, &sources, NewContent { content: req.content, attributes: req.attributes });
+                self.push_item(
+                    &id,
+                    owner,
+                    aid,
+                    state,
+                    &sources,
+                    NewContent { content: req.content, attributes: req.attributes },
+                );
                 Ok(WriteOutcome {
                     outcome: if d == Disposition::Quarantine { "quarantined" } else { "created" }.into(),
                     ids: vec![id],
@@ -523,7 +561,12 @@ impl Apply<'_> {
                 return Err(StoreError::ItemExists(id));
             }
             ids.push(id.clone());
-            plan.push((id, aid, out_sources, NewContent { content: out.content.clone(), attributes: out.attributes.clone() }));
+            plan.push((
+                id,
+                aid,
+                out_sources,
+                NewContent { content: out.content.clone(), attributes: out.attributes.clone() },
+            ));
         }
         if seen.len() != sources.len() {
             return Err(StoreError::input("outputs", "every source must go to exactly one output"));
@@ -622,9 +665,13 @@ fn check_content(content: Option<&str>, attributes: Option<&Attributes>) -> Resu
             if k.is_empty() || k.len() > limits::MAX_TRANSPORT_LEN {
                 return Err(StoreError::input("attributes", "attribute names are 1 to 64 bytes"));
             }
-            let scalar = matches!(v, serde_json::Value::String(_) | serde_json::Value::Number(_) | serde_json::Value::Bool(_));
+            let scalar =
+                matches!(v, serde_json::Value::String(_) | serde_json::Value::Number(_) | serde_json::Value::Bool(_));
             if !scalar {
-                return Err(StoreError::input("attributes", format!("attribute `{k}` must be a string, number or boolean")));
+                return Err(StoreError::input(
+                    "attributes",
+                    format!("attribute `{k}` must be a string, number or boolean"),
+                ));
             }
             if v.to_string().len() > limits::MAX_ATTRIBUTE_BYTES {
                 return Err(StoreError::LimitExceeded { field: "attributes", limit: limits::MAX_ATTRIBUTE_BYTES });

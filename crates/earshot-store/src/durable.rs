@@ -345,7 +345,11 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     for p in parts {
         let pid = s.parts.len() as Pid;
         let name: Arc<str> = Arc::from(p.id.as_str());
-        s.parts.push_back(Some(PartRec { name: name.clone(), kind: p.kind, display: p.name.as_deref().map(Arc::from) }));
+        s.parts.push_back(Some(PartRec {
+            name: name.clone(),
+            kind: p.kind,
+            display: p.name.as_deref().map(Arc::from),
+        }));
         s.pids.insert(name, pid);
     }
     let pid_of = |s: &Snapshot, n: &str| s.pid(n).ok_or_else(|| bad(format!("unknown participant `{n}` in records")));
@@ -354,7 +358,10 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         let mut names = a.members.clone();
         names.sort();
         names.dedup();
-        if names.len() != a.members.len() || a.kind != AudienceKind::of_members(names.len()) || a.kind == AudienceKind::Public {
+        if names.len() != a.members.len()
+            || a.kind != AudienceKind::of_members(names.len())
+            || a.kind == AudienceKind::Public
+        {
             return Err(bad(format!("audience {digest} has a non-canonical kind or member list")));
         }
         if AudienceDigest::compute(a.kind, &names) != digest {
@@ -404,7 +411,13 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         }
         let current = Currentness::derive(
             i.state,
-            sources.iter().map(|x| (*x, s.item(*x).map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(*x) }, |r| r.current))),
+            sources.iter().map(|x| {
+                (
+                    *x,
+                    s.item(*x)
+                        .map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(*x) }, |r| r.current),
+                )
+            }),
         );
         let name: Arc<str> = Arc::from(i.id.as_str());
         s.items.push_back(ItemRec {

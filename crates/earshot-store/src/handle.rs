@@ -181,7 +181,8 @@ impl StoreHandle {
             return Err(StoreError::AttemptCapacity);
         }
         let resolved = snapshot.resolve_container(&container)?;
-        let attempt = Attempt { id: id.clone(), snapshot, container, resolved, at_ms: self.now_ms(), created: Instant::now() };
+        let attempt =
+            Attempt { id: id.clone(), snapshot, container, resolved, at_ms: self.now_ms(), created: Instant::now() };
         self.attempts.insert(id, attempt.clone());
         Ok(attempt)
     }
@@ -280,7 +281,8 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
         let mut acks: Vec<(mpsc::SyncSender<Result<WriteOutcome>>, Result<WriteOutcome>)> = Vec::new();
         let mut meta = lock(&h.meta).clone();
         for job in jobs {
-            let mut a = Apply { snap: snap.clone(), graph: &mut graph, now_ms, dirty: Dirty::default(), new_id: &mut new_id };
+            let mut a =
+                Apply { snap: snap.clone(), graph: &mut graph, now_ms, dirty: Dirty::default(), new_id: &mut new_id };
             let result = a.run(job.cmd);
             let (next, dirty) = (a.snap, a.dirty);
             match result {

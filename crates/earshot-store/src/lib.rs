@@ -140,7 +140,13 @@ impl Earshot {
         let records = Records { meta: Some(meta), ..Records::default() };
         let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
         self.stores.insert(id.to_string(), h);
-        Ok(WriteOutcome { outcome: "created".into(), ids: vec![id.to_string()], revision: 1, token: token::encode(id, 1), ..Default::default() })
+        Ok(WriteOutcome {
+            outcome: "created".into(),
+            ids: vec![id.to_string()],
+            revision: 1,
+            token: token::encode(id, 1),
+            ..Default::default()
+        })
     }
 
     /// A running store by id.

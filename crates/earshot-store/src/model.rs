@@ -308,8 +308,6 @@ pub fn format_time(ms: i64) -> String {
 pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
     let t = humantime::parse_rfc3339_weak(s)
         .map_err(|e| crate::StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
-    let d = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
+    let d = t.duration_since(std::time::UNIX_EPOCH).map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
     i64::try_from(d.as_millis()).map_err(|_| crate::StoreError::input(field, "time out of range"))
 }

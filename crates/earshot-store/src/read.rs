@@ -117,7 +117,14 @@ impl Snapshot {
                 None => name.clone(),
             },
         });
-        DecisionView { item: name, admitted: d.admitted, reason: d.reason.as_str().to_string(), basis, grant, blocked_by }
+        DecisionView {
+            item: name,
+            admitted: d.admitted,
+            reason: d.reason.as_str().to_string(),
+            basis,
+            grant,
+            blocked_by,
+        }
     }
 
     /// Resolves the owner filter of a lookup: named owners, or the container's owner.
@@ -157,14 +164,14 @@ impl Snapshot {
             }
             (Viewers::Resolved(v), _) => {
                 let candidates = self.candidate_audiences(v);
-                for aid in candidates {
-                    if let Some(p) = self.aud_items.get(&aid) {
+                for aid in &candidates {
+                    if let Some(p) = self.aud_items.get(aid) {
                         streams.push(Stream::posting(p, start));
                     }
                 }
                 // Items admitted through grants whose audience contains V.
                 let mut granted: Vec<Iid> = Vec::new();
-                for aid in self.candidate_audiences(v) {
+                for aid in candidates {
                     if let Some(gs) = self.aud_grants.get(&aid) {
                         for gid in gs.iter() {
                             if let Some(g) = self.grant(*gid) {

@@ -100,5 +100,7 @@ pub fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     }
     let only_live: Vec<&String> = a.iter().filter(|x| b.binary_search(x).is_err()).take(5).collect();
     let only_disk: Vec<&String> = b.iter().filter(|x| a.binary_search(x).is_err()).take(5).collect();
-    Err(StoreError::Integrity(format!("index disagrees with records: only in index {only_live:?}; only on disk {only_disk:?}")))
+    Err(StoreError::Integrity(format!(
+        "index disagrees with records: only in index {only_live:?}; only on disk {only_disk:?}"
+    )))
 }

@@ -45,7 +45,13 @@ impl TestApp {
     }
 
     /// Like [`TestApp::call`], with an optional bearer token.
-    pub async fn call_with(&self, method: &str, path: &str, body: Option<Value>, token: Option<&str>) -> (StatusCode, Value) {
+    pub async fn call_with(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        token: Option<&str>,
+    ) -> (StatusCode, Value) {
         let mut req = Request::builder().method(Method::from_bytes(method.as_bytes()).expect("method")).uri(path);
         if let Some(t) = token {
             req = req.header("authorization", format!("Bearer {t}"));

@@ -5,7 +5,7 @@ mod differential;
 mod e2e;
 mod http;
 mod openapi;
+mod oracle;
 mod properties;
 mod scenarios;
 mod tidy;
-mod oracle;

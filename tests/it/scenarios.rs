@@ -1,1 +1,1120 @@
-//! Placeholder; see the module owner.
+//! Owns the data-driven scenario tests: the YAML format of `fixtures/*.yaml`, its runner over
+//! `TestApp`, and the tests that run every fixture and prove that the runner can fail.
+//!
+//! # Format
+//!
+//! ```yaml
+//! name: figure1
+//! description: SPEC §1.9 — which rule this proves.
+//! containers:                       # optional named containers, referenced by name below
+//!   bob_dm: {owner: owner, viewers: [bob]}          # a list is shorthand for {participants: [...]}
+//!   stale: {owner: owner, viewers: {participants: [bob], quality: stale}}
+//! setup:                            # steps that must all succeed
+//!   - participants: [owner, alice, bob]              # persons
+//!   - identity: {transport: email, identifier: bob@example.com, participant: bob}
+//!   - item: {id: f1, owner: owner, origin: [alice, bob]}  # or public | owner_private | {identities: ...}
+//! steps:
+//!   - check: {item: f1, container: bob_dm}
+//!     expect: admitted_origin                        # or {admitted, reason, basis, grant, blocked_by}
+//!   - check: {container: bob_dm}                     # several items at once (bulk check)
+//!     expect: {f1: admitted_origin, f2: denied_not_in_audience}
+//!   - grant: {item: f2, members: [bob], as: g1}      # `as` names the generated grant id
+//!   - lookup: {container: bob_dm, owners: [owner]}   # follows cursors with pages of 2
+//!     expect: [f1, f2]
+//!   - expand: f2
+//!     expect: [[alice, owner], {members: [bob, owner], grant: g1}]
+//!   - request: {method: POST, path: items, body: {owner: ghost, origin: public}}
+//!     expect_error: {status: 404, code: participant_not_found}
+//! ```
+//!
+//! Other actions: `derive` (the body of POST /derivations, plus optional `as` for a
+//! declassification's grant; `expect: {outcome, reason, source, ids}`), `revoke_grant: g1`,
+//! `lifecycle: {item, action, by?}`, `remove_participant: bob`, `advance_clock_ms: N`,
+//! `view: item` (admin view; `expect: {state, current, blocked_by, audience, sources, superseded_by,
+//! same_audience_as, other_audience_than}`, the last two comparing canonical audience digests).
+//! Any step may carry `expect_error: {status, code}`; the store's revision must then be unchanged
+//! (no partial write). Every write without `expect_error` must succeed. A relative `request` path
+//! is under `/v1/stores/s/`; `{alias}` in its path, and any string `"{alias}"` in its body or in
+//! its `expect` (a JSON subset of the response), stands for the grant id named `alias`. A step may
+//! carry a free-text `note`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use earshot_store::model::{OriginInput, ViewersInput};
+use earshot_tests::{TestApp, T0_MS};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// The store every scenario runs in.
+const STORE: &str = "s";
+/// Page size of lookups, small so that pagination is exercised.
+const PAGE_LIMIT: usize = 2;
+/// Pages a lookup may take before the runner calls it a cursor loop.
+const MAX_PAGES: usize = 500;
+
+// ---------------------------------------------------------------------------------------------
+// The format.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Scenario {
+    name: String,
+    description: String,
+    #[serde(default)]
+    containers: BTreeMap<String, ContainerSpec>,
+    #[serde(default)]
+    setup: Vec<Step>,
+    steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerSpec {
+    owner: String,
+    #[serde(default)]
+    viewers: Option<ViewersSpec>,
+}
+
+/// Viewer evidence: a list of participant ids, or the full `Viewers` object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum ViewersSpec {
+    List(Vec<String>),
+    Full(ViewersInput),
+}
+
+/// A container by name (from `containers`) or inline.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum ContainerRef {
+    Named(String),
+    Inline(ContainerSpec),
+}
+
+/// An item's origin: a list of participant ids, a keyword, or the full `Viewers` object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OriginSpec {
+    List(Vec<String>),
+    Other(OriginInput),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Step {
+    // Actions: exactly one per step.
+    participants: Option<Vec<String>>,
+    identity: Option<IdentityStep>,
+    item: Option<ItemStep>,
+    derive: Option<DeriveStep>,
+    grant: Option<GrantStep>,
+    revoke_grant: Option<String>,
+    lifecycle: Option<LifecycleStep>,
+    remove_participant: Option<String>,
+    advance_clock_ms: Option<i64>,
+    check: Option<CheckStep>,
+    lookup: Option<LookupStep>,
+    expand: Option<String>,
+    view: Option<String>,
+    request: Option<RequestStep>,
+    // Expectations.
+    expect: Option<serde_yaml::Value>,
+    expect_error: Option<ErrorExpect>,
+    /// Free text for the reader; ignored by the runner.
+    #[serde(rename = "note")]
+    _note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdentityStep {
+    transport: String,
+    identifier: String,
+    participant: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ItemStep {
+    id: Option<String>,
+    owner: String,
+    origin: OriginSpec,
+    content: Option<String>,
+    attributes: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeriveStep {
+    disposition: String,
+    owner: String,
+    sources: Vec<String>,
+    id: Option<String>,
+    content: Option<String>,
+    container: Option<ViewersSpec>,
+    outputs: Option<Vec<OutputStep>>,
+    members: Option<Vec<String>>,
+    reason: Option<String>,
+    expires_at: Option<String>,
+    #[serde(rename = "as")]
+    alias: Option<String>,
+}
+
+#[derive(Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+struct OutputStep {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<String>,
+    sources: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GrantStep {
+    item: String,
+    members: Vec<String>,
+    reason: Option<String>,
+    expires_at: Option<String>,
+    #[serde(rename = "as")]
+    alias: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LifecycleStep {
+    item: String,
+    action: String,
+    by: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckStep {
+    /// One item (`expect` is one decision); absent: `expect` maps item ids to decisions.
+    item: Option<String>,
+    container: ContainerRef,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LookupStep {
+    container: ContainerRef,
+    #[serde(default)]
+    owners: Vec<String>,
+    limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestStep {
+    method: String,
+    path: String,
+    body: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ErrorExpect {
+    status: u16,
+    code: String,
+}
+
+/// A decision: a reason code alone (admitted follows from it), or the full form.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum CheckExpect {
+    Reason(String),
+    Full(CheckFull),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckFull {
+    admitted: Option<bool>,
+    reason: String,
+    basis: Option<String>,
+    grant: Option<String>,
+    blocked_by: Option<BlockedSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockedSpec {
+    state: String,
+    item: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeriveExpect {
+    outcome: String,
+    reason: Option<String>,
+    source: Option<String>,
+    ids: Option<Vec<String>>,
+}
+
+/// One authorized audience: `public`, a member list, or members plus the grant alias.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum AudSpec {
+    Keyword(String),
+    Members(Vec<String>),
+    Full(AudFull),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AudFull {
+    members: Vec<String>,
+    grant: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ViewExpect {
+    state: Option<String>,
+    current: Option<bool>,
+    blocked_by: Option<BlockedSpec>,
+    audience: Option<AudSpec>,
+    sources: Option<Vec<String>>,
+    superseded_by: Option<String>,
+    /// Another item whose origin audience must be the very same record (same digest).
+    same_audience_as: Option<String>,
+    /// Other items whose origin audience must be a different record.
+    #[serde(default)]
+    other_audience_than: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runner.
+
+/// One action of a step, borrowed from it.
+enum Action<'a> {
+    Participants(&'a [String]),
+    Identity(&'a IdentityStep),
+    Item(&'a ItemStep),
+    Derive(&'a DeriveStep),
+    Grant(&'a GrantStep),
+    RevokeGrant(&'a str),
+    Lifecycle(&'a LifecycleStep),
+    RemoveParticipant(&'a str),
+    AdvanceClock(i64),
+    Check(&'a CheckStep),
+    Lookup(&'a LookupStep),
+    Expand(&'a str),
+    View(&'a str),
+    Request(&'a RequestStep),
+}
+
+impl Step {
+    fn action(&self) -> Result<Action<'_>, String> {
+        let mut found: Vec<Action<'_>> = Vec::new();
+        if let Some(v) = &self.participants {
+            found.push(Action::Participants(v));
+        }
+        if let Some(v) = &self.identity {
+            found.push(Action::Identity(v));
+        }
+        if let Some(v) = &self.item {
+            found.push(Action::Item(v));
+        }
+        if let Some(v) = &self.derive {
+            found.push(Action::Derive(v));
+        }
+        if let Some(v) = &self.grant {
+            found.push(Action::Grant(v));
+        }
+        if let Some(v) = &self.revoke_grant {
+            found.push(Action::RevokeGrant(v));
+        }
+        if let Some(v) = &self.lifecycle {
+            found.push(Action::Lifecycle(v));
+        }
+        if let Some(v) = &self.remove_participant {
+            found.push(Action::RemoveParticipant(v));
+        }
+        if let Some(v) = self.advance_clock_ms {
+            found.push(Action::AdvanceClock(v));
+        }
+        if let Some(v) = &self.check {
+            found.push(Action::Check(v));
+        }
+        if let Some(v) = &self.lookup {
+            found.push(Action::Lookup(v));
+        }
+        if let Some(v) = &self.expand {
+            found.push(Action::Expand(v));
+        }
+        if let Some(v) = &self.view {
+            found.push(Action::View(v));
+        }
+        if let Some(v) = &self.request {
+            found.push(Action::Request(v));
+        }
+        if found.len() != 1 {
+            return Err(format!("a step needs exactly one action, found {}", found.len()));
+        }
+        Ok(found.remove(0))
+    }
+}
+
+impl Action<'_> {
+    fn label(&self) -> String {
+        match self {
+            Action::Participants(v) => format!("participants {v:?}"),
+            Action::Identity(i) => format!("identity {}:{} -> {}", i.transport, i.identifier, i.participant),
+            Action::Item(i) => format!("item {}", i.id.as_deref().unwrap_or("<generated>")),
+            Action::Derive(d) => format!("derive {} from {:?}", d.disposition, d.sources),
+            Action::Grant(g) => format!("grant on {} to {:?}", g.item, g.members),
+            Action::RevokeGrant(g) => format!("revoke_grant {g}"),
+            Action::Lifecycle(l) => format!("lifecycle {} {}", l.action, l.item),
+            Action::RemoveParticipant(p) => format!("remove_participant {p}"),
+            Action::AdvanceClock(ms) => format!("advance_clock_ms {ms}"),
+            Action::Check(c) => {
+                format!("check {} in {}", c.item.as_deref().unwrap_or("<several>"), container_label(&c.container))
+            }
+            Action::Lookup(l) => format!("lookup in {} (owners {:?})", container_label(&l.container), l.owners),
+            Action::Expand(i) => format!("expand {i}"),
+            Action::View(i) => format!("view {i}"),
+            Action::Request(r) => format!("request {} {}", r.method, r.path),
+        }
+    }
+
+    /// Reads may fail one expectation and the scenario goes on; a failed write stops it.
+    fn is_read(&self) -> bool {
+        matches!(self, Action::Check(_) | Action::Lookup(_) | Action::Expand(_) | Action::View(_))
+    }
+}
+
+fn container_label(c: &ContainerRef) -> String {
+    match c {
+        ContainerRef::Named(n) => n.clone(),
+        ContainerRef::Inline(c) => format!("{{owner: {}, viewers: {:?}}}", c.owner, c.viewers),
+    }
+}
+
+fn viewers_json(v: &ViewersSpec) -> Value {
+    match v {
+        ViewersSpec::List(ps) => json!({ "participants": ps }),
+        ViewersSpec::Full(v) => serde_json::to_value(v).unwrap_or(Value::Null),
+    }
+}
+
+fn insert_some<T: serde::Serialize>(m: &mut Map<String, Value>, key: &str, v: &Option<T>) {
+    if let Some(v) = v {
+        m.insert(key.to_string(), serde_json::to_value(v).unwrap_or(Value::Null));
+    }
+}
+
+fn from_yaml<T: serde::de::DeserializeOwned>(v: &serde_yaml::Value, what: &str) -> Result<T, String> {
+    serde_yaml::from_value(v.clone()).map_err(|e| format!("`expect` is not a valid {what}: {e}"))
+}
+
+/// `expected` is contained in `actual`: every key of an expected object matches, arrays match
+/// element by element, scalars are equal.
+fn subset(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e.iter().all(|(k, v)| a.get(k).is_some_and(|av| subset(v, av))),
+        (Value::Array(e), Value::Array(a)) => e.len() == a.len() && e.iter().zip(a).all(|(x, y)| subset(x, y)),
+        _ => expected == actual,
+    }
+}
+
+/// The result of one step: `Err` carries the failure message (with the actual response).
+type StepResult = Result<(), String>;
+
+struct Runner<'a> {
+    app: &'a TestApp,
+    scenario: &'a Scenario,
+    aliases: BTreeMap<String, String>,
+    now_ms: i64,
+}
+
+impl<'a> Runner<'a> {
+    fn new(app: &'a TestApp, scenario: &'a Scenario) -> Self {
+        Runner { app, scenario, aliases: BTreeMap::new(), now_ms: T0_MS }
+    }
+
+    fn store_path(rest: &str) -> String {
+        format!("/v1/stores/{STORE}/{rest}")
+    }
+
+    fn container(&self, c: &ContainerRef) -> Result<Value, String> {
+        let spec = match c {
+            ContainerRef::Named(n) => {
+                self.scenario.containers.get(n).ok_or_else(|| format!("unknown container `{n}`"))?
+            }
+            ContainerRef::Inline(c) => c,
+        };
+        let mut m = Map::new();
+        m.insert("owner".into(), json!(spec.owner));
+        if let Some(v) = &spec.viewers {
+            m.insert("viewers".into(), viewers_json(v));
+        }
+        Ok(Value::Object(m))
+    }
+
+    /// A grant alias must have been defined by an earlier `as`.
+    fn grant_id(&self, alias: &str) -> Result<String, String> {
+        self.aliases.get(alias).cloned().ok_or_else(|| format!("unknown grant alias `{alias}`"))
+    }
+
+    /// Replaces every string `{alias}` in a JSON value by the grant id the alias names.
+    fn substitute(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => {
+                let alias = s.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
+                match alias.and_then(|a| self.aliases.get(a)) {
+                    Some(id) => Value::String(id.clone()),
+                    None => v.clone(),
+                }
+            }
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.substitute(x)).collect()),
+            Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), self.substitute(x))).collect()),
+            other => other.clone(),
+        }
+    }
+
+    fn alias_name(&self, id: &str) -> String {
+        self.aliases.iter().find(|(_, v)| v.as_str() == id).map_or_else(|| id.to_string(), |(k, _)| k.clone())
+    }
+
+    /// Sends a request. With `expect_error`, the response must be that error and the revision
+    /// unchanged; without, it must succeed (2xx). Returns the body of a success.
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        expect_error: Option<&ErrorExpect>,
+    ) -> Result<Option<Value>, String> {
+        let before = self.app.revision(STORE);
+        let (status, resp) = self.app.call(method, path, body).await;
+        let after = self.app.revision(STORE);
+        match expect_error {
+            Some(e) => {
+                let code = resp.pointer("/error/code").and_then(Value::as_str).unwrap_or("");
+                if status.as_u16() != e.status || code != e.code {
+                    return Err(format!("expected error {} `{}`, got {status} {resp}", e.status, e.code));
+                }
+                if before != after {
+                    return Err(format!("refused write changed the revision from {before} to {after}: {resp}"));
+                }
+                Ok(None)
+            }
+            None if status.is_success() => Ok(Some(resp)),
+            None => Err(format!("expected success, got {status} {resp}")),
+        }
+    }
+
+    async fn run(&mut self) -> Vec<String> {
+        let mut failures = Vec::new();
+        let create = self.app.call("POST", "/v1/stores", Some(json!({ "id": STORE }))).await;
+        if !create.0.is_success() {
+            failures.push(format!("creating store `{STORE}`: {} {}", create.0, create.1));
+            return failures;
+        }
+        let sc = self.scenario;
+        let phases: [(&str, &[Step]); 2] = [("setup", &sc.setup), ("steps", &sc.steps)];
+        for (phase, steps) in phases {
+            for (i, step) in steps.iter().enumerate() {
+                let action = match step.action() {
+                    Ok(a) => a,
+                    Err(e) => {
+                        failures.push(format!("scenario `{}` {phase}[{i}]: {e}", sc.name));
+                        return failures;
+                    }
+                };
+                if step.expect.is_some() && step.expect_error.is_some() {
+                    failures.push(format!(
+                        "scenario `{}` {phase}[{i}] ({}): a step carries `expect` or `expect_error`, not both",
+                        sc.name,
+                        action.label()
+                    ));
+                    return failures;
+                }
+                if phase == "setup" && (step.expect.is_some() || step.expect_error.is_some()) {
+                    failures.push(format!(
+                        "scenario `{}` {phase}[{i}] ({}): setup steps carry no expectations",
+                        sc.name,
+                        action.label()
+                    ));
+                    return failures;
+                }
+                if let Err(e) = self.step(&action, step).await {
+                    failures.push(format!("scenario `{}` {phase}[{i}] ({}): {e}", sc.name, action.label()));
+                    if phase == "setup" || !action.is_read() {
+                        return failures;
+                    }
+                }
+            }
+        }
+        failures
+    }
+
+    async fn step(&mut self, action: &Action<'_>, step: &Step) -> StepResult {
+        let err = step.expect_error.as_ref();
+        let expect = step.expect.as_ref();
+        let writes_only = |what: &str| -> StepResult {
+            if expect.is_some() {
+                return Err(format!("`expect` is not supported on {what}; use `expect_error` for refusals"));
+            }
+            Ok(())
+        };
+        match action {
+            Action::Participants(ps) => {
+                writes_only("participants")?;
+                for p in ps.iter() {
+                    let body = json!({ "id": p, "kind": "person" });
+                    self.send("POST", &Self::store_path("participants"), Some(body), err).await?;
+                }
+                Ok(())
+            }
+            Action::Identity(i) => {
+                writes_only("identity")?;
+                let body =
+                    json!({ "transport": i.transport, "identifier": i.identifier, "participant": i.participant });
+                self.send("POST", &Self::store_path("identities"), Some(body), err).await.map(drop)
+            }
+            Action::Item(i) => {
+                writes_only("item")?;
+                let mut m = Map::new();
+                insert_some(&mut m, "id", &i.id);
+                m.insert("owner".into(), json!(i.owner));
+                insert_some(&mut m, "content", &i.content);
+                insert_some(&mut m, "attributes", &i.attributes);
+                let origin = match &i.origin {
+                    OriginSpec::List(ps) => json!({ "participants": ps }),
+                    OriginSpec::Other(o) => serde_json::to_value(o).unwrap_or(Value::Null),
+                };
+                m.insert("origin".into(), origin);
+                self.send("POST", &Self::store_path("items"), Some(Value::Object(m)), err).await.map(drop)
+            }
+            Action::Derive(d) => self.derive(d, expect, err).await,
+            Action::Grant(g) => {
+                writes_only("grant")?;
+                let mut m = Map::new();
+                m.insert("members".into(), json!(g.members));
+                insert_some(&mut m, "reason", &g.reason);
+                insert_some(&mut m, "expires_at", &g.expires_at);
+                let path = Self::store_path(&format!("items/{}/grants", g.item));
+                let resp = self.send("POST", &path, Some(Value::Object(m)), err).await?;
+                self.remember_grant(g.alias.as_deref(), resp.as_ref())
+            }
+            Action::RevokeGrant(alias) => {
+                writes_only("revoke_grant")?;
+                let id = self.aliases.get(*alias).cloned().unwrap_or_else(|| alias.to_string());
+                self.send("DELETE", &Self::store_path(&format!("grants/{id}")), None, err).await.map(drop)
+            }
+            Action::Lifecycle(l) => {
+                writes_only("lifecycle")?;
+                let mut m = Map::new();
+                m.insert("action".into(), json!(l.action));
+                insert_some(&mut m, "by", &l.by);
+                let path = Self::store_path(&format!("items/{}/lifecycle", l.item));
+                self.send("POST", &path, Some(Value::Object(m)), err).await.map(drop)
+            }
+            Action::RemoveParticipant(p) => {
+                writes_only("remove_participant")?;
+                self.send("DELETE", &Self::store_path(&format!("participants/{p}")), None, err).await.map(drop)
+            }
+            Action::AdvanceClock(ms) => {
+                writes_only("advance_clock_ms")?;
+                if err.is_some() {
+                    return Err("`expect_error` is meaningless on advance_clock_ms".into());
+                }
+                self.now_ms += ms;
+                self.app.clock.set(self.now_ms);
+                Ok(())
+            }
+            Action::Check(c) => self.check(c, expect, err).await,
+            Action::Lookup(l) => self.lookup(l, expect, err).await,
+            Action::Expand(item) => self.expand(item, expect, err).await,
+            Action::View(item) => self.view(item, expect, err).await,
+            Action::Request(r) => {
+                let mut path = r.path.clone();
+                for (alias, id) in &self.aliases {
+                    path = path.replace(&format!("{{{alias}}}"), id);
+                }
+                if !path.starts_with('/') {
+                    path = Self::store_path(&path);
+                }
+                let body = r.body.as_ref().map(|b| self.substitute(b));
+                let resp = self.send(&r.method, &path, body, err).await?;
+                match (expect, resp) {
+                    (Some(e), Some(resp)) => {
+                        let e: Value = from_yaml(e, "JSON subset")?;
+                        let e = self.substitute(&e);
+                        if subset(&e, &resp) {
+                            Ok(())
+                        } else {
+                            Err(format!("expected a response containing {e}, got {resp}"))
+                        }
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    fn remember_grant(&mut self, alias: Option<&str>, resp: Option<&Value>) -> StepResult {
+        let (Some(alias), Some(resp)) = (alias, resp) else { return Ok(()) };
+        let id = resp.pointer("/ids/0").and_then(Value::as_str).ok_or_else(|| format!("no grant id in {resp}"))?;
+        if self.aliases.insert(alias.to_string(), id.to_string()).is_some() {
+            return Err(format!("grant alias `{alias}` is defined twice"));
+        }
+        Ok(())
+    }
+
+    async fn derive(
+        &mut self,
+        d: &DeriveStep,
+        expect: Option<&serde_yaml::Value>,
+        err: Option<&ErrorExpect>,
+    ) -> StepResult {
+        let mut m = Map::new();
+        m.insert("disposition".into(), json!(d.disposition));
+        m.insert("owner".into(), json!(d.owner));
+        m.insert("sources".into(), json!(d.sources));
+        insert_some(&mut m, "id", &d.id);
+        insert_some(&mut m, "content", &d.content);
+        if let Some(c) = &d.container {
+            m.insert("container".into(), viewers_json(c));
+        }
+        insert_some(&mut m, "outputs", &d.outputs);
+        insert_some(&mut m, "members", &d.members);
+        insert_some(&mut m, "reason", &d.reason);
+        insert_some(&mut m, "expires_at", &d.expires_at);
+        let before = self.app.revision(STORE);
+        let Some(resp) = self.send("POST", &Self::store_path("derivations"), Some(Value::Object(m)), err).await? else {
+            return Ok(());
+        };
+        let after = self.app.revision(STORE);
+        let outcome = resp.get("outcome").and_then(Value::as_str).unwrap_or("");
+        match expect {
+            Some(e) => {
+                let e: DeriveExpect = from_yaml(e, "derivation outcome {outcome, reason, source, ids}")?;
+                let got = |k: &str| resp.get(k).and_then(Value::as_str).map(str::to_string);
+                let mut bad = outcome != e.outcome;
+                bad |= e.reason.is_some() && got("reason") != e.reason;
+                bad |= e.source.is_some() && got("source") != e.source;
+                if let Some(ids) = &e.ids {
+                    bad |= resp.get("ids") != Some(&json!(ids));
+                }
+                if bad {
+                    return Err(format!("expected {e:?}, got {resp}"));
+                }
+            }
+            None if outcome == "suppressed" && d.disposition != "suppress" => {
+                return Err(format!("derivation was suppressed but the step expects it to be created: {resp}"));
+            }
+            None => {}
+        }
+        if outcome == "suppressed" && before != after {
+            return Err(format!("a suppressed derivation changed the revision from {before} to {after}: {resp}"));
+        }
+        if outcome != "suppressed" && after != before + 1 {
+            return Err(format!("a derivation that wrote should commit one revision ({before} -> {after}): {resp}"));
+        }
+        self.remember_grant(d.alias.as_deref(), Some(&resp))
+    }
+
+    /// Compares one decision with its expectation, and checks the decision's own consistency.
+    fn compare_decision(&self, item: &str, e: &CheckExpect, got: &Value) -> StepResult {
+        let reason = got.get("reason").and_then(Value::as_str).unwrap_or("");
+        let admitted = got.get("admitted").and_then(Value::as_bool);
+        let basis = got.get("basis").and_then(Value::as_str);
+        let grant = got.get("grant").and_then(Value::as_str);
+        let fail = |why: String| Err(format!("{item}: {why}; got {got}"));
+        // The decision must agree with itself whatever the scenario expects.
+        let coherent = match reason {
+            "admitted_origin" | "admitted_public" => {
+                admitted == Some(true) && basis == Some("origin") && grant.is_none()
+            }
+            "admitted_grant" => admitted == Some(true) && basis == Some("grant") && grant.is_some(),
+            _ => admitted == Some(false) && basis.is_none() && grant.is_none(),
+        };
+        if !coherent {
+            return fail("incoherent decision (reason, admitted, basis and grant disagree)".into());
+        }
+        if got.get("item").and_then(Value::as_str) != Some(item) {
+            return fail("decision names another item".into());
+        }
+        let full = match e {
+            CheckExpect::Reason(r) => {
+                return if r == reason { Ok(()) } else { fail(format!("expected {r}")) };
+            }
+            CheckExpect::Full(f) => f,
+        };
+        let want_admitted = full.admitted.unwrap_or_else(|| full.reason.starts_with("admitted_"));
+        if admitted != Some(want_admitted) || reason != full.reason {
+            return fail(format!("expected admitted={want_admitted} {}", full.reason));
+        }
+        if let Some(b) = &full.basis {
+            if basis != Some(b.as_str()) {
+                return fail(format!("expected basis {b}"));
+            }
+        }
+        if let Some(g) = &full.grant {
+            let want = self.grant_id(g)?;
+            if grant != Some(want.as_str()) {
+                let got_alias = grant.map(|g| self.alias_name(g));
+                return fail(format!("expected grant {g} ({want}), got grant {got_alias:?}"));
+            }
+        }
+        if let Some(bb) = &full.blocked_by {
+            let want = json!({ "state": bb.state, "item": bb.item });
+            if got.get("blocked_by") != Some(&want) {
+                return fail(format!("expected blocked_by {want}"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn check(&self, c: &CheckStep, expect: Option<&serde_yaml::Value>, err: Option<&ErrorExpect>) -> StepResult {
+        let container = self.container(&c.container)?;
+        if let Some(item) = &c.item {
+            let body = json!({ "item": item, "container": container });
+            let Some(resp) = self.send("POST", &Self::store_path("check"), Some(body), err).await? else {
+                return Ok(());
+            };
+            let e = expect.ok_or("a check needs `expect` (or `expect_error`)")?;
+            let e: CheckExpect = from_yaml(e, "decision")?;
+            return self.compare_decision(item, &e, &resp);
+        }
+        let e = expect.ok_or("a check of several items needs `expect: {item: decision, ...}`")?;
+        let e: BTreeMap<String, CheckExpect> = from_yaml(e, "map of item ids to decisions")?;
+        let items: Vec<&String> = e.keys().collect();
+        let body = json!({ "items": items, "container": container });
+        let Some(resp) = self.send("POST", &Self::store_path("check/bulk"), Some(body), err).await? else {
+            return Ok(());
+        };
+        let results = resp.get("results").and_then(Value::as_array).ok_or_else(|| format!("no results in {resp}"))?;
+        if results.len() != items.len() {
+            return Err(format!("asked for {} decisions, got {resp}", items.len()));
+        }
+        let mut problems = Vec::new();
+        for ((item, want), got) in e.iter().zip(results) {
+            if let Err(p) = self.compare_decision(item, want, got) {
+                problems.push(p);
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n    "))
+        }
+    }
+
+    async fn lookup(
+        &self,
+        l: &LookupStep,
+        expect: Option<&serde_yaml::Value>,
+        err: Option<&ErrorExpect>,
+    ) -> StepResult {
+        let container = self.container(&l.container)?;
+        let limit = l.limit.unwrap_or(PAGE_LIMIT);
+        let mut ids: Vec<String> = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut pages = Vec::new();
+        for _ in 0..MAX_PAGES {
+            let mut body = json!({ "container": container, "limit": limit });
+            if !l.owners.is_empty() {
+                body["owners"] = json!(l.owners);
+            }
+            if let Some(c) = &cursor {
+                body["cursor"] = json!(c);
+            }
+            let Some(resp) = self.send("POST", &Self::store_path("lookup"), Some(body), err).await? else {
+                return Ok(());
+            };
+            let items = resp.get("items").and_then(Value::as_array).ok_or_else(|| format!("no items in {resp}"))?;
+            if items.len() > limit {
+                return Err(format!("a page of limit {limit} returned {} items: {resp}", items.len()));
+            }
+            for it in items {
+                if it.get("admitted").and_then(Value::as_bool) != Some(true) {
+                    return Err(format!("lookup returned a decision that is not admitted: {it}"));
+                }
+                ids.push(it.get("item").and_then(Value::as_str).unwrap_or("").to_string());
+            }
+            pages.push(resp.clone());
+            cursor = resp.get("cursor").and_then(Value::as_str).map(str::to_string);
+            if cursor.is_none() {
+                break;
+            }
+            if items.is_empty() {
+                return Err(format!("an empty page carried a cursor: {resp}"));
+            }
+        }
+        if cursor.is_some() {
+            return Err(format!("lookup did not end after {MAX_PAGES} pages"));
+        }
+        let e = expect.ok_or("a lookup needs `expect: [item ids in order]`")?;
+        let want: Vec<String> = from_yaml(e, "list of item ids")?;
+        if ids != want {
+            return Err(format!("expected {want:?}, got {ids:?} (pages: {})", Value::Array(pages)));
+        }
+        // Every item a lookup returns must also pass a single check in the same container.
+        for id in &ids {
+            let body = json!({ "item": id, "container": container });
+            let (status, resp) = self.app.call("POST", &Self::store_path("check"), Some(body)).await;
+            if !status.is_success() || resp.get("admitted") != Some(&json!(true)) {
+                return Err(format!("lookup returned {id} but check says {status} {resp}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn compare_audience(&self, want: &AudSpec, got: &Value) -> StepResult {
+        let members: Vec<String> = got
+            .get("members")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        let kind = got.get("kind").and_then(Value::as_str).unwrap_or("");
+        let grant = got.get("grant").and_then(Value::as_str);
+        let (want_members, want_grant) = match want {
+            AudSpec::Keyword(k) if k == "public" => {
+                return if kind == "public" && members.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("expected the public audience, got {got}"))
+                };
+            }
+            AudSpec::Keyword(k) => return Err(format!("unknown audience keyword `{k}` (only `public`)")),
+            AudSpec::Members(m) => (m, None),
+            AudSpec::Full(f) => (&f.members, f.grant.as_deref()),
+        };
+        let mut want_sorted = want_members.clone();
+        want_sorted.sort();
+        want_sorted.dedup();
+        if members != want_sorted {
+            return Err(format!("expected members {want_sorted:?}, got {got}"));
+        }
+        let want_kind = if want_sorted.len() == 1 { "owner_private" } else { "shared" };
+        if kind != want_kind {
+            return Err(format!("expected kind {want_kind}, got {got}"));
+        }
+        if let Some(g) = want_grant {
+            let id = self.grant_id(g)?;
+            if grant != Some(id.as_str()) {
+                return Err(format!("expected grant {g} ({id}), got {got}"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn expand(&self, item: &str, expect: Option<&serde_yaml::Value>, err: Option<&ErrorExpect>) -> StepResult {
+        let path = Self::store_path(&format!("items/{item}/audiences"));
+        let Some(resp) = self.send("GET", &path, None, err).await? else { return Ok(()) };
+        let e = expect.ok_or("an expand needs `expect: [audiences, origin first]`")?;
+        let want: Vec<AudSpec> = from_yaml(e, "list of audiences")?;
+        let got = resp.get("audiences").and_then(Value::as_array).ok_or_else(|| format!("no audiences in {resp}"))?;
+        if got.len() != want.len() {
+            return Err(format!("expected {} audiences, got {resp}", want.len()));
+        }
+        for (n, (w, g)) in want.iter().zip(got).enumerate() {
+            let source = if n == 0 { "origin" } else { "grant" };
+            if g.get("source").and_then(Value::as_str) != Some(source) {
+                return Err(format!("audience {n} should come from the {source}: {resp}"));
+            }
+            self.compare_audience(w, g).map_err(|e| format!("audience {n}: {e}; whole response {resp}"))?;
+        }
+        Ok(())
+    }
+
+    async fn view(&self, item: &str, expect: Option<&serde_yaml::Value>, err: Option<&ErrorExpect>) -> StepResult {
+        let Some(resp) = self.send("GET", &Self::store_path(&format!("items/{item}")), None, err).await? else {
+            return Ok(());
+        };
+        let e = expect.ok_or("a view needs `expect`")?;
+        let e: ViewExpect = from_yaml(e, "item view (see ViewExpect)")?;
+        let s = |k: &str| resp.get(k).and_then(Value::as_str);
+        let mut why = Vec::new();
+        if let Some(st) = &e.state {
+            if s("state") != Some(st.as_str()) {
+                why.push(format!("state {st}"));
+            }
+        }
+        if let Some(c) = e.current {
+            if resp.get("current") != Some(&json!(c)) {
+                why.push(format!("current {c}"));
+            }
+        }
+        if let Some(bb) = &e.blocked_by {
+            if resp.get("blocked_by") != Some(&json!({ "state": bb.state, "item": bb.item })) {
+                why.push(format!("blocked_by {bb:?}"));
+            }
+        } else if e.current == Some(true) && resp.get("blocked_by").is_some() {
+            why.push("no blocked_by".into());
+        }
+        if let Some(src) = &e.sources {
+            if resp.get("sources") != Some(&json!(src)) {
+                why.push(format!("sources {src:?}"));
+            }
+        }
+        if let Some(by) = &e.superseded_by {
+            if s("superseded_by") != Some(by.as_str()) {
+                why.push(format!("superseded_by {by}"));
+            }
+        }
+        if let Some(a) = &e.audience {
+            let aud = resp.get("audience").cloned().unwrap_or(Value::Null);
+            if let Err(x) = self.compare_audience(a, &aud) {
+                why.push(x);
+            }
+        }
+        let digest = resp.pointer("/audience/digest").and_then(Value::as_str).unwrap_or("");
+        let others =
+            e.same_audience_as.iter().map(|o| (o, true)).chain(e.other_audience_than.iter().map(|o| (o, false)));
+        for (other, same) in others {
+            let (status, o) = self.app.call("GET", &Self::store_path(&format!("items/{other}")), None).await;
+            let od = o.pointer("/audience/digest").and_then(Value::as_str);
+            if !status.is_success() || od.is_none() {
+                why.push(format!("a readable item {other} (got {status} {o})"));
+            } else if (od == Some(digest)) != same {
+                let rel = if same { "the same audience as" } else { "another audience than" };
+                why.push(format!("{rel} {other} (whose audience is {})", o["audience"]));
+            }
+        }
+        if why.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("expected {}; got {resp}", why.join(", ")))
+        }
+    }
+}
+
+/// Runs one scenario in a fresh app; the failures, each naming the step and the response.
+async fn run_scenario(sc: &Scenario) -> Vec<String> {
+    let app = TestApp::new();
+    Runner::new(&app, sc).run().await
+}
+
+fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("fixtures")
+}
+
+fn parse(text: &str) -> Result<Scenario, String> {
+    serde_yaml::from_str::<Scenario>(text).map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn every_fixture_scenario_holds() {
+    let dir = fixtures_dir();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    let mut report = String::new();
+    let mut failed = Vec::new();
+    let mut names = BTreeMap::new();
+    for f in &files {
+        let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("reading {}: {e}", f.display()));
+        let sc = match parse(&text) {
+            Ok(sc) => sc,
+            Err(e) => {
+                let _ = writeln!(report, "{file}: does not parse: {e}");
+                failed.push(file);
+                continue;
+            }
+        };
+        if sc.description.trim().is_empty() || sc.steps.is_empty() {
+            let _ = writeln!(report, "{file}: scenario `{}` needs a description and steps", sc.name);
+            failed.push(file.clone());
+        }
+        if let Some(other) = names.insert(sc.name.clone(), file.clone()) {
+            let _ = writeln!(report, "{file}: scenario name `{}` is also used by {other}", sc.name);
+            failed.push(file.clone());
+        }
+        let failures = run_scenario(&sc).await;
+        if !failures.is_empty() {
+            let _ = writeln!(report, "{file}:");
+            for x in &failures {
+                let _ = writeln!(report, "  {x}");
+            }
+            failed.push(sc.name.clone());
+        }
+    }
+    assert!(failed.is_empty(), "{} of {} scenarios failed: {failed:?}\n{report}", failed.len(), files.len());
+    assert!(files.len() >= 10, "expected at least 10 scenario files in {}, found {}", dir.display(), files.len());
+}
+
+/// A scenario whose steps are all right passes; used to show the wrong ones below fail only
+/// because of their wrong expectations.
+const GOOD: &str = r#"
+name: inline-good
+description: control for the harness tests
+containers:
+  bob_dm: {owner: o, viewers: [bob]}
+setup:
+  - participants: [o, alice, bob]
+  - item: {id: f1, owner: o, origin: [alice, bob]}
+  - item: {id: f2, owner: o, origin: [alice]}
+steps:
+  - check: {item: f1, container: bob_dm}
+    expect: admitted_origin
+  - check: {container: bob_dm}
+    expect: {f1: admitted_origin, f2: denied_not_in_audience}
+  - lookup: {container: bob_dm}
+    expect: [f1]
+  - item: {id: f1, owner: o, origin: public}
+    expect_error: {status: 409, code: item_exists}
+"#;
+
+#[tokio::test]
+async fn the_harness_passes_a_correct_scenario() {
+    let sc = parse(GOOD).expect("inline scenario parses");
+    let failures = run_scenario(&sc).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[tokio::test]
+async fn the_harness_reports_wrong_expectations() {
+    // Each case replaces one line of GOOD with a wrong expectation; each must fail and the
+    // report must name the step and show what the service actually answered.
+    let cases = [
+        (
+            "    expect: admitted_origin\n  - check: {container",
+            "    expect: denied_not_in_audience\n  - check: {container",
+            "steps[0]",
+            "admitted_origin",
+        ),
+        ("f2: denied_not_in_audience}", "f2: admitted_origin}", "steps[1]", "denied_not_in_audience"),
+        ("    expect: [f1]", "    expect: [f1, f2]", "steps[2]", "[\"f1\"]"),
+        ("{status: 409, code: item_exists}", "{status: 404, code: item_exists}", "steps[3]", "409 Conflict"),
+        ("{status: 409, code: item_exists}", "{status: 409, code: origin_unresolved}", "steps[3]", "item_exists"),
+        (
+            "  - item: {id: f1, owner: o, origin: public}",
+            "  - item: {id: f9, owner: o, origin: public}",
+            "steps[3]",
+            "201 Created",
+        ),
+    ];
+    for (from, to, step, actual) in cases {
+        assert!(GOOD.contains(from), "case pattern not in GOOD: {from}");
+        let sc = parse(&GOOD.replacen(from, to, 1)).unwrap_or_else(|e| panic!("case `{to}` parses: {e}"));
+        let failures = run_scenario(&sc).await;
+        assert!(!failures.is_empty(), "the harness accepted a wrong expectation: {to}");
+        let all = failures.join("\n");
+        for needle in ["scenario `inline-good`", step, actual] {
+            assert!(all.contains(needle), "failure for `{to}` does not show {needle}: {all}");
+        }
+    }
+    // A refused write that the scenario expects to succeed fails too, and so does an unknown
+    // key anywhere in the format.
+    let text =
+        GOOD.replace("  - item: {id: f2, owner: o, origin: [alice]}", "  - item: {id: f2, owner: o, origin: [ghost]}");
+    let failures = run_scenario(&parse(&text).expect("parses")).await;
+    assert!(failures.iter().any(|f| f.contains("setup[2]") && f.contains("origin_unresolved")), "{failures:#?}");
+    assert!(parse(&GOOD.replace("expect: [f1]", "expected: [f1]")).is_err());
+    assert!(parse(&GOOD.replace("origin: [alice]}", "origin: [alice], colour: red}")).is_err());
+}

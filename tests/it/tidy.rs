@@ -50,7 +50,9 @@ fn the_core_has_no_io_and_no_async_dependencies() {
     rust_files(&root.join("src"), &mut files);
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read");
-        for forbidden in ["std::fs", "std::net", "std::thread", "std::time::SystemTime", "tokio", "async fn", "println!"] {
+        for forbidden in
+            ["std::fs", "std::net", "std::thread", "std::time::SystemTime", "tokio", "async fn", "println!"]
+        {
             assert!(!text.contains(forbidden), "{} uses `{forbidden}`", f.display());
         }
     }

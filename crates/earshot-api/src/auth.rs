@@ -111,8 +111,11 @@ impl Auth {
             return Ok(Principal { name: "local".into(), scope: Scope::Admin, stores: None });
         }
         let header = header.ok_or_else(|| ApiError::unauthenticated("missing bearer token"))?;
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
         let presented = header
-            .strip_prefix("Bearer ")
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token)
             .ok_or_else(|| ApiError::unauthenticated("expected `Authorization: Bearer <token>`"))?;
         let d = digest(presented.trim());
         let mut found = None;

@@ -55,6 +55,8 @@ impl From<StoreError> for ApiError {
         use StoreError as E;
         let code = e.code();
         let status = match &e {
+            // Same code as `AnonymousParticipant`, so the same status.
+            E::InvalidId { source: earshot_core::IdError::Anonymous, .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::InvalidId { .. }
             | E::InvalidInput { .. }
             | E::LimitExceeded { .. }

@@ -101,6 +101,8 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        // Spans carry method and path only: headers (and so bearer tokens) are never recorded.
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
 

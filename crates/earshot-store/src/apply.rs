@@ -173,7 +173,10 @@ impl Apply<'_> {
                     self.snap.aud_items.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 merged.extend(moved_items);
                 merged.sort_unstable();
-                self.snap.aud_items.insert(target, merged.into_iter().collect());
+                // No empty posting lists: a rebuild from the records never creates one.
+                if !merged.is_empty() {
+                    self.snap.aud_items.insert(target, merged.into_iter().collect());
+                }
                 let moved_grants: Vec<Gid> =
                     self.snap.aud_grants.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 for &gid in &moved_grants {
@@ -187,7 +190,9 @@ impl Apply<'_> {
                     self.snap.aud_grants.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
                 merged.extend(moved_grants);
                 merged.sort_unstable();
-                self.snap.aud_grants.insert(target, merged.into_iter().collect());
+                if !merged.is_empty() {
+                    self.snap.aud_grants.insert(target, merged.into_iter().collect());
+                }
                 for p in members.iter() {
                     if let Some(set) = self.snap.part_auds.get_mut(p) {
                         set.remove(&aid);

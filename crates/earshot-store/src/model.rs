@@ -306,8 +306,30 @@ pub fn format_time(ms: i64) -> String {
 
 /// Parses an RFC 3339 instant into milliseconds since the epoch.
 pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
-    let t = humantime::parse_rfc3339_weak(s)
+    // humantime reads only UTC (`Z`); an RFC 3339 numeric offset is split off and applied here.
+    let (utc, offset_ms) = split_offset(s).unwrap_or((s, 0));
+    let t = humantime::parse_rfc3339_weak(utc)
         .map_err(|e| crate::StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
     let d = t.duration_since(std::time::UNIX_EPOCH).map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
-    i64::try_from(d.as_millis()).map_err(|_| crate::StoreError::input(field, "time out of range"))
+    let ms = i64::try_from(d.as_millis()).map_err(|_| crate::StoreError::input(field, "time out of range"))?;
+    ms.checked_sub(offset_ms).filter(|ms| *ms >= 0).ok_or_else(|| crate::StoreError::input(field, "time before 1970"))
+}
+
+/// Splits a numeric offset (`+01:00`, `-05:30`) off the end of an RFC 3339 date-time: the rest,
+/// and the offset in milliseconds east of UTC.
+fn split_offset(s: &str) -> Option<(&str, i64)> {
+    let at = s.len().checked_sub(6)?;
+    let (head, tail) = (s.get(..at)?, s.get(at..)?);
+    let &[sign, h1, h2, b':', m1, m2] = tail.as_bytes() else { return None };
+    let sign = match sign {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let digit = |b: u8| b.is_ascii_digit().then(|| i64::from(b - b'0'));
+    let (h, m) = (digit(h1)? * 10 + digit(h2)?, digit(m1)? * 10 + digit(m2)?);
+    if h > 23 || m > 59 || !head.contains(['T', ' ']) {
+        return None;
+    }
+    Some((head, sign * (h * 60 + m) * 60_000))
 }

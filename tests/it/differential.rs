@@ -9,14 +9,14 @@
 
 use std::collections::BTreeSet;
 
+use crate::properties::{
+    config, fail, lookup_all, standard_containers, universe, Backing, Harness, Step, Universe, OWNERS,
+};
 use earshot_core::Quality;
 use earshot_store::durable::Records;
 use earshot_store::flat::{Flat, FlatViewers};
 use earshot_store::model::{Command, ContainerInput};
 use proptest::prelude::*;
-use crate::properties::{
-    config, fail, lookup_all, standard_containers, universe, Backing, Harness, Step, Universe, OWNERS,
-};
 
 /// `V(C)` by name from the durable records: the owner and every id must be participants, every
 /// identity bound to exactly one, and the quality fresh; else everyone.
@@ -190,5 +190,56 @@ proptest! {
     #[test]
     fn concurrent_writes_keep_the_index_in_agreement(u in universe(40)) {
         run_concurrent(&u).map_err(fail)?;
+    }
+}
+
+/// A fixed universe through one restart: grants (one expiring), a member removal that merges two
+/// audiences, an intersection and a quarantined derivation, then close, reopen and compare.
+#[test]
+fn a_fixed_universe_survives_a_restart() {
+    use crate::properties::{Ev, Origin};
+    use earshot_core::Action;
+    let ev = |parts: Vec<u8>| Ev { parts, idents: vec![0], quality: Quality::Fresh };
+    let u = Universe {
+        initial: 5,
+        binds: vec![(0, 4)],
+        steps: vec![
+            Step::Record { owner: 0, origin: Origin::Viewers(ev(vec![1, 3])), reuse_id: false },
+            Step::Record { owner: 0, origin: Origin::Viewers(ev(vec![1])), reuse_id: false },
+            Step::Record { owner: 0, origin: Origin::Public, reuse_id: false },
+            Step::Grant { item: 0, members: vec![2, 3], expiry_s: Some(3), declassify: false },
+            Step::Grant { item: 1, members: vec![2], expiry_s: None, declassify: true },
+            Step::Intersect { owner: 0, picks: vec![0, 1], container: None, quarantine: false, foreign: false },
+            Step::Intersect { owner: 0, picks: vec![2], container: None, quarantine: true, foreign: false },
+            Step::RemoveParticipant(3),
+            Step::Life { item: 1, action: Action::Freeze, by: None },
+            Step::Reopen,
+            Step::Tick(6),
+            Step::Life { item: 1, action: Action::Unfreeze, by: None },
+            Step::Reopen,
+        ],
+    };
+    if let Err(e) = run_with_restarts(&u) {
+        panic!("{e}");
+    }
+}
+
+/// Regression (found by `indexed_and_flat_evaluators_agree`): removing `dan` shrinks grant
+/// audience {bob,cat,dan} onto the existing {bob,cat}; the merge used to leave an empty
+/// audience→items posting in the live index that a rebuild does not have, so `verify` failed.
+#[test]
+fn a_merge_without_items_leaves_no_empty_posting() {
+    let u = Universe {
+        initial: 4,
+        binds: vec![(0, 0)],
+        steps: vec![
+            Step::Record { owner: 1, origin: crate::properties::Origin::Public, reuse_id: false },
+            Step::Grant { item: 0, members: vec![3, 2], expiry_s: None, declassify: false },
+            Step::Grant { item: 0, members: vec![2], expiry_s: None, declassify: false },
+            Step::RemoveParticipant(3),
+        ],
+    };
+    if let Err(e) = run_differential(&u) {
+        panic!("{e}");
     }
 }

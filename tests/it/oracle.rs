@@ -347,8 +347,7 @@ impl Oracle {
         if g.members.is_empty() {
             return no("invalid_request");
         }
-        if let Some(m) = g.members.iter().find(|m| !self.participants.contains(*m)) {
-            let _ = m;
+        if g.members.iter().any(|m| !self.participants.contains(m)) {
             return no("participant_not_found");
         }
         let expires_at_ms = match &g.expires_at {
@@ -457,7 +456,7 @@ impl Oracle {
                     return no("invalid_request");
                 }
                 let mut used = BTreeSet::new();
-                let mut plan = Vec::new();
+                let mut plan: Vec<(String, Audience, Vec<String>)> = Vec::new();
                 for out in outputs {
                     if out.sources.is_empty() {
                         return no("invalid_request");
@@ -473,9 +472,7 @@ impl Oracle {
                         return no("partition_mixed_audiences");
                     }
                     let Some(id) = out.id.clone() else { return no("oracle_needs_explicit_ids") };
-                    if self.item(&id).is_some()
-                        || plan.iter().any(|(p, _, _): &(String, Audience, Vec<String>)| p == &id)
-                    {
+                    if self.item(&id).is_some() || plan.iter().any(|p| p.0 == id) {
                         return no("item_exists");
                     }
                     plan.push((id, first, out.sources.clone()));

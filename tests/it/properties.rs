@@ -1043,11 +1043,11 @@ impl Harness {
             admitted.insert((c.owner.clone(), *mask), set);
         }
         for ((o, mask), wide) in &admitted {
-            for b in 0..5 {
+            for (b, dropped) in PARTS.iter().enumerate().take(5) {
                 if mask & (1 << b) != 0 {
                     if let Some(narrow) = admitted.get(&(o.clone(), mask & !(1 << b))) {
                         p2_antimonotone(wide, narrow)
-                            .map_err(|e| format!("{e} (owner {o}, viewers mask {mask:#07b}, dropped {})", PARTS[b]))?;
+                            .map_err(|e| format!("{e} (owner {o}, viewers mask {mask:#07b}, dropped {dropped})"))?;
                     }
                 }
             }

@@ -18,7 +18,9 @@ use crate::model::{
     limits, parse_time, Attributes, Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
     NewParticipant, OriginInput, OriginKeyword, WriteOutcome,
 };
-use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use crate::snapshot::{
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, Vector, PUBLIC_AID,
+};
 
 /// Content and attributes of a newly created item (durable only; never in the index).
 #[derive(Debug, Clone, PartialEq)]
@@ -160,38 +162,19 @@ impl Apply<'_> {
         match self.snap.aud_by_digest.get(&digest).copied() {
             Some(target) => {
                 // Merge: re-point items and grants of `aid` to `target`, retire `aid`.
-                let moved_items: Vec<Iid> =
-                    self.snap.aud_items.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
-                for &iid in &moved_items {
+                for iid in move_posting(&mut self.snap.aud_items, aid, target) {
                     if let Some(mut rec) = self.snap.item(iid).cloned() {
                         rec.aud = target;
                         self.snap.items.set(iid as usize, rec);
                         self.dirty.items.push(iid);
                     }
                 }
-                let mut merged: Vec<Iid> =
-                    self.snap.aud_items.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
-                merged.extend(moved_items);
-                merged.sort_unstable();
-                // No empty posting lists: a rebuild from the records never creates one.
-                if !merged.is_empty() {
-                    self.snap.aud_items.insert(target, merged.into_iter().collect());
-                }
-                let moved_grants: Vec<Gid> =
-                    self.snap.aud_grants.remove(&aid).map(|v| v.iter().copied().collect()).unwrap_or_default();
-                for &gid in &moved_grants {
+                for gid in move_posting(&mut self.snap.aud_grants, aid, target) {
                     if let Some(mut g) = self.snap.grant(gid).cloned() {
                         g.aud = target;
                         self.snap.grants.set(gid as usize, g);
                         self.dirty.grants.push(gid);
                     }
-                }
-                let mut merged: Vec<Gid> =
-                    self.snap.aud_grants.get(&target).map(|v| v.iter().copied().collect()).unwrap_or_default();
-                merged.extend(moved_grants);
-                merged.sort_unstable();
-                if !merged.is_empty() {
-                    self.snap.aud_grants.insert(target, merged.into_iter().collect());
                 }
                 for p in members.iter() {
                     if let Some(set) = self.snap.part_auds.get_mut(p) {
@@ -641,6 +624,19 @@ impl Apply<'_> {
         self.dirty.grants.push(gid);
         Ok(outcome("revoked", vec![grant.to_string()]))
     }
+}
+
+/// Moves the posting list of audience `from` into that of `to`, keeping it sorted, and returns
+/// the moved ids. Leaves no empty list behind: a rebuild from the records never creates one.
+fn move_posting(postings: &mut Map<Aid, Vector<u32>>, from: Aid, to: Aid) -> Vec<u32> {
+    let moved: Vec<u32> = postings.remove(&from).map(|v| v.iter().copied().collect()).unwrap_or_default();
+    let mut merged: Vec<u32> = postings.get(&to).map(|v| v.iter().copied().collect()).unwrap_or_default();
+    merged.extend(moved.iter().copied());
+    merged.sort_unstable();
+    if !merged.is_empty() {
+        postings.insert(to, merged.into_iter().collect());
+    }
+    moved
 }
 
 fn outcome(kind: &str, ids: Vec<String>) -> WriteOutcome {

@@ -266,6 +266,8 @@ pub struct ItemView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes: Option<Attributes>,
     pub revision: u64,
+    /// Consistency token for `revision`.
+    pub token: String,
 }
 
 /// Why an item is not current: the state that stops it and the item holding that state.

@@ -331,6 +331,7 @@ impl Snapshot {
             content: None,
             attributes: None,
             revision: self.revision,
+            token: crate::token::encode(&self.store, self.revision),
         })
     }
 

@@ -273,20 +273,21 @@ fn main() {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    // Criterion filters are regular expressions; a plain substring or `a|b` alternation is
+    // matched here, which is all the percentile reports need to decide whether they were asked for.
+    let wanted =
+        |target: &str| filters.is_empty() || filters.iter().any(|f| f.split('|').any(|part| target.contains(part)));
     // The fixture build is reported once, before any measurement.
     let _ = fx();
     check(&mut c);
-    lookup(&mut c);
-    durable_write(&mut c);
-    c.final_summary();
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    // Criterion filters are regular expressions; a plain substring or `a|b` alternation is
-    // matched here, which is all the latency report needs to decide whether it was asked for.
-    let wanted =
-        |target: &str| filters.is_empty() || filters.iter().any(|f| f.split('|').any(|part| target.contains(part)));
+    // Before any write, so the store decided is exactly the generated one.
     if wanted("check/latency") {
         check_latency_report();
     }
+    lookup(&mut c);
+    durable_write(&mut c);
+    c.final_summary();
     if wanted("durable_write/latency") {
         write_latency_report();
     }

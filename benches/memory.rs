@@ -11,15 +11,25 @@
 //! The in-memory backend keeps the raw records outside the measured delta, so neither sled's
 //! page cache nor the records themselves are counted. Sizes: `EARSHOT_BENCH_MEMORY_SIZES`
 //! (comma-separated item counts, default `100000,1000000`).
+//!
+//! For the largest size it then prices the snapshot's biggest structures one by one, built from
+//! the same records the way `durable::rebuild` builds them, next to flat alternatives: the
+//! item-name map (imbl HAMT vs std `HashMap`), the audience and owner postings (imbl map of
+//! imbl vectors grown by clone-push-insert vs `Arc<[u32]>` slices), and the item vector.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use earshot_benches::{generate, import, MemBackend, Shape, NOW_MS, STORE};
 use earshot_store::durable::rebuild_snapshot;
-use earshot_store::{Config, Earshot, ManualClock};
+use earshot_store::{Config, Earshot, ManualClock, Records};
+use rustc_hash::FxBuildHasher;
+
+/// The map type the snapshot uses (`snapshot::Map`).
+type ImMap<K, V> = imbl::GenericHashMap<K, V, FxBuildHasher, imbl::shared_ptr::DefaultSharedPtr>;
 
 /// Counts live heap bytes and their high-water mark on top of the system allocator.
 struct Counting;
@@ -102,6 +112,7 @@ fn main() {
         .map(|s| s.split(',').filter_map(|x| x.trim().replace('_', "").parse().ok()).collect())
         .unwrap_or_else(|| vec![100_000, 1_000_000]);
     println!("memory: live heap bytes kept per item (counting allocator); target 300 B/item");
+    let sizes_max = sizes.clone();
     for n in sizes {
         let syn = generate(&Shape::with_items(n));
 
@@ -152,4 +163,113 @@ fn main() {
         e.shutdown();
         drop(e);
     }
+    if let Some(&n) = sizes_max.iter().max() {
+        components(n);
+    }
+}
+
+/// Bytes kept per item and build time of `f`'s result (which is dropped afterwards).
+fn priced<T>(n: usize, f: impl FnOnce() -> T) -> (f64, Duration) {
+    let before = live();
+    let t = Instant::now();
+    let v = f();
+    let took = t.elapsed();
+    let per = (live() - before) as f64 / n as f64;
+    drop(v);
+    (per, took)
+}
+
+/// Prices the largest snapshot structures, as rebuilt, against flat alternatives.
+fn components(n: usize) {
+    let syn = generate(&Shape::with_items(n));
+    let r: &Records = &syn.records;
+    let names: Vec<Arc<str>> = r.items.iter().map(|i| Arc::from(i.id.as_str())).collect();
+    let mut aud_ix: HashMap<&str, u32> = HashMap::new();
+    let mut owner_ix: HashMap<&str, u32> = HashMap::new();
+    let pairs: Vec<(u32, u32)> = r
+        .items
+        .iter()
+        .map(|i| {
+            let a = aud_ix.len() as u32;
+            let o = owner_ix.len() as u32;
+            (*aud_ix.entry(i.audience.as_str()).or_insert(a), *owner_ix.entry(i.owner.as_str()).or_insert(o))
+        })
+        .collect();
+    println!("memory/components/{n} (bytes kept per item, build time; names themselves excluded):");
+    let line = |what: &str, (per, took): (f64, Duration)| println!("  {what:<62} {per:>7.1} B/item {took:>10.2?}");
+    line(
+        "item names -> iid: imbl HashMap<Arc<str>, u32> (snapshot.iids)",
+        priced(n, || {
+            let mut m: ImMap<Arc<str>, u32> = ImMap::default();
+            for (i, name) in names.iter().enumerate() {
+                m.insert(name.clone(), i as u32);
+            }
+            m
+        }),
+    );
+    line(
+        "item names -> iid: std HashMap<Arc<str>, u32>",
+        priced(n, || {
+            let mut m: HashMap<Arc<str>, u32, FxBuildHasher> = HashMap::with_capacity_and_hasher(n, FxBuildHasher);
+            for (i, name) in names.iter().enumerate() {
+                m.insert(name.clone(), i as u32);
+            }
+            m
+        }),
+    );
+    line(
+        "postings: imbl map of imbl Vector, clone + push_back + insert",
+        priced(n, || {
+            let mut by_aud: ImMap<u32, imbl::Vector<u32>> = ImMap::default();
+            let mut by_owner: ImMap<u32, imbl::Vector<u32>> = ImMap::default();
+            for (i, &(a, o)) in pairs.iter().enumerate() {
+                let mut p = by_aud.get(&a).cloned().unwrap_or_default();
+                p.push_back(i as u32);
+                by_aud.insert(a, p);
+                let mut p = by_owner.get(&o).cloned().unwrap_or_default();
+                p.push_back(i as u32);
+                by_owner.insert(o, p);
+            }
+            (by_aud, by_owner)
+        }),
+    );
+    line(
+        "postings: same maps, entry().or_default().push_back()",
+        priced(n, || {
+            let mut by_aud: ImMap<u32, imbl::Vector<u32>> = ImMap::default();
+            let mut by_owner: ImMap<u32, imbl::Vector<u32>> = ImMap::default();
+            for (i, &(a, o)) in pairs.iter().enumerate() {
+                by_aud.entry(a).or_default().push_back(i as u32);
+                by_owner.entry(o).or_default().push_back(i as u32);
+            }
+            (by_aud, by_owner)
+        }),
+    );
+    line(
+        "postings: Vec<Arc<[u32]>> per audience and per owner",
+        priced(n, || {
+            let mut by_aud: Vec<Vec<u32>> = vec![Vec::new(); aud_ix.len()];
+            let mut by_owner: Vec<Vec<u32>> = vec![Vec::new(); owner_ix.len()];
+            for (i, &(a, o)) in pairs.iter().enumerate() {
+                by_aud[a as usize].push(i as u32);
+                by_owner[o as usize].push(i as u32);
+            }
+            let flat = |v: Vec<Vec<u32>>| v.into_iter().map(Arc::<[u32]>::from).collect::<Vec<_>>();
+            (flat(by_aud), flat(by_owner))
+        }),
+    );
+    line(
+        "items: imbl Vector of a 96-byte record (ItemRec's size)",
+        priced(n, || {
+            let mut v: imbl::Vector<[u64; 12]> = imbl::Vector::new();
+            for i in 0..n {
+                v.push_back([i as u64; 12]);
+            }
+            v
+        }),
+    );
+    line(
+        "item names: one Arc<str> each, plus its 16-byte pointer in a Vec",
+        priced(n, || r.items.iter().map(|i| Arc::<str>::from(i.id.as_str())).collect::<Vec<_>>()),
+    );
 }

@@ -14,13 +14,12 @@ use earshot_core::{Action, AudienceDigest, AudienceKind, Currentness, Dispositio
 
 use crate::error::{check_id, Result, StoreError};
 use crate::graph::Provenance;
+use crate::layered::Posting;
 use crate::model::{
     limits, parse_time, Attributes, Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
     NewParticipant, OriginInput, OriginKeyword, WriteOutcome,
 };
-use crate::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, Vector, PUBLIC_AID,
-};
+use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
 
 /// Content and attributes of a newly created item (durable only; never in the index).
 #[derive(Debug, Clone, PartialEq)]
@@ -191,10 +190,10 @@ impl Apply<'_> {
                 self.snap.aud_by_digest.insert(digest, aid);
                 // Items and grants keep `aid` but their durable records name the digest.
                 if let Some(v) = self.snap.aud_items.get(&aid) {
-                    self.dirty.items.extend(v.iter().copied());
+                    self.dirty.items.extend(v.iter());
                 }
                 if let Some(v) = self.snap.aud_grants.get(&aid) {
-                    self.dirty.grants.extend(v.iter().copied());
+                    self.dirty.grants.extend(v.iter());
                 }
             }
         }
@@ -305,10 +304,10 @@ impl Apply<'_> {
         });
         self.snap.iids.insert(name, iid);
         let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
-        posting.push_back(iid);
+        posting.push(iid);
         self.snap.aud_items.insert(aud, posting);
         let mut owned = self.snap.owner_items.get(&owner).cloned().unwrap_or_default();
-        owned.push_back(iid);
+        owned.push(iid);
         self.snap.owner_items.insert(owner, owned);
         self.graph.add_item(iid, sources);
         self.dirty.items.push(iid);
@@ -606,7 +605,7 @@ impl Apply<'_> {
         rec.grants = Some(Arc::from(gs));
         self.snap.items.set(iid as usize, rec);
         let mut posting = self.snap.aud_grants.get(&aid).cloned().unwrap_or_default();
-        posting.push_back(gid);
+        posting.push(gid);
         self.snap.aud_grants.insert(aid, posting);
         self.dirty.grants.push(gid);
         Ok(outcome("granted", vec![name.to_string()]))
@@ -628,9 +627,9 @@ impl Apply<'_> {
 
 /// Moves the posting list of audience `from` into that of `to`, keeping it sorted, and returns
 /// the moved ids. Leaves no empty list behind: a rebuild from the records never creates one.
-fn move_posting(postings: &mut Map<Aid, Vector<u32>>, from: Aid, to: Aid) -> Vec<u32> {
-    let moved: Vec<u32> = postings.remove(&from).map(|v| v.iter().copied().collect()).unwrap_or_default();
-    let mut merged: Vec<u32> = postings.get(&to).map(|v| v.iter().copied().collect()).unwrap_or_default();
+fn move_posting(postings: &mut Map<Aid, Posting>, from: Aid, to: Aid) -> Vec<u32> {
+    let moved: Vec<u32> = postings.remove(&from).map(|v| v.iter().collect()).unwrap_or_default();
+    let mut merged: Vec<u32> = postings.get(&to).map(|v| v.iter().collect()).unwrap_or_default();
     merged.extend(moved.iter().copied());
     merged.sort_unstable();
     if !merged.is_empty() {

@@ -4,7 +4,7 @@
 //! The records are the ground truth. Everything in a [`Snapshot`] (postings, the provenance
 //! graph, memoised currentness, interned ids) is a projection rebuilt from them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::apply::Dirty;
 use crate::error::{Result, StoreError};
 use crate::graph::Provenance;
+use crate::layered::NameMap;
 use crate::model::{Attributes, ParticipantKind};
-use crate::snapshot::{AudRec, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// One change to a store's records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +30,7 @@ pub enum Op {
 pub trait Backend: Send + Sync + 'static {
     /// Ids of every store that has records.
     fn stores(&self) -> Result<Vec<String>>;
-    /// Every record of one store, in key order.
+    /// Every record of one store except item content (`c/…`, read with `get`), in key order.
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Applies `ops` atomically and durably.
     fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()>;
@@ -71,9 +73,11 @@ impl Backend for SledBackend {
     }
 
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        // Content (`c/…`) is read on demand and never indexed, so start-up skips it. No size
+        // hint: `Tree::len` is itself a full scan in sled 0.34.
         let tree = self.tree(store)?;
-        let mut out = Vec::with_capacity(tree.len());
-        for kv in tree.iter() {
+        let mut out = Vec::new();
+        for kv in tree.range(..b"c/".as_slice()).chain(tree.range(b"c0".as_slice()..)) {
             let (k, v) = kv?;
             out.push((k.to_vec(), v.to_vec()));
         }
@@ -336,12 +340,16 @@ fn bad(msg: String) -> StoreError {
 
 /// Rebuilds the snapshot and provenance graph of one store from its records, checking every
 /// digest and reference on the way: a record that does not add up refuses the start.
+///
+/// Postings and name maps are built in flat collections and frozen once, which is both faster
+/// and several times smaller than growing the persistent structures one element at a time.
 pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)> {
     let meta = r.meta.as_ref().ok_or_else(|| bad(format!("store `{store}` has no meta record")))?;
     let mut s = Snapshot::empty(store);
     s.revision = meta.revision;
     let mut parts: Vec<&ParticipantRecord> = r.participants.iter().collect();
     parts.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut pid_by_name: FxHashMap<&str, Pid> = FxHashMap::default();
     for p in parts {
         let pid = s.parts.len() as Pid;
         let name: Arc<str> = Arc::from(p.id.as_str());
@@ -351,8 +359,16 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
             display: p.name.as_deref().map(Arc::from),
         }));
         s.pids.insert(name, pid);
+        if pid_by_name.insert(p.id.as_str(), pid).is_some() {
+            return Err(bad(format!("participant `{}` stored twice", p.id)));
+        }
     }
-    let pid_of = |s: &Snapshot, n: &str| s.pid(n).ok_or_else(|| bad(format!("unknown participant `{n}` in records")));
+    let pid_of =
+        |n: &str| pid_by_name.get(n).copied().ok_or_else(|| bad(format!("unknown participant `{n}` in records")));
+    let public_hex = s.aud(PUBLIC_AID).map(|a| a.digest.to_hex()).unwrap_or_default();
+    let mut aid_by_hex: FxHashMap<&str, Aid> = FxHashMap::default();
+    aid_by_hex.insert(public_hex.as_str(), PUBLIC_AID);
+    let mut part_auds: Vec<Vec<Aid>> = vec![Vec::new(); pid_by_name.len()];
     for a in &r.audiences {
         let digest = AudienceDigest::from_hex(&a.digest).ok_or_else(|| bad(format!("bad digest `{}`", a.digest)))?;
         let mut names = a.members.clone();
@@ -369,97 +385,103 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         }
         let mut members = Vec::with_capacity(names.len());
         for n in &names {
-            members.push(pid_of(&s, n)?);
+            members.push(pid_of(n)?);
         }
         members.sort_unstable();
-        let aid = s.auds.len() as u32;
+        let aid = s.auds.len() as Aid;
         for p in &members {
-            let mut set = s.part_auds.get(p).cloned().unwrap_or_default();
-            set.insert(aid);
-            s.part_auds.insert(*p, set);
+            if let Some(list) = part_auds.get_mut(*p as usize) {
+                list.push(aid);
+            }
         }
         s.auds.push_back(AudRec { kind: a.kind, members: Members::Only(Arc::from(members)), digest, live: true });
-        if s.aud_by_digest.insert(digest, aid).is_some() {
+        s.aud_by_digest.insert(digest, aid);
+        if aid_by_hex.insert(a.digest.as_str(), aid).is_some() {
             return Err(bad(format!("audience {digest} stored twice")));
         }
     }
-    let aid_of = |s: &Snapshot, hex: &str| {
-        AudienceDigest::from_hex(hex)
-            .and_then(|d| s.aud_by_digest.get(&d).copied())
-            .ok_or_else(|| bad(format!("reference to unknown audience `{hex}`")))
-    };
+    for (pid, auds) in part_auds.into_iter().enumerate() {
+        if !auds.is_empty() {
+            s.part_auds.insert(pid as Pid, auds.into_iter().collect());
+        }
+    }
+    let aid_of =
+        |hex: &str| aid_by_hex.get(hex).copied().ok_or_else(|| bad(format!("reference to unknown audience `{hex}`")));
     let mut graph = Provenance::default();
-    let mut supersessions: Vec<(Iid, String)> = Vec::new();
+    let mut iids: HashMap<Arc<str>, Iid, FxBuildHasher> =
+        HashMap::with_capacity_and_hasher(r.items.len(), FxBuildHasher);
+    let mut aud_items: Vec<Vec<Iid>> = vec![Vec::new(); s.auds.len()];
+    let mut owner_items: Vec<Vec<Iid>> = vec![Vec::new(); pid_by_name.len()];
+    let mut current: Vec<Currentness<Iid>> = Vec::with_capacity(r.items.len());
+    let mut supersessions: Vec<(Iid, &str)> = Vec::new();
+    let mut sources: Vec<Iid> = Vec::new();
     for (n, i) in r.items.iter().enumerate() {
         if i.seq as usize != n {
             return Err(bad(format!("item sequence has a gap at {n}")));
         }
         let iid = i.seq;
-        let owner = pid_of(&s, &i.owner)?;
-        let aud = aid_of(&s, &i.audience)?;
-        if let Some(a) = s.aud(aud) {
-            if let Members::Only(m) = &a.members {
-                if m.binary_search(&owner).is_err() {
-                    return Err(bad(format!("item `{}` has an audience without its owner", i.id)));
-                }
+        let owner = pid_of(&i.owner)?;
+        let aud = aid_of(&i.audience)?;
+        if let Some(Members::Only(m)) = s.aud(aud).map(|a| &a.members) {
+            if m.binary_search(&owner).is_err() {
+                return Err(bad(format!("item `{}` has an audience without its owner", i.id)));
             }
         }
-        let mut sources = Vec::with_capacity(i.sources.len());
+        sources.clear();
         for src in &i.sources {
-            let sid = s.iid(src).ok_or_else(|| bad(format!("item `{}` names unknown source `{src}`", i.id)))?;
-            sources.push(sid);
+            let sid =
+                iids.get(src.as_str()).ok_or_else(|| bad(format!("item `{}` names unknown source `{src}`", i.id)))?;
+            sources.push(*sid);
         }
-        let current = Currentness::derive(
+        let c = Currentness::derive(
             i.state,
-            sources.iter().map(|x| {
-                (
-                    *x,
-                    s.item(*x)
-                        .map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(*x) }, |r| r.current),
-                )
-            }),
+            sources.iter().map(|x| (*x, current.get(*x as usize).copied().unwrap_or(Currentness::Current))),
         );
+        current.push(c);
         let name: Arc<str> = Arc::from(i.id.as_str());
         s.items.push_back(ItemRec {
             name: name.clone(),
             owner,
             aud,
             state: i.state,
-            current,
+            current: c,
             sources: (!sources.is_empty()).then(|| Arc::from(sources.as_slice())),
             grants: None,
             superseded_by: None,
             created_rev: i.created_rev,
             created_at_ms: i.created_at_ms,
         });
-        if s.iids.insert(name, iid).is_some() {
+        if iids.insert(name, iid).is_some() {
             return Err(bad(format!("item `{}` stored twice", i.id)));
         }
-        let mut posting = s.aud_items.get(&aud).cloned().unwrap_or_default();
-        posting.push_back(iid);
-        s.aud_items.insert(aud, posting);
-        let mut owned = s.owner_items.get(&owner).cloned().unwrap_or_default();
-        owned.push_back(iid);
-        s.owner_items.insert(owner, owned);
+        if let Some(list) = aud_items.get_mut(aud as usize) {
+            list.push(iid);
+        }
+        if let Some(list) = owner_items.get_mut(owner as usize) {
+            list.push(iid);
+        }
         graph.add_item(iid, &sources);
         if let Some(by) = &i.superseded_by {
-            supersessions.push((iid, by.clone()));
+            supersessions.push((iid, by.as_str()));
         }
     }
     for (iid, by) in supersessions {
-        let by = s.iid(&by).ok_or_else(|| bad(format!("unknown superseding item `{by}`")))?;
+        let by = *iids.get(by).ok_or_else(|| bad(format!("unknown superseding item `{by}`")))?;
         if let Some(mut rec) = s.item(iid).cloned() {
             rec.superseded_by = Some(by);
             s.items.set(iid as usize, rec);
         }
     }
-    let mut item_grants: BTreeMap<Iid, Vec<u32>> = BTreeMap::new();
+    let mut gids: HashMap<Arc<str>, Gid, FxBuildHasher> =
+        HashMap::with_capacity_and_hasher(r.grants.len(), FxBuildHasher);
+    let mut item_grants: BTreeMap<Iid, Vec<Gid>> = BTreeMap::new();
+    let mut aud_grants: BTreeMap<Aid, Vec<Gid>> = BTreeMap::new();
     for (n, g) in r.grants.iter().enumerate() {
         if g.seq as usize != n {
             return Err(bad(format!("grant sequence has a gap at {n}")));
         }
-        let item = s.iid(&g.item).ok_or_else(|| bad(format!("grant `{}` names unknown item", g.id)))?;
-        let aud = aid_of(&s, &g.audience)?;
+        let item = *iids.get(g.item.as_str()).ok_or_else(|| bad(format!("grant `{}` names unknown item", g.id)))?;
+        let aud = aid_of(&g.audience)?;
         let name: Arc<str> = Arc::from(g.id.as_str());
         s.grants.push_back(GrantRec {
             name: name.clone(),
@@ -472,11 +494,11 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
             expires_at_ms: g.expires_at_ms,
             revoked: g.revoked,
         });
-        s.gids.insert(name, g.seq);
+        if gids.insert(name, g.seq).is_some() {
+            return Err(bad(format!("grant `{}` stored twice", g.id)));
+        }
         item_grants.entry(item).or_default().push(g.seq);
-        let mut posting = s.aud_grants.get(&aud).cloned().unwrap_or_default();
-        posting.push_back(g.seq);
-        s.aud_grants.insert(aud, posting);
+        aud_grants.entry(aud).or_default().push(g.seq);
     }
     for (iid, gs) in item_grants {
         if let Some(mut rec) = s.item(iid).cloned() {
@@ -484,10 +506,25 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
             s.items.set(iid as usize, rec);
         }
     }
+    for (aid, list) in aud_items.into_iter().enumerate() {
+        if !list.is_empty() {
+            s.aud_items.insert(aid as Aid, list.into_iter().collect());
+        }
+    }
+    for (pid, list) in owner_items.into_iter().enumerate() {
+        if !list.is_empty() {
+            s.owner_items.insert(pid as Pid, list.into_iter().collect());
+        }
+    }
+    for (aid, list) in aud_grants {
+        s.aud_grants.insert(aid, list.into_iter().collect());
+    }
+    s.iids = NameMap::from_base(iids);
+    s.gids = NameMap::from_base(gids);
     for x in &r.identities {
         let mut bound = Vec::with_capacity(x.participants.len());
         for p in &x.participants {
-            bound.push(pid_of(&s, p)?);
+            bound.push(pid_of(p)?);
         }
         let k = Snapshot::ident_key(&x.transport, &x.identifier);
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));

@@ -11,6 +11,7 @@ pub mod error;
 pub mod flat;
 mod graph;
 mod handle;
+mod layered;
 pub mod model;
 mod read;
 mod snapshot;

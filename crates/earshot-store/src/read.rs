@@ -7,11 +7,12 @@ use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
 use earshot_core::{AudienceKind, Currentness, Viewers};
 
 use crate::error::{Result, StoreError};
+use crate::layered::Posting;
 use crate::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, DecisionView, GrantView, ItemView, LookupPage,
     ViewersInput,
 };
-use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot, Vector, PUBLIC_AID};
+use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot, PUBLIC_AID};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,7 +175,7 @@ impl Snapshot {
                 for aid in candidates {
                     if let Some(gs) = self.aud_grants.get(&aid) {
                         for gid in gs.iter() {
-                            if let Some(g) = self.grant(*gid) {
+                            if let Some(g) = self.grant(gid) {
                                 if g.item >= start && g.is_live(now_ms) {
                                     granted.push(g.item);
                                 }
@@ -349,16 +350,13 @@ impl Snapshot {
 
 /// A sorted stream of item ids: a posting list read from a start point, or an owned list.
 enum Stream<'a> {
-    Posting { list: &'a Vector<Iid>, pos: usize },
+    Posting { list: &'a Posting, pos: usize },
     Owned { list: Vec<Iid>, pos: usize },
 }
 
 impl<'a> Stream<'a> {
-    fn posting(list: &'a Vector<Iid>, start: Iid) -> Self {
-        let pos = match list.binary_search(&start) {
-            Ok(p) | Err(p) => p,
-        };
-        Stream::Posting { list, pos }
+    fn posting(list: &'a Posting, start: Iid) -> Self {
+        Stream::Posting { list, pos: list.lower_bound(start) }
     }
 
     fn owned(list: Vec<Iid>) -> Self {
@@ -367,7 +365,7 @@ impl<'a> Stream<'a> {
 
     fn next(&mut self) -> Option<Iid> {
         let (v, pos) = match self {
-            Stream::Posting { list, pos } => (list.get(*pos).copied(), pos),
+            Stream::Posting { list, pos } => (list.get(*pos), pos),
             Stream::Owned { list, pos } => (list.get(*pos).copied(), pos),
         };
         *pos += 1;

@@ -11,6 +11,7 @@ use imbl::shared_ptr::DefaultSharedPtr;
 use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 
+use crate::layered::{NameMap, Posting};
 use crate::model::ParticipantKind;
 
 /// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
@@ -115,18 +116,18 @@ pub struct Snapshot {
     pub(crate) idents: Map<Arc<str>, Arc<[Pid]>>,
     pub(crate) auds: Vector<AudRec>,
     pub(crate) aud_by_digest: Map<AudienceDigest, Aid>,
-    pub(crate) iids: Map<Arc<str>, Iid>,
+    pub(crate) iids: NameMap<Iid>,
     pub(crate) items: Vector<ItemRec>,
-    pub(crate) gids: Map<Arc<str>, Gid>,
+    pub(crate) gids: NameMap<Gid>,
     pub(crate) grants: Vector<GrantRec>,
     /// Postings: participant → audiences containing it (the public audience is implicit).
     pub(crate) part_auds: Map<Pid, OrdSet<Aid>>,
     /// Postings: audience → items whose origin audience it is, ascending.
-    pub(crate) aud_items: Map<Aid, Vector<Iid>>,
+    pub(crate) aud_items: Map<Aid, Posting>,
     /// Postings: audience → grants whose audience it is, ascending.
-    pub(crate) aud_grants: Map<Aid, Vector<Gid>>,
+    pub(crate) aud_grants: Map<Aid, Posting>,
     /// Postings: owner → its items, ascending (the owner-only container's fast path).
-    pub(crate) owner_items: Map<Pid, Vector<Iid>>,
+    pub(crate) owner_items: Map<Pid, Posting>,
 }
 
 impl Snapshot {
@@ -141,9 +142,9 @@ impl Snapshot {
             idents: Map::default(),
             auds: Vector::new(),
             aud_by_digest: Map::default(),
-            iids: Map::default(),
+            iids: NameMap::default(),
             items: Vector::new(),
-            gids: Map::default(),
+            gids: NameMap::default(),
             grants: Vector::new(),
             part_auds: Map::default(),
             aud_items: Map::default(),

@@ -68,15 +68,15 @@ pub fn facts(s: &Snapshot) -> Vec<String> {
         out.push(format!("posting participant {} {d:?}", s.part_name(*p)));
     }
     for (a, items) in s.aud_items.iter() {
-        let v: Vec<String> = items.iter().map(|i| item_name(*i)).collect();
+        let v: Vec<String> = items.iter().map(item_name).collect();
         out.push(format!("posting audience-items {} {v:?}", aud_name(*a)));
     }
     for (a, grants) in s.aud_grants.iter() {
-        let v: Vec<String> = grants.iter().filter_map(|g| s.grant(*g)).map(|g| g.name.to_string()).collect();
+        let v: Vec<String> = grants.iter().filter_map(|g| s.grant(g)).map(|g| g.name.to_string()).collect();
         out.push(format!("posting audience-grants {} {v:?}", aud_name(*a)));
     }
     for (o, items) in s.owner_items.iter() {
-        let v: Vec<String> = items.iter().map(|i| item_name(*i)).collect();
+        let v: Vec<String> = items.iter().map(item_name).collect();
         out.push(format!("posting owner-items {} {v:?}", s.part_name(*o)));
     }
     out.sort();

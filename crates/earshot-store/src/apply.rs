@@ -296,13 +296,12 @@ impl Apply<'_> {
             aud,
             state,
             current,
-            sources: (!sources.is_empty()).then(|| Arc::from(sources)),
-            grants: None,
-            superseded_by: None,
+            links: ItemRec::links_from_sources(sources),
             created_rev: self.snap.revision + 1,
             created_at_ms: self.now_ms,
         });
-        self.snap.iids.insert(name, iid);
+        let items = &self.snap.items;
+        self.snap.iids.insert(name, iid, |i| items.get(i as usize).map(|r| &*r.name));
         let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
         posting.push(iid);
         self.snap.aud_items.insert(aud, posting);
@@ -336,7 +335,7 @@ impl Apply<'_> {
                 if by_iid == iid {
                     return Err(StoreError::input("by", "an item cannot supersede itself"));
                 }
-                rec.superseded_by = Some(by_iid);
+                rec.edit_links(|l| l.superseded_by = Some(by_iid));
             }
             (Some(_), _) => return Err(StoreError::input("by", "only `supersede` takes `by`")),
             (None, _) => {}
@@ -600,9 +599,11 @@ impl Apply<'_> {
         });
         self.snap.gids.insert(name.clone(), gid);
         let mut rec = rec;
-        let mut gs = rec.grants().to_vec();
-        gs.push(gid);
-        rec.grants = Some(Arc::from(gs));
+        rec.edit_links(|l| {
+            let mut gs = l.grants.to_vec();
+            gs.push(gid);
+            l.grants = gs.into();
+        });
         self.snap.items.set(iid as usize, rec);
         let mut posting = self.snap.aud_grants.get(&aid).cloned().unwrap_or_default();
         posting.push(gid);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::apply::Dirty;
 use crate::error::{Result, StoreError};
 use crate::graph::Provenance;
-use crate::layered::NameMap;
+use crate::layered::{IdTable, NameMap};
 use crate::model::{Attributes, ParticipantKind};
 use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -286,7 +286,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &Dirty, meta: &MetaRecord) -> Result<V
                 audience: aud.digest.to_hex(),
                 sources: i.sources().iter().map(|x| name_of(*x)).collect(),
                 state: i.state,
-                superseded_by: i.superseded_by.map(name_of),
+                superseded_by: i.superseded_by().map(name_of),
                 created_rev: i.created_rev,
                 created_at_ms: i.created_at_ms,
             })?,
@@ -445,9 +445,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
             aud,
             state: i.state,
             current: c,
-            sources: (!sources.is_empty()).then(|| Arc::from(sources.as_slice())),
-            grants: None,
-            superseded_by: None,
+            links: ItemRec::links_from_sources(&sources),
             created_rev: i.created_rev,
             created_at_ms: i.created_at_ms,
         });
@@ -468,7 +466,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     for (iid, by) in supersessions {
         let by = *iids.get(by).ok_or_else(|| bad(format!("unknown superseding item `{by}`")))?;
         if let Some(mut rec) = s.item(iid).cloned() {
-            rec.superseded_by = Some(by);
+            rec.edit_links(|l| l.superseded_by = Some(by));
             s.items.set(iid as usize, rec);
         }
     }
@@ -502,7 +500,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     }
     for (iid, gs) in item_grants {
         if let Some(mut rec) = s.item(iid).cloned() {
-            rec.grants = Some(Arc::from(gs));
+            rec.edit_links(|l| l.grants = gs.into());
             s.items.set(iid as usize, rec);
         }
     }
@@ -519,7 +517,9 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     for (aid, list) in aud_grants {
         s.aud_grants.insert(aid, list.into_iter().collect());
     }
-    s.iids = NameMap::from_base(iids);
+    let items = &s.items;
+    s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| &*r.name));
+    drop(iids);
     s.gids = NameMap::from_base(gids);
     for x in &r.identities {
         let mut bound = Vec::with_capacity(x.participants.len());

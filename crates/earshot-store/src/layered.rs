@@ -55,33 +55,91 @@ impl<V: Clone> NameMap<V> {
     }
 }
 
+/// Item name → item id, storing only the ids: names are read back from the items themselves
+/// (through `name_of`), so a million entries cost about 10 bytes each instead of a key copy.
+/// Like [`NameMap`], a flat shared base plus a persistent overlay that is folded in.
+#[derive(Clone, Default)]
+pub(crate) struct IdTable {
+    base: Arc<hashbrown::HashTable<u32>>,
+    overlay: Map<Arc<str>, u32>,
+}
+
+fn name_hash(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuildHasher.hash_one(name)
+}
+
+impl IdTable {
+    /// A table holding `ids`, whose names `name_of` gives.
+    pub fn from_ids<'a>(ids: impl ExactSizeIterator<Item = u32>, name_of: impl Fn(u32) -> Option<&'a str>) -> Self {
+        let mut table = hashbrown::HashTable::with_capacity(ids.len());
+        for id in ids {
+            let h = name_hash(name_of(id).unwrap_or_default());
+            table.insert_unique(h, id, |x| name_hash(name_of(*x).unwrap_or_default()));
+        }
+        IdTable { base: Arc::new(table), overlay: Map::default() }
+    }
+
+    pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
+        if !self.overlay.is_empty() {
+            if let Some(v) = self.overlay.get(name) {
+                return Some(*v);
+            }
+        }
+        self.base.find(name_hash(name), |id| name_of(*id) == Some(name)).copied()
+    }
+
+    /// Inserts a name that is not yet present (callers check first); `name_of` must know every
+    /// id already in the table, for when the overlay is folded into a new base.
+    pub fn insert<'a>(&mut self, name: Arc<str>, id: u32, name_of: impl Fn(u32) -> Option<&'a str>) {
+        self.overlay.insert(name, id);
+        if self.overlay.len() > FOLD_MIN.max(self.base.len() / 4) {
+            let mut table = hashbrown::HashTable::with_capacity(self.base.len() + self.overlay.len());
+            let rehash = |x: &u32| name_hash(name_of(*x).unwrap_or_default());
+            for id in self.base.iter() {
+                table.insert_unique(rehash(id), *id, rehash);
+            }
+            for (name, id) in std::mem::take(&mut self.overlay) {
+                table.insert_unique(name_hash(&name), id, rehash);
+            }
+            self.base = Arc::new(table);
+        }
+    }
+}
+
 /// An append-only, ascending list of ids: an exact-size base slice plus a persistent tail.
+/// The tail is boxed and absent until the first append, so a posting built at start-up costs
+/// 24 bytes plus its ids (most audiences' postings never grow).
 #[derive(Clone)]
 pub(crate) struct Posting {
     base: Arc<[u32]>,
-    tail: imbl::Vector<u32>,
+    tail: Option<Box<imbl::Vector<u32>>>,
 }
 
 impl Default for Posting {
     fn default() -> Self {
-        Posting { base: Arc::from(Vec::new()), tail: imbl::Vector::new() }
+        Posting { base: Arc::from(Vec::new()), tail: None }
     }
 }
 
 impl FromIterator<u32> for Posting {
     fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
-        Posting { base: iter.into_iter().collect(), tail: imbl::Vector::new() }
+        Posting { base: iter.into_iter().collect(), tail: None }
     }
 }
 
 impl Posting {
     /// Appends `id`, which must be larger than every id already present.
     pub fn push(&mut self, id: u32) {
-        self.tail.push_back(id);
+        self.tail.get_or_insert_with(Box::default).push_back(id);
+    }
+
+    fn tail_len(&self) -> usize {
+        self.tail.as_ref().map_or(0, |t| t.len())
     }
 
     pub fn len(&self) -> usize {
-        self.base.len() + self.tail.len()
+        self.base.len() + self.tail_len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,7 +149,7 @@ impl Posting {
     pub fn get(&self, i: usize) -> Option<u32> {
         match self.base.get(i) {
             Some(v) => Some(*v),
-            None => self.tail.get(i - self.base.len()).copied(),
+            None => self.tail.as_ref()?.get(i - self.base.len()).copied(),
         }
     }
 
@@ -100,14 +158,15 @@ impl Posting {
         if self.base.last().is_some_and(|last| *last >= id) {
             return self.base.partition_point(|x| *x < id);
         }
-        let in_tail = match self.tail.binary_search(&id) {
-            Ok(p) | Err(p) => p,
+        let in_tail = match self.tail.as_ref().map(|t| t.binary_search(&id)) {
+            Some(Ok(p) | Err(p)) => p,
+            None => 0,
         };
         self.base.len() + in_tail
     }
 
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.base.iter().copied().chain(self.tail.iter().copied())
+        self.base.iter().copied().chain(self.tail.iter().flat_map(|t| t.iter().copied()))
     }
 }
 
@@ -125,6 +184,19 @@ mod tests {
         assert_eq!([0, 1, 2, 5, 6, 9, 10].map(|x| p.lower_bound(x)), [0, 0, 1, 2, 3, 4, 5]);
         let empty = Posting::default();
         assert_eq!((empty.lower_bound(3), empty.get(0), empty.is_empty()), (0, None, true));
+    }
+
+    #[test]
+    fn id_table_folds_and_reads_names_back() {
+        let names: Vec<String> = (0..10_000u32).map(|i| format!("item-{i}")).collect();
+        let name_of = |i: u32| names.get(i as usize).map(String::as_str);
+        let mut t = IdTable::from_ids(0..100u32, name_of);
+        for i in 100..10_000u32 {
+            t.insert(Arc::from(names[i as usize].as_str()), i, name_of);
+        }
+        assert!((0..10_000u32).all(|i| t.get(&names[i as usize], name_of) == Some(i)));
+        assert_eq!(t.get("item-10000", name_of), None);
+        assert_eq!(t.get("", name_of), None);
     }
 
     #[test]

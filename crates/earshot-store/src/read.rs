@@ -327,7 +327,7 @@ impl Snapshot {
             audience: self.audience_view(rec.aud, None)?,
             grants,
             sources: rec.sources().iter().map(|s| name_of(*s)).collect(),
-            superseded_by: rec.superseded_by.map(name_of),
+            superseded_by: rec.superseded_by().map(name_of),
             created_revision: rec.created_rev,
             content: None,
             attributes: None,

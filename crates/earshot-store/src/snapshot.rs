@@ -11,7 +11,7 @@ use imbl::shared_ptr::DefaultSharedPtr;
 use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 
-use crate::layered::{NameMap, Posting};
+use crate::layered::{IdTable, NameMap, Posting};
 use crate::model::ParticipantKind;
 
 /// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
@@ -62,26 +62,48 @@ impl AudRec {
     }
 }
 
+/// One item in the index. Kept to 64 bytes: what most items lack (sources, grants, a
+/// successor) lives behind one optional pointer.
 #[derive(Debug, Clone)]
 pub(crate) struct ItemRec {
     pub name: Arc<str>,
-    pub owner: Pid,
-    pub aud: Aid,
-    pub state: State,
-    pub current: Currentness<Iid>,
-    pub sources: Option<Arc<[Iid]>>,
-    pub grants: Option<Arc<[Gid]>>,
-    pub superseded_by: Option<Iid>,
+    pub links: Option<Arc<ItemLinks>>,
     pub created_rev: u64,
     pub created_at_ms: i64,
+    pub owner: Pid,
+    pub aud: Aid,
+    pub current: Currentness<Iid>,
+    pub state: State,
+}
+
+/// The rarer relations of an item.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ItemLinks {
+    pub sources: Box<[Iid]>,
+    pub grants: Box<[Gid]>,
+    pub superseded_by: Option<Iid>,
 }
 
 impl ItemRec {
     pub fn sources(&self) -> &[Iid] {
-        self.sources.as_deref().unwrap_or(&[])
+        self.links.as_deref().map_or(&[], |l| &l.sources)
     }
     pub fn grants(&self) -> &[Gid] {
-        self.grants.as_deref().unwrap_or(&[])
+        self.links.as_deref().map_or(&[], |l| &l.grants)
+    }
+    pub fn superseded_by(&self) -> Option<Iid> {
+        self.links.as_deref().and_then(|l| l.superseded_by)
+    }
+    /// Changes the links, dropping the pointer when nothing is left.
+    pub fn edit_links(&mut self, f: impl FnOnce(&mut ItemLinks)) {
+        let mut links = self.links.as_deref().cloned().unwrap_or_default();
+        f(&mut links);
+        let empty = links.sources.is_empty() && links.grants.is_empty() && links.superseded_by.is_none();
+        self.links = (!empty).then(|| Arc::new(links));
+    }
+    /// Links holding only `sources` (none when empty).
+    pub fn links_from_sources(sources: &[Iid]) -> Option<Arc<ItemLinks>> {
+        (!sources.is_empty()).then(|| Arc::new(ItemLinks { sources: sources.into(), ..ItemLinks::default() }))
     }
 }
 
@@ -116,7 +138,7 @@ pub struct Snapshot {
     pub(crate) idents: Map<Arc<str>, Arc<[Pid]>>,
     pub(crate) auds: Vector<AudRec>,
     pub(crate) aud_by_digest: Map<AudienceDigest, Aid>,
-    pub(crate) iids: NameMap<Iid>,
+    pub(crate) iids: IdTable,
     pub(crate) items: Vector<ItemRec>,
     pub(crate) gids: NameMap<Gid>,
     pub(crate) grants: Vector<GrantRec>,
@@ -142,7 +164,7 @@ impl Snapshot {
             idents: Map::default(),
             auds: Vector::new(),
             aud_by_digest: Map::default(),
-            iids: NameMap::default(),
+            iids: IdTable::default(),
             items: Vector::new(),
             gids: NameMap::default(),
             grants: Vector::new(),
@@ -190,7 +212,7 @@ impl Snapshot {
     }
 
     pub(crate) fn iid(&self, name: &str) -> Option<Iid> {
-        self.iids.get(name).copied()
+        self.iids.get(name, |i| self.items.get(i as usize).map(|r| &*r.name))
     }
 
     pub(crate) fn item(&self, iid: Iid) -> Option<&ItemRec> {
@@ -224,5 +246,16 @@ impl Snapshot {
         k.push('\0');
         k.push_str(identifier);
         k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_record_fits_in_64_bytes() {
+        // The per-item memory budget (BENCHMARKS.md) depends on it.
+        assert!(std::mem::size_of::<ItemRec>() <= 64, "{}", std::mem::size_of::<ItemRec>());
     }
 }

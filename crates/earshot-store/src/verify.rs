@@ -45,7 +45,7 @@ pub fn facts(s: &Snapshot) -> Vec<String> {
             s.part_name(i.owner),
             aud_name(i.aud),
             i.state,
-            i.superseded_by.map(item_name),
+            i.superseded_by().map(item_name),
             i.created_rev
         ));
     }

@@ -203,8 +203,8 @@ pub async fn create_attempt(
     p.require(Scope::Reader, Some(&store))?;
     let handle = st.earshot.store(&store)?;
     let snapshot = snapshot_for(&handle, req.consistency).await?;
-    let id = uuid_like();
-    let a = handle.create_attempt(req.container, snapshot, id)?;
+    // Attempt ids are random and unguessable, from the same generator the store uses.
+    let a = handle.create_attempt(req.container, snapshot, earshot_store::new_id())?;
     Ok((StatusCode::CREATED, Json(attempt_response(&handle, &a))))
 }
 
@@ -229,11 +229,6 @@ pub async fn get_attempt(
     let handle = st.earshot.store(&store)?;
     let a = handle.attempt(&attempt)?;
     Ok(Json(attempt_response(&handle, &a)))
-}
-
-/// Attempt ids: random and unguessable, from the same generator the store uses.
-fn uuid_like() -> String {
-    earshot_store::new_id()
 }
 
 #[derive(Debug, Serialize)]

@@ -308,6 +308,11 @@ impl Apply<'_> {
         let mut owned = self.snap.owner_items.get(&owner).cloned().unwrap_or_default();
         owned.push(iid);
         self.snap.owner_items.insert(owner, owned);
+        if aud == PUBLIC_AID {
+            let mut public = self.snap.owner_public.get(&owner).cloned().unwrap_or_default();
+            public.push(iid);
+            self.snap.owner_public.insert(owner, public);
+        }
         self.graph.add_item(iid, sources);
         self.dirty.items.push(iid);
         self.dirty.contents.push((iid, content));

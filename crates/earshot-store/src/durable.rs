@@ -424,6 +424,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         HashMap::with_capacity_and_hasher(r.items.len(), FxBuildHasher);
     let mut aud_items: Vec<Vec<Iid>> = vec![Vec::new(); s.auds.len()];
     let mut owner_items: Vec<Vec<Iid>> = vec![Vec::new(); pid_by_name.len()];
+    let mut owner_public: Vec<Vec<Iid>> = vec![Vec::new(); pid_by_name.len()];
     let mut current: Vec<Currentness<Iid>> = Vec::with_capacity(r.items.len());
     let mut supersessions: Vec<(Iid, &str)> = Vec::new();
     let mut sources: Vec<Iid> = Vec::new();
@@ -469,6 +470,11 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         }
         if let Some(list) = owner_items.get_mut(owner as usize) {
             list.push(iid);
+        }
+        if aud == PUBLIC_AID {
+            if let Some(list) = owner_public.get_mut(owner as usize) {
+                list.push(iid);
+            }
         }
         graph.add_item(iid, &sources);
         if let Some(by) = &i.superseded_by {
@@ -524,6 +530,11 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     for (pid, list) in owner_items.into_iter().enumerate() {
         if !list.is_empty() {
             s.owner_items.insert(pid as Pid, list.into_iter().collect());
+        }
+    }
+    for (pid, list) in owner_public.into_iter().enumerate() {
+        if !list.is_empty() {
+            s.owner_public.insert(pid as Pid, list.into_iter().collect());
         }
     }
     for (aid, list) in aud_grants {

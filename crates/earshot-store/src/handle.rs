@@ -280,6 +280,9 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
         let mut snaps = Vec::new();
         let mut acks: Vec<(mpsc::SyncSender<Result<WriteOutcome>>, Result<WriteOutcome>)> = Vec::new();
         let mut meta = lock(&h.meta).clone();
+        // Set when a command was applied (the graph may have grown) but then dropped: the
+        // writer's graph must be rebuilt from the records to match the snapshot again.
+        let mut needs_reload = false;
         for job in jobs {
             let mut a =
                 Apply { snap: snap.clone(), graph: &mut graph, now_ms, dirty: Dirty::default(), new_id: &mut new_id };
@@ -304,7 +307,10 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
                             snaps.push(Arc::new(snap.clone()));
                             acks.push((job.reply, Ok(out)));
                         }
-                        Err(e) => acks.push((job.reply, Err(e))),
+                        Err(e) => {
+                            needs_reload = true;
+                            acks.push((job.reply, Err(e)));
+                        }
                     }
                 }
             }
@@ -315,7 +321,7 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
                 for (reply, r) in acks {
                     let _ = reply.send(r.and(Err(StoreError::Storage(e.to_string()))));
                 }
-                match h.backend.load(&h.id).and_then(|raw| Records::decode(&raw)).and_then(|r| rebuild(&h.id, &r)) {
+                match reload(&h) {
                     Ok((s, g)) => {
                         snap = s;
                         graph = g;
@@ -331,10 +337,32 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
             *lock(&h.meta) = meta;
             h.publish(snaps);
         }
+        if needs_reload {
+            match reload(&h) {
+                Ok((s, g)) => {
+                    snap = s;
+                    graph = g;
+                }
+                Err(e) => {
+                    tracing::error!(store = %h.id, error = %e, "reload failed; store refuses writes");
+                    h.failed.store(true, Ordering::Release);
+                    for (reply, r) in acks {
+                        let _ = reply.send(r);
+                    }
+                    return;
+                }
+            }
+        }
         for (reply, r) in acks {
             let _ = reply.send(r);
         }
     }
+}
+
+/// Rebuilds the writer's state from the durable records (after a failed commit or encode).
+fn reload(h: &StoreHandle) -> Result<(Snapshot, Provenance)> {
+    let records = Records::decode(&h.backend.load(&h.id)?)?;
+    rebuild(&h.id, &records)
 }
 
 /// Default bounds for waits and retention.

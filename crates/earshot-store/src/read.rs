@@ -12,7 +12,7 @@ use crate::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, DecisionView, GrantView, ItemView, LookupPage,
     ViewersInput,
 };
-use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot, PUBLIC_AID};
+use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,15 +186,9 @@ impl Snapshot {
                 granted.sort_unstable();
                 granted.dedup();
                 streams.push(Stream::owned(granted));
-                if let Some(p) = self.aud_items.get(&PUBLIC_AID) {
-                    streams.push(Stream::posting(p, start));
-                }
+                self.public_streams(owners, start, &mut streams);
             }
-            (Viewers::Unresolved, _) => {
-                if let Some(p) = self.aud_items.get(&PUBLIC_AID) {
-                    streams.push(Stream::posting(p, start));
-                }
-            }
+            (Viewers::Unresolved, _) => self.public_streams(owners, start, &mut streams),
         }
         let mut heap: BinaryHeap<Reverse<(Iid, usize)>> = BinaryHeap::with_capacity(streams.len());
         for (i, s) in streams.iter_mut().enumerate() {
@@ -226,6 +220,16 @@ impl Snapshot {
             out.push((iid, d));
         }
         (out, false)
+    }
+
+    /// The public items of each owner in the filter (the filter is short: at most
+    /// `limits::MAX_OWNERS`), rather than the public items of every owner.
+    fn public_streams<'a>(&'a self, owners: &[Pid], start: Iid, streams: &mut Vec<Stream<'a>>) {
+        for o in owners {
+            if let Some(p) = self.owner_public.get(o) {
+                streams.push(Stream::posting(p, start));
+            }
+        }
     }
 
     /// Audiences whose members include every viewer, found from the smallest viewer posting.

@@ -150,6 +150,9 @@ pub struct Snapshot {
     pub(crate) aud_grants: Map<Aid, Posting>,
     /// Postings: owner → its items, ascending (the owner-only container's fast path).
     pub(crate) owner_items: Map<Pid, Posting>,
+    /// Postings: owner → its public items, ascending (so a lookup filtered by owner never
+    /// walks the public items of every other owner).
+    pub(crate) owner_public: Map<Pid, Posting>,
 }
 
 impl Snapshot {
@@ -172,6 +175,7 @@ impl Snapshot {
             aud_items: Map::default(),
             aud_grants: Map::default(),
             owner_items: Map::default(),
+            owner_public: Map::default(),
         };
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });

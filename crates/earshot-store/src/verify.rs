@@ -79,6 +79,10 @@ pub fn facts(s: &Snapshot) -> Vec<String> {
         let v: Vec<String> = items.iter().map(item_name).collect();
         out.push(format!("posting owner-items {} {v:?}", s.part_name(*o)));
     }
+    for (o, items) in s.owner_public.iter() {
+        let v: Vec<String> = items.iter().map(item_name).collect();
+        out.push(format!("posting owner-public {} {v:?}", s.part_name(*o)));
+    }
     out.sort();
     out
 }

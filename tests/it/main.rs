@@ -8,4 +8,5 @@ mod openapi;
 mod oracle;
 mod properties;
 mod scenarios;
+mod storage_faults;
 mod tidy;

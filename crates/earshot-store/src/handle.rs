@@ -316,27 +316,23 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
             }
         }
         if !ops.is_empty() {
-            if let Err(e) = h.backend.commit(&h.id, ops) {
-                tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
-                for (reply, r) in acks {
-                    let _ = reply.send(r.and(Err(StoreError::Storage(e.to_string()))));
+            match h.backend.commit(&h.id, ops) {
+                Ok(()) => {
+                    *lock(&h.meta) = meta;
+                    h.publish(snaps);
                 }
-                match reload(&h) {
-                    Ok((s, g)) => {
-                        snap = s;
-                        graph = g;
-                    }
-                    Err(e) => {
-                        tracing::error!(store = %h.id, error = %e, "reload failed; store refuses writes");
-                        h.failed.store(true, Ordering::Release);
-                        return;
-                    }
+                Err(e) => {
+                    tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
+                    let failure = e.to_string();
+                    acks = acks
+                        .into_iter()
+                        .map(|(reply, r)| (reply, r.and(Err(StoreError::Storage(failure.clone())))))
+                        .collect();
+                    needs_reload = true;
                 }
-                continue;
             }
-            *lock(&h.meta) = meta;
-            h.publish(snaps);
         }
+        let mut failed = false;
         if needs_reload {
             match reload(&h) {
                 Ok((s, g)) => {
@@ -346,15 +342,15 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
                 Err(e) => {
                     tracing::error!(store = %h.id, error = %e, "reload failed; store refuses writes");
                     h.failed.store(true, Ordering::Release);
-                    for (reply, r) in acks {
-                        let _ = reply.send(r);
-                    }
-                    return;
+                    failed = true;
                 }
             }
         }
         for (reply, r) in acks {
             let _ = reply.send(r);
+        }
+        if failed {
+            return;
         }
     }
 }

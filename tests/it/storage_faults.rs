@@ -1,0 +1,69 @@
+//! Storage faults: a commit the backend refuses is reported to every write of its group, leaves
+//! no trace in what readers see, and the store keeps working and agreeing with its records.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use earshot_store::model::{Command, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind};
+use earshot_store::{Backend, Config, Earshot, ManualClock, Op, SledBackend, StoreError};
+
+/// A sled backend whose next commits can be made to fail.
+struct Flaky {
+    inner: SledBackend,
+    fail: AtomicBool,
+}
+
+impl Backend for Flaky {
+    fn stores(&self) -> earshot_store::Result<Vec<String>> {
+        self.inner.stores()
+    }
+    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.load(store)
+    }
+    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(StoreError::Storage("injected fault".into()));
+        }
+        self.inner.commit(store, ops)
+    }
+    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+        self.inner.get(store, key)
+    }
+}
+
+fn item(id: &str) -> Command {
+    Command::CreateItem(NewItem {
+        id: Some(id.into()),
+        owner: "o".into(),
+        content: Some(format!("content of {id}")),
+        attributes: None,
+        origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+    })
+}
+
+#[test]
+fn a_refused_commit_is_reported_and_leaves_no_trace() {
+    let backend = Arc::new(Flaky { inner: SledBackend::temporary().expect("sled"), fail: AtomicBool::new(false) });
+    let e = Earshot::open_with(backend.clone(), Arc::new(ManualClock::new(earshot_tests::T0_MS)), Config::default())
+        .expect("open");
+    e.create_store("s", None).expect("store");
+    let h = e.store("s").expect("handle");
+    h.write(Command::CreateParticipant(NewParticipant { id: "o".into(), kind: ParticipantKind::Person, name: None }))
+        .expect("participant");
+    h.write(item("before")).expect("first item");
+    let rev = h.latest().revision();
+
+    backend.fail.store(true, Ordering::SeqCst);
+    let err = h.write(item("lost")).expect_err("the commit fails");
+    assert_eq!(err.code(), "storage_failure");
+    assert_eq!(h.latest().revision(), rev, "a failed commit publishes nothing");
+    assert!(h.latest().item_names().iter().all(|n| n != "lost"));
+
+    backend.fail.store(false, Ordering::SeqCst);
+    // The writer reloaded from the records: the failed item's id is free, and the index agrees.
+    h.write(item("lost")).expect("the same write succeeds once storage is back");
+    h.write(item("after")).expect("later writes succeed");
+    assert_eq!(h.latest().revision(), rev + 2);
+    assert_eq!(h.latest().item_names(), vec!["before", "lost", "after"]);
+    h.verify().expect("index agrees with the records");
+}

@@ -162,10 +162,6 @@ impl Earshot {
         v
     }
 
-    pub fn clock(&self) -> &Arc<dyn Clock> {
-        &self.clock
-    }
-
     /// Stops every writer after draining queued writes.
     pub fn shutdown(&self) {
         for e in self.stores.iter() {

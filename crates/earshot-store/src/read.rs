@@ -4,7 +4,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
-use earshot_core::{AudienceKind, Currentness, Viewers};
+use earshot_core::{Currentness, Viewers};
 
 use crate::error::{Result, StoreError};
 use crate::layered::Posting;
@@ -338,12 +338,6 @@ impl Snapshot {
             revision: self.revision,
             token: crate::token::encode(&self.store, self.revision),
         })
-    }
-
-    /// Kind of an item's origin audience (used by tests and the flat evaluator's comparison).
-    pub fn origin_kind(&self, item: &str) -> Option<AudienceKind> {
-        let rec = self.item(self.iid(item)?)?;
-        Some(self.aud(rec.aud)?.kind)
     }
 
     /// Names of every item ever created, in creation order.

@@ -5,6 +5,7 @@
 
 use earshot_core::{Action, AudienceKind, Disposition, Quality, State};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Bounds on every list and string a request may carry.
@@ -282,10 +283,11 @@ pub struct BlockedBy {
 pub struct DecisionView {
     pub item: String,
     pub admitted: bool,
-    pub reason: String,
+    /// A reason code; borrowed from the closed set, so a decision allocates no string for it.
+    pub reason: Cow<'static, str>,
     /// `origin`, `grant` or absent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub basis: Option<String>,
+    pub basis: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

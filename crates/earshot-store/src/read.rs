@@ -95,7 +95,7 @@ impl Snapshot {
                 None => DecisionView {
                     item: name.clone(),
                     admitted: false,
-                    reason: Reason::DeniedUnknownItem.as_str().to_string(),
+                    reason: Reason::DeniedUnknownItem.as_str().into(),
                     basis: None,
                     grant: None,
                     blocked_by: None,
@@ -107,8 +107,8 @@ impl Snapshot {
     pub(crate) fn decision_view(&self, iid: Iid, d: &RawDecision) -> DecisionView {
         let name = self.item(iid).map(|i| i.name.to_string()).unwrap_or_default();
         let (basis, grant) = match d.basis {
-            Some(Basis::Origin) => (Some("origin".to_string()), None),
-            Some(Basis::Grant(g)) => (Some("grant".to_string()), self.grant(g).map(|g| g.name.to_string())),
+            Some(Basis::Origin) => (Some("origin".into()), None),
+            Some(Basis::Grant(g)) => (Some("grant".into()), self.grant(g).map(|g| g.name.to_string())),
             None => (None, None),
         };
         let blocked_by = d.blocked_by.map(|(state, ancestor)| BlockedBy {
@@ -118,14 +118,7 @@ impl Snapshot {
                 None => name.clone(),
             },
         });
-        DecisionView {
-            item: name,
-            admitted: d.admitted,
-            reason: d.reason.as_str().to_string(),
-            basis,
-            grant,
-            blocked_by,
-        }
+        DecisionView { item: name, admitted: d.admitted, reason: d.reason.as_str().into(), basis, grant, blocked_by }
     }
 
     /// Resolves the owner filter of a lookup: named owners, or the container's owner.

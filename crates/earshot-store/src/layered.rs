@@ -107,6 +107,62 @@ impl IdTable {
     }
 }
 
+/// Bits of an index that select the slot inside a chunk of a [`ChunkedVec`].
+const CHUNK_BITS: usize = 9;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// A persistent vector with two levels: a shared array of pointers to chunks of 512 elements.
+///
+/// A read is one index into the pointer array (small, so usually cached) and one into a chunk:
+/// a single dependent cache miss for a cold element, where an RRB tree of a million elements
+/// takes three or four. A write copies the pointer array and one chunk (copy on write), which
+/// costs microseconds and is paid by the writer only.
+#[derive(Clone)]
+pub(crate) struct ChunkedVec<T> {
+    chunks: Arc<Vec<Arc<Vec<T>>>>,
+    len: usize,
+}
+
+impl<T: Clone> ChunkedVec<T> {
+    pub fn new() -> Self {
+        ChunkedVec { chunks: Arc::new(Vec::new()), len: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i >> CHUNK_BITS)?.get(i & (CHUNK - 1))
+    }
+
+    /// Replaces element `i`; an index past the end is ignored (callers index what they read).
+    pub fn set(&mut self, i: usize, v: T) {
+        if i >= self.len {
+            return;
+        }
+        let chunks = Arc::make_mut(&mut self.chunks);
+        if let Some(slot) = chunks.get_mut(i >> CHUNK_BITS).and_then(|c| Arc::make_mut(c).get_mut(i & (CHUNK - 1))) {
+            *slot = v;
+        }
+    }
+
+    pub fn push_back(&mut self, v: T) {
+        let chunks = Arc::make_mut(&mut self.chunks);
+        if self.len.is_multiple_of(CHUNK) {
+            chunks.push(Arc::new(Vec::with_capacity(CHUNK)));
+        }
+        if let Some(last) = chunks.last_mut() {
+            Arc::make_mut(last).push(v);
+            self.len += 1;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+}
+
 /// An append-only, ascending list of ids: an exact-size base slice plus a persistent tail.
 /// The tail is boxed and absent until the first append, so a posting built at start-up costs
 /// 24 bytes plus its ids (most audiences' postings never grow).
@@ -197,6 +253,21 @@ mod tests {
         assert!((0..10_000u32).all(|i| t.get(&names[i as usize], name_of) == Some(i)));
         assert_eq!(t.get("item-10000", name_of), None);
         assert_eq!(t.get("", name_of), None);
+    }
+
+    #[test]
+    fn chunked_vec_is_persistent() {
+        let mut v = ChunkedVec::new();
+        for i in 0..2_000u32 {
+            v.push_back(i);
+        }
+        let before = v.clone();
+        v.set(1_000, 7);
+        v.set(5_000, 7);
+        v.push_back(2_000);
+        assert_eq!((v.len(), v.get(1_000), v.get(2_000), v.get(2_001)), (2_001, Some(&7), Some(&2_000), None));
+        assert_eq!((before.len(), before.get(1_000), before.get(2_000)), (2_000, Some(&1_000), None));
+        assert!(v.iter().enumerate().all(|(i, x)| *x == if i == 1_000 { 7 } else { i as u32 }));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use imbl::shared_ptr::DefaultSharedPtr;
 use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 
-use crate::layered::{IdTable, NameMap, Posting};
+use crate::layered::{ChunkedVec, IdTable, NameMap, Posting};
 use crate::model::ParticipantKind;
 
 /// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
@@ -136,10 +136,10 @@ pub struct Snapshot {
     pub(crate) parts: Vector<Option<PartRec>>,
     /// `transport \0 identifier` → bound participants (more than one: ambiguous).
     pub(crate) idents: Map<Arc<str>, Arc<[Pid]>>,
-    pub(crate) auds: Vector<AudRec>,
+    pub(crate) auds: ChunkedVec<AudRec>,
     pub(crate) aud_by_digest: Map<AudienceDigest, Aid>,
     pub(crate) iids: IdTable,
-    pub(crate) items: Vector<ItemRec>,
+    pub(crate) items: ChunkedVec<ItemRec>,
     pub(crate) gids: NameMap<Gid>,
     pub(crate) grants: Vector<GrantRec>,
     /// Postings: participant → audiences containing it (the public audience is implicit).
@@ -165,10 +165,10 @@ impl Snapshot {
             pids: Map::default(),
             parts: Vector::new(),
             idents: Map::default(),
-            auds: Vector::new(),
+            auds: ChunkedVec::new(),
             aud_by_digest: Map::default(),
             iids: IdTable::default(),
-            items: Vector::new(),
+            items: ChunkedVec::new(),
             gids: NameMap::default(),
             grants: Vector::new(),
             part_auds: Map::default(),

@@ -114,9 +114,11 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 /// A persistent vector with two levels: a shared array of pointers to chunks of 512 elements.
 ///
 /// A read is one index into the pointer array (small, so usually cached) and one into a chunk:
-/// a single dependent cache miss for a cold element, where an RRB tree of a million elements
-/// takes three or four. A write copies the pointer array and one chunk (copy on write), which
-/// costs microseconds and is paid by the writer only.
+/// a single dependent cache miss for a cold element, where an RRB tree takes three or four. A
+/// write copies the pointer array and one chunk (copy on write), and every retained snapshot
+/// keeps its copies. That suits audiences (read on every check, written only when a new
+/// audience appears); for items, written on every write, it cost too much (BENCHMARKS.md,
+/// run J), so items stay in an RRB vector.
 #[derive(Clone)]
 pub(crate) struct ChunkedVec<T> {
     chunks: Arc<Vec<Arc<Vec<T>>>>,

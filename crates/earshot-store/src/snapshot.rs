@@ -139,7 +139,7 @@ pub struct Snapshot {
     pub(crate) auds: ChunkedVec<AudRec>,
     pub(crate) aud_by_digest: Map<AudienceDigest, Aid>,
     pub(crate) iids: IdTable,
-    pub(crate) items: ChunkedVec<ItemRec>,
+    pub(crate) items: Vector<ItemRec>,
     pub(crate) gids: NameMap<Gid>,
     pub(crate) grants: Vector<GrantRec>,
     /// Postings: participant → audiences containing it (the public audience is implicit).
@@ -168,7 +168,7 @@ impl Snapshot {
             auds: ChunkedVec::new(),
             aud_by_digest: Map::default(),
             iids: IdTable::default(),
-            items: ChunkedVec::new(),
+            items: Vector::new(),
             gids: NameMap::default(),
             grants: Vector::new(),
             part_auds: Map::default(),

@@ -286,12 +286,11 @@ impl Oracle {
                 let Some(to) = next_state(cur.state, request.action) else { return no("invalid_transition") };
                 match (&request.by, request.action) {
                     (Some(by), Action::Supersede) => {
-                        // reading: `by` must exist and differ from the item; SPEC's "newer" is
-                        // not enforced by the store (reported, not modelled).
-                        if self.item(by).is_none() {
-                            return no("item_not_found");
-                        }
-                        if by == item {
+                        // SPEC §1.7 "superseded (by a newer item)": `by` must exist and have been
+                        // created after the item.
+                        let position = |id: &str| self.items.iter().position(|i| i.id == id);
+                        let Some(by_at) = position(by) else { return no("item_not_found") };
+                        if position(item).is_none_or(|at| by_at <= at) {
                             return no("invalid_request");
                         }
                     }

@@ -337,8 +337,9 @@ impl Apply<'_> {
         match (&req.by, req.action) {
             (Some(by), Action::Supersede) => {
                 let by_iid = self.item_iid("by", by)?;
-                if by_iid == iid {
-                    return Err(StoreError::input("by", "an item cannot supersede itself"));
+                // "Superseded by a newer item" (SPEC §1.7): the successor was created later.
+                if by_iid <= iid {
+                    return Err(StoreError::input("by", "an item can only be superseded by a newer item"));
                 }
                 rec.edit_links(|l| l.superseded_by = Some(by_iid));
             }

@@ -116,7 +116,7 @@ pub struct NewItem {
 #[serde(deny_unknown_fields)]
 pub struct LifecycleRequest {
     pub action: Action,
-    /// For `supersede`: the item that supersedes this one.
+    /// For `supersede`: the item that supersedes this one; it must be newer (created later).
     #[serde(default)]
     pub by: Option<String>,
 }

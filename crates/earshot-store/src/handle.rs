@@ -50,6 +50,9 @@ pub struct StoreHandle {
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     failed: AtomicBool,
     attempts: DashMap<String, Attempt>,
+    /// When expired attempts were last swept (a sweep scans them all, so it runs at most once
+    /// a second, or when the table is full).
+    attempts_swept: Mutex<Instant>,
     backend: Arc<dyn Backend>,
     clock: Arc<dyn Clock>,
     config: Config,
@@ -79,6 +82,7 @@ impl StoreHandle {
             writer: Mutex::new(None),
             failed: AtomicBool::new(false),
             attempts: DashMap::new(),
+            attempts_swept: Mutex::new(Instant::now()),
             backend,
             clock,
             config,
@@ -196,6 +200,14 @@ impl StoreHandle {
     }
 
     fn purge_attempts(&self) {
+        let full = self.attempts.len() >= self.config.max_attempts;
+        {
+            let mut swept = lock(&self.attempts_swept);
+            if !full && swept.elapsed() < Duration::from_secs(1) {
+                return;
+            }
+            *swept = Instant::now();
+        }
         let ttl = self.config.attempt_ttl;
         self.attempts.retain(|_, a| a.created.elapsed() < ttl);
     }

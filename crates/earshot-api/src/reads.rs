@@ -82,12 +82,17 @@ pub struct CheckRequest {
     pub consistency: Option<Consistency>,
 }
 
+/// Any read's answer: its body, plus the revision it read and that revision's token.
 #[derive(Debug, Serialize)]
-pub struct CheckResponse {
+pub struct AtRevision<T> {
     #[serde(flatten)]
-    pub decision: DecisionView,
+    pub body: T,
     pub revision: u64,
     pub token: String,
+}
+
+fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> Json<AtRevision<T>> {
+    Json(AtRevision { body, revision: snapshot.revision(), token: h.token(snapshot.revision()) })
 }
 
 pub async fn check(
@@ -95,12 +100,12 @@ pub async fn check(
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<CheckRequest>,
-) -> ApiResult<Json<CheckResponse>> {
+) -> ApiResult<Json<AtRevision<DecisionView>>> {
     let Path(store) = path?;
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let decision = at.snapshot.check(&req.item, &at.container, at.now_ms)?;
-    Ok(Json(CheckResponse { decision, revision: at.snapshot.revision(), token: h.token(at.snapshot.revision()) }))
+    Ok(at_revision(&h, &at.snapshot, decision))
 }
 
 #[derive(Debug, Deserialize)]
@@ -116,10 +121,8 @@ pub struct BulkRequest {
 }
 
 #[derive(Debug, Serialize)]
-pub struct BulkResponse {
+pub struct BulkResults {
     pub results: Vec<DecisionView>,
-    pub revision: u64,
-    pub token: String,
 }
 
 pub async fn check_bulk(
@@ -127,12 +130,12 @@ pub async fn check_bulk(
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<BulkRequest>,
-) -> ApiResult<Json<BulkResponse>> {
+) -> ApiResult<Json<AtRevision<BulkResults>>> {
     let Path(store) = path?;
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
-    Ok(Json(BulkResponse { results, revision: at.snapshot.revision(), token: h.token(at.snapshot.revision()) }))
+    Ok(at_revision(&h, &at.snapshot, BulkResults { results }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -153,25 +156,17 @@ pub struct LookupRequest {
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
-pub struct LookupResponse {
-    #[serde(flatten)]
-    pub page: LookupPage,
-    pub revision: u64,
-    pub token: String,
-}
-
 pub async fn lookup(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<LookupRequest>,
-) -> ApiResult<Json<LookupResponse>> {
+) -> ApiResult<Json<AtRevision<LookupPage>>> {
     let Path(store) = path?;
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
-    Ok(Json(LookupResponse { page, revision: at.snapshot.revision(), token: h.token(at.snapshot.revision()) }))
+    Ok(at_revision(&h, &at.snapshot, page))
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,24 +227,22 @@ pub async fn get_attempt(
 }
 
 #[derive(Debug, Serialize)]
-pub struct ExpandResponse {
+pub struct Expansion {
     pub item: String,
     pub audiences: Vec<AudienceView>,
-    pub revision: u64,
-    pub token: String,
 }
 
 pub async fn expand(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
     path: Result<Path<(String, String)>, PathRejection>,
-) -> ApiResult<Json<ExpandResponse>> {
+) -> ApiResult<Json<AtRevision<Expansion>>> {
     let Path((store, item)) = path?;
     p.require(Scope::Admin, Some(&store))?;
     let h = st.earshot.store(&store)?;
     let snap = h.latest();
     let audiences = snap.expand(&item, h.now_ms())?;
-    Ok(Json(ExpandResponse { item, audiences, revision: snap.revision(), token: h.token(snap.revision()) }))
+    Ok(at_revision(&h, &snap, Expansion { item, audiences }))
 }
 
 pub async fn item_view(

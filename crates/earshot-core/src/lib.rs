@@ -1,4 +1,5 @@
-//! Pure rules of Earshot: identifiers, audiences and their digests, admission, derivation, lifecycle.
+//! Pure rules of Earshot: identifiers, audiences and their digests, admission, derivation, lifecycle,
+//! and for devices (SPEC §2): path patterns, the relation schema, capability narrowing, conditions.
 //!
 //! Nothing in this crate does I/O, blocks, allocates threads or knows about async runtimes: every
 //! function is a function of its arguments. The store feeds it a snapshot; the API never calls it
@@ -6,9 +7,13 @@
 
 pub mod admission;
 pub mod audience;
+pub mod capability;
+pub mod condition;
 pub mod derivation;
 pub mod id;
 pub mod lifecycle;
+pub mod path;
+pub mod schema;
 pub mod viewers;
 
 pub use admission::{decide, AuthSet, Basis, Decision, Reason};

@@ -1,0 +1,402 @@
+//! The relation schema of a store (SPEC §2.1): its text format, the parser with line-and-column
+//! errors, and the compiled form that decisions consult.
+//!
+//! ```text
+//! # Which slices of the grantor's devices each relation opens.
+//! relation family {
+//!     opens status/waking
+//!     opens medication/**
+//! }
+//! relation care_provider {
+//!     opens vitals/** for read, subscribe
+//! }
+//! relation guardian {
+//!     includes family        # a relation opens another's slices only when the schema says so
+//!     opens location/*
+//! }
+//! ```
+//!
+//! `opens <pattern>` grants `read` unless `for <action>, …` names the actions. Relations do not
+//! overlap or nest unless `includes` says so. Every problem is reported with its line and column,
+//! and the whole schema is refused if there is any.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::path::{Path, PathPattern};
+
+/// Longest schema text, in bytes.
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// Most relations in a schema.
+pub const MAX_RELATIONS: usize = 256;
+/// Most problems reported for one schema.
+pub const MAX_PROBLEMS: usize = 50;
+/// Longest relation or action name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// One problem in a schema text, at a 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SchemaProblem {
+    pub line: usize,
+    pub column: usize,
+    /// A stable snake_case code: `syntax`, `bad_name`, `bad_pattern`, `unknown_relation`,
+    /// `duplicate_relation`, `duplicate_pattern`, `include_cycle`, `too_large`.
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}: {}", self.line, self.column, self.code, self.message)
+    }
+}
+
+/// One slice a relation opens: a pattern and the actions allowed on it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Opening {
+    pub pattern: PathPattern,
+    pub actions: Vec<String>,
+}
+
+/// A relation with its own openings and everything it includes, flattened.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Relation {
+    pub name: String,
+    /// The relations named by `includes`, as written.
+    pub includes: Vec<String>,
+    /// Every opening, own and included, in a stable order.
+    pub opens: Vec<Opening>,
+}
+
+impl Relation {
+    /// Whether this relation opens `path` for `action`.
+    pub fn opens(&self, path: &Path<'_>, action: &str) -> bool {
+        self.opens.iter().any(|o| o.actions.iter().any(|a| a == action) && o.pattern.matches(path))
+    }
+}
+
+/// A compiled schema.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Schema {
+    pub source: String,
+    pub relations: BTreeMap<String, Relation>,
+}
+
+impl Schema {
+    pub fn relation(&self, name: &str) -> Option<&Relation> {
+        self.relations.get(name)
+    }
+}
+
+/// Whether `s` is a relation or action name: lowercase ASCII letter, then letters, digits, `_`, `-`.
+pub fn is_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    s.len() <= MAX_NAME_LEN
+        && b.next().is_some_and(|c| c.is_ascii_lowercase())
+        && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
+}
+
+/// A word of a line with its 1-based column.
+#[derive(Debug, Clone, Copy)]
+struct Word<'a> {
+    text: &'a str,
+    column: usize,
+}
+
+fn words(line: &str) -> Vec<Word<'_>> {
+    let code = line.split('#').next().unwrap_or("");
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in code.char_indices().chain(std::iter::once((code.len(), ' '))) {
+        // `{`, `}` and `,` are words of their own even without surrounding spaces.
+        let punct = matches!(c, '{' | '}' | ',');
+        if c.is_whitespace() || punct {
+            if let Some(s) = start.take() {
+                out.push(Word { text: code.get(s..i).unwrap_or(""), column: column_of(code, s) });
+            }
+            if punct {
+                out.push(Word { text: code.get(i..i + 1).unwrap_or(""), column: column_of(code, i) });
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    out
+}
+
+fn column_of(line: &str, byte: usize) -> usize {
+    line.get(..byte).map_or(1, |s| s.chars().count() + 1)
+}
+
+struct RawRelation<'a> {
+    name: Word<'a>,
+    line: usize,
+    includes: Vec<(Word<'a>, usize)>,
+    opens: Vec<Opening>,
+}
+
+/// Parses and validates a schema; on any problem, returns them all (up to [`MAX_PROBLEMS`]).
+pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
+    let mut problems = Vec::new();
+    let mut problem = |line: usize, column: usize, code: &'static str, message: String| {
+        if problems.len() < MAX_PROBLEMS {
+            problems.push(SchemaProblem { line, column, code, message });
+        }
+    };
+    if source.len() > MAX_SCHEMA_BYTES {
+        problem(1, 1, "too_large", format!("schema is longer than {MAX_SCHEMA_BYTES} bytes"));
+        return Err(problems);
+    }
+    let mut raw: Vec<RawRelation<'_>> = Vec::new();
+    let mut open: Option<RawRelation<'_>> = None;
+    let mut last_line = 0;
+    for (n, line) in source.lines().enumerate() {
+        let ln = n + 1;
+        last_line = ln;
+        let ws = words(line);
+        let Some(first) = ws.first() else { continue };
+        match (first.text, open.as_mut()) {
+            ("relation", None) => {
+                let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
+                    problem(ln, first.column, "syntax", "expected `relation <name> {`".into());
+                    continue;
+                };
+                if brace.text != "{" {
+                    problem(
+                        ln,
+                        brace.column,
+                        "syntax",
+                        format!("expected `{{` after the relation name, found `{}`", brace.text),
+                    );
+                    continue;
+                }
+                if let Some(extra) = ws.get(3) {
+                    problem(ln, extra.column, "syntax", format!("unexpected `{}` after `{{`", extra.text));
+                }
+                if !is_name(name.text) {
+                    problem(
+                        ln,
+                        name.column,
+                        "bad_name",
+                        format!("`{}` is not a relation name (lowercase letters, digits, `_`, `-`)", name.text),
+                    );
+                }
+                open = Some(RawRelation { name: *name, line: ln, includes: Vec::new(), opens: Vec::new() });
+            }
+            ("relation", Some(r)) => {
+                problem(
+                    ln,
+                    first.column,
+                    "syntax",
+                    format!("relation `{}` is not closed before this one (missing `}}`)", r.name.text),
+                );
+            }
+            ("}", Some(_)) => {
+                if let Some(extra) = ws.get(1) {
+                    problem(ln, extra.column, "syntax", format!("unexpected `{}` after `}}`", extra.text));
+                }
+                raw.extend(open.take());
+            }
+            ("opens", Some(r)) => {
+                let Some(pat) = ws.get(1) else {
+                    problem(ln, first.column, "syntax", "expected a path pattern after `opens`".into());
+                    continue;
+                };
+                let pattern = match PathPattern::parse(pat.text) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        problem(ln, pat.column, "bad_pattern", format!("pattern `{}` {e}", pat.text));
+                        continue;
+                    }
+                };
+                let mut actions = Vec::new();
+                match ws.get(2) {
+                    None => actions.push("read".to_string()),
+                    Some(w) if w.text == "for" => {
+                        let mut expect_name = true;
+                        let mut bad = false;
+                        for w in ws.iter().skip(3) {
+                            if expect_name && is_name(w.text) {
+                                if !actions.iter().any(|a| a == w.text) {
+                                    actions.push(w.text.to_string());
+                                }
+                            } else if expect_name || w.text != "," {
+                                problem(ln, w.column, "bad_name", format!("`{}` is not an action name", w.text));
+                                bad = true;
+                                break;
+                            }
+                            expect_name = !expect_name;
+                        }
+                        if bad {
+                            continue;
+                        }
+                        if actions.is_empty() || expect_name {
+                            problem(ln, w.column, "syntax", "expected one or more actions after `for`".into());
+                            continue;
+                        }
+                    }
+                    Some(w) => {
+                        problem(
+                            ln,
+                            w.column,
+                            "syntax",
+                            format!("expected `for <action>, …` or the end of the line, found `{}`", w.text),
+                        );
+                        continue;
+                    }
+                }
+                actions.sort();
+                if r.opens.iter().any(|o| o.pattern == pattern) {
+                    problem(
+                        ln,
+                        pat.column,
+                        "duplicate_pattern",
+                        format!("relation `{}` already opens `{}`", r.name.text, pat.text),
+                    );
+                    continue;
+                }
+                r.opens.push(Opening { pattern, actions });
+            }
+            ("includes", Some(r)) => match ws.get(1) {
+                Some(name) if ws.len() == 2 => r.includes.push((*name, ln)),
+                _ => problem(ln, first.column, "syntax", "expected `includes <relation>`".into()),
+            },
+            (_, None) => {
+                problem(ln, first.column, "syntax", format!("expected `relation <name> {{`, found `{}`", first.text))
+            }
+            (_, Some(_)) => problem(
+                ln,
+                first.column,
+                "syntax",
+                format!("expected `opens`, `includes` or `}}`, found `{}`", first.text),
+            ),
+        }
+    }
+    if let Some(r) = open {
+        problem(
+            last_line.max(1),
+            1,
+            "syntax",
+            format!("relation `{}` (line {}) is never closed with `}}`", r.name.text, r.line),
+        );
+    }
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &raw {
+        if let Some(first) = seen.insert(r.name.text, r.line) {
+            problem(
+                r.line,
+                r.name.column,
+                "duplicate_relation",
+                format!("relation `{}` is already declared on line {first}", r.name.text),
+            );
+        }
+    }
+    if raw.len() > MAX_RELATIONS {
+        problem(1, 1, "too_large", format!("more than {MAX_RELATIONS} relations"));
+    }
+    for r in &raw {
+        for (inc, ln) in &r.includes {
+            if !seen.contains_key(inc.text) {
+                problem(*ln, inc.column, "unknown_relation", format!("relation `{}` is not declared", inc.text));
+            }
+        }
+    }
+    // Flatten includes; a cycle is a problem, reported once at the include that closes it.
+    let by_name: BTreeMap<&str, &RawRelation<'_>> = raw.iter().map(|r| (r.name.text, r)).collect();
+    let mut relations = BTreeMap::new();
+    for r in &raw {
+        let mut opens: Vec<Opening> = Vec::new();
+        let mut visited: BTreeSet<&str> = BTreeSet::new();
+        let mut stack = vec![r.name.text];
+        while let Some(name) = stack.pop() {
+            if !visited.insert(name) {
+                continue;
+            }
+            let Some(rel) = by_name.get(name) else { continue };
+            for o in &rel.opens {
+                match opens.iter_mut().find(|x| x.pattern == o.pattern) {
+                    Some(x) => {
+                        x.actions.extend(o.actions.iter().cloned());
+                        x.actions.sort();
+                        x.actions.dedup();
+                    }
+                    None => opens.push(o.clone()),
+                }
+            }
+            for (inc, ln) in &rel.includes {
+                if inc.text == r.name.text {
+                    problem(
+                        *ln,
+                        inc.column,
+                        "include_cycle",
+                        format!("relation `{}` includes itself through `{name}`", r.name.text),
+                    );
+                } else {
+                    stack.push(inc.text);
+                }
+            }
+        }
+        opens.sort_by(|a, b| a.pattern.as_str().cmp(b.pattern.as_str()));
+        let includes = r.includes.iter().map(|(w, _)| w.text.to_string()).collect();
+        relations.insert(r.name.text.to_string(), Relation { name: r.name.text.to_string(), includes, opens });
+    }
+    if problems.is_empty() {
+        Ok(Schema { source: source.to_string(), relations })
+    } else {
+        problems.sort_by_key(|p| (p.line, p.column));
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUSEHOLD: &str = "# household\nrelation family {\n  opens status/waking\n  opens medication/**\n}\n\
+        relation care_provider {\n  opens vitals/** for read, subscribe\n}\nrelation colleague {\n  opens calendar/next-start\n}\n";
+
+    fn codes(src: &str) -> Vec<(usize, usize, &'static str)> {
+        parse(src).unwrap_err().into_iter().map(|p| (p.line, p.column, p.code)).collect()
+    }
+
+    #[test]
+    fn parses_the_household_schema() {
+        let s = parse(HOUSEHOLD).unwrap();
+        assert_eq!(s.relations.len(), 3);
+        let fam = s.relation("family").unwrap();
+        assert!(fam.opens(&Path::parse("medication/a").unwrap(), "read"));
+        assert!(!fam.opens(&Path::parse("medication/a").unwrap(), "write"));
+        assert!(!fam.opens(&Path::parse("vitals/a").unwrap(), "read"));
+        let care = s.relation("care_provider").unwrap();
+        assert_eq!(care.opens[0].actions, vec!["read", "subscribe"]);
+        assert!(!care.opens(&Path::parse("status/waking").unwrap(), "read"));
+    }
+
+    #[test]
+    fn includes_are_flattened_and_cycles_refused() {
+        let s = parse("relation a {\n opens x/*\n}\nrelation b {\n includes a\n opens y\n}\n").unwrap();
+        let b = s.relation("b").unwrap();
+        assert!(b.opens(&Path::parse("x/1").unwrap(), "read"));
+        assert!(!s.relation("a").unwrap().opens(&Path::parse("y").unwrap(), "read"));
+        assert_eq!(codes("relation a {\n includes b\n}\nrelation b {\n includes a\n}\n")[0].2, "include_cycle");
+    }
+
+    #[test]
+    fn problems_name_line_column_and_code() {
+        assert_eq!(codes("relation family {\n  opens calendar/priv*\n}\n"), vec![(2, 9, "bad_pattern")]);
+        assert_eq!(codes("relation a {\n  includes nobody\n}\n"), vec![(2, 12, "unknown_relation")]);
+        assert_eq!(codes("relation a {\n}\nrelation a {\n}\n"), vec![(3, 10, "duplicate_relation")]);
+        assert_eq!(codes("relation a {\n opens x\n opens x\n}\n"), vec![(3, 8, "duplicate_pattern")]);
+        assert_eq!(codes("relation Bad {\n}\n"), vec![(1, 10, "bad_name")]);
+        assert_eq!(codes("relation a {\n opens x\n"), vec![(2, 1, "syntax")]);
+        assert_eq!(codes("opens x\n"), vec![(1, 1, "syntax")]);
+        assert_eq!(codes("relation a {\n frobnicate\n}\n"), vec![(2, 2, "syntax")]);
+        assert_eq!(codes("relation a {\n opens x for\n}\n"), vec![(2, 10, "syntax")]);
+        assert_eq!(codes("relation a {\n opens x for Read\n}\n"), vec![(2, 14, "bad_name")]);
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_ignored() {
+        let s = parse("\n# c\nrelation a { # c\n opens x # c\n}\n").unwrap();
+        assert_eq!(s.relation("a").unwrap().opens.len(), 1);
+    }
+}

@@ -1,6 +1,6 @@
 //! The API's one error type and the single place where store errors become HTTP responses.
 
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use earshot_store::StoreError;
@@ -69,6 +69,24 @@ impl From<StoreError> for ApiError {
             | E::SourceNotFound(_)
             | E::GrantNotFound(_)
             | E::AttemptNotFound(_) => StatusCode::NOT_FOUND,
+            E::SchemaInvalid(_)
+            | E::UnknownRelation(_)
+            | E::CapabilityNotWithinParent(_)
+            | E::InvalidPath { .. }
+            | E::InvalidCondition { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            E::SchemaNotFound | E::RelationNotFound(_) | E::DeviceNotFound(_) | E::CapabilityNotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
+            E::NotGrantor { .. } | E::NotDeviceOwner { .. } | E::NotCapabilityHolder { .. } | E::NotRevoker { .. } => {
+                StatusCode::FORBIDDEN
+            }
+            E::RelationInUse { .. }
+            | E::RelationExists(_)
+            | E::AlreadyRevoked(_)
+            | E::DeviceExists(_)
+            | E::CapabilityExists(_)
+            | E::ParentNotValid { .. }
+            | E::ParticipantInUse { .. } => StatusCode::CONFLICT,
             E::StoreExists(_)
             | E::ParticipantExists(_)
             | E::ParticipantOwnsItems(_)
@@ -93,6 +111,16 @@ impl From<StoreError> for ApiError {
             E::InvalidTransition(t) => json!({"state": t.from.as_str(), "action": t.action}),
             E::PartitionMixedAudiences { output } => json!({"output": output}),
             E::SourceOwnerMismatch { source_id, .. } => json!({"source": source_id}),
+            E::SchemaInvalid(problems) => json!({"problems": problems}),
+            E::CapabilityNotWithinParent(w) => json!({
+                "dimension": w.first().map(|x| x.dimension),
+                "widenings": w,
+            }),
+            E::RelationInUse { relation, edges } => json!({"relation": relation, "edges": edges}),
+            E::UnknownRelation(relation) => json!({"relation": relation}),
+            E::ParentNotValid { capability, reason } => json!({"capability": capability, "reason": reason}),
+            E::ParticipantInUse { participant, role } => json!({"participant": participant, "role": role}),
+            E::InvalidPath { field, .. } => json!({"field": field}),
             _ => json!({}),
         };
         if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
@@ -125,6 +153,12 @@ impl From<JsonRejection> for ApiError {
 impl From<PathRejection> for ApiError {
     fn from(r: PathRejection) -> Self {
         ApiError::bad_request("invalid_path", r.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::bad_request("invalid_request", r.body_text())
     }
 }
 

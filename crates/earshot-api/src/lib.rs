@@ -5,6 +5,7 @@
 //! answer; every error leaves through [`error::ApiError`].
 
 pub mod auth;
+mod devices;
 pub mod error;
 mod reads;
 mod writes;
@@ -77,6 +78,16 @@ pub fn routes() -> Vec<RouteSpec> {
         route("/v1/stores/{store}/lookup", &["post"], post(reads::lookup)),
         route("/v1/stores/{store}/attempts", &["post"], post(reads::create_attempt)),
         route("/v1/stores/{store}/attempts/{attempt}", &["get"], get(reads::get_attempt)),
+        route("/v1/stores/{store}/schema", &["get", "put"], get(devices::get_schema).put(devices::put_schema)),
+        route("/v1/stores/{store}/devices", &["post"], post(devices::create_device)),
+        route("/v1/stores/{store}/relations", &["post"], post(devices::create_relation)),
+        route("/v1/stores/{store}/relations/{edge}", &["delete"], delete(devices::revoke_relation)),
+        route("/v1/stores/{store}/capabilities", &["post"], post(devices::create_capability)),
+        route("/v1/stores/{store}/capabilities/{capability}", &["delete"], delete(devices::revoke_capability)),
+        route("/v1/stores/{store}/capabilities/{capability}/chain", &["get"], get(devices::capability_chain)),
+        route("/v1/stores/{store}/capabilities/{capability}/dependents", &["get"], get(devices::capability_dependents)),
+        route("/v1/stores/{store}/authorize", &["post"], post(devices::authorize)),
+        route("/v1/stores/{store}/uses", &["post"], post(devices::consume_use)),
         route("/metrics", &["get"], get(reads::metrics)),
         open_route("/healthz", &["get"], get(healthz)),
         open_route("/readyz", &["get"], get(readyz)),

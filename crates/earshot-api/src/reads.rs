@@ -60,7 +60,10 @@ async fn read_at(
     Ok((handle, ReadAt { snapshot, container, now_ms }))
 }
 
-async fn snapshot_for(handle: &Arc<StoreHandle>, consistency: Option<Consistency>) -> ApiResult<Arc<Snapshot>> {
+pub(crate) async fn snapshot_for(
+    handle: &Arc<StoreHandle>,
+    consistency: Option<Consistency>,
+) -> ApiResult<Arc<Snapshot>> {
     match consistency.unwrap_or_default() {
         Consistency::Latest => Ok(handle.latest()),
         c => {
@@ -91,7 +94,7 @@ pub struct AtRevision<T> {
     pub token: String,
 }
 
-fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> Json<AtRevision<T>> {
+pub(crate) fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> Json<AtRevision<T>> {
     Json(AtRevision { body, revision: snapshot.revision(), token: h.token(snapshot.revision()) })
 }
 

@@ -16,8 +16,8 @@ use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::AppState;
 
-type Body<T> = Result<Json<T>, JsonRejection>;
-type Written = ApiResult<(StatusCode, Json<WriteOutcome>)>;
+pub(crate) type Body<T> = Result<Json<T>, JsonRejection>;
+pub(crate) type Written = ApiResult<(StatusCode, Json<WriteOutcome>)>;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +40,7 @@ pub async fn create_store(
 }
 
 /// Runs a write on the store's writer and waits for it to be durable.
-async fn submit(st: &AppState, p: &Principal, store: &str, cmd: Command) -> ApiResult<WriteOutcome> {
+pub(crate) async fn submit(st: &AppState, p: &Principal, store: &str, cmd: Command) -> ApiResult<WriteOutcome> {
     p.require(Scope::Admin, Some(store))?;
     let handle = st.earshot.store(store)?;
     blocking(move || handle.write(cmd)).await
@@ -58,8 +58,8 @@ pub(crate) async fn blocking<T: Send + 'static>(
     }
 }
 
-fn created(out: WriteOutcome) -> (StatusCode, Json<WriteOutcome>) {
-    let status = if out.outcome == "created" || out.outcome == "granted" || out.outcome == "quarantined" {
+pub(crate) fn created(out: WriteOutcome) -> (StatusCode, Json<WriteOutcome>) {
+    let status = if matches!(out.outcome.as_str(), "created" | "granted" | "quarantined") {
         StatusCode::CREATED
     } else {
         StatusCode::OK

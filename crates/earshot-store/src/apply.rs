@@ -40,6 +40,7 @@ pub(crate) struct Dirty {
     pub contents: Vec<(Iid, NewContent)>,
     pub content_deletes: Vec<Iid>,
     pub grants: Vec<Gid>,
+    pub devices: crate::devices::apply::DeviceDirty,
 }
 
 impl Dirty {
@@ -52,6 +53,7 @@ impl Dirty {
             && self.contents.is_empty()
             && self.content_deletes.is_empty()
             && self.grants.is_empty()
+            && self.devices.is_empty()
     }
 }
 
@@ -76,10 +78,17 @@ impl Apply<'_> {
             Command::Derive { request, issuer } => self.derive(request, &issuer),
             Command::Grant { item, grant, issuer } => self.grant(&item, grant, &issuer),
             Command::RevokeGrant { grant } => self.revoke_grant(&grant),
+            Command::PutSchema(s) => self.put_schema(&s.schema),
+            Command::CreateDevice(d) => self.create_device(d),
+            Command::CreateRelation(r) => self.create_relation(r),
+            Command::RevokeRelation { edge, by } => self.revoke_relation(&edge, &by),
+            Command::CreateCapability(c) => self.create_capability(c),
+            Command::RevokeCapability { capability, by } => self.revoke_capability(&capability, &by),
+            Command::ConsumeUse(r) => self.consume_use(r),
         }
     }
 
-    fn create_participant(&mut self, p: NewParticipant) -> Result<WriteOutcome> {
+    pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<WriteOutcome> {
         check_id("id", &p.id)?;
         check_text("name", p.name.as_deref())?;
         if self.snap.pid(&p.id).is_some() {
@@ -121,6 +130,9 @@ impl Apply<'_> {
         let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
         if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
             return Err(StoreError::ParticipantOwnsItems(id.to_string()));
+        }
+        if let Some(role) = self.snap.dev.role_of(pid) {
+            return Err(StoreError::ParticipantInUse { participant: id.to_string(), role });
         }
         let affected: Vec<Aid> = self.snap.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default();
         for aid in affected {
@@ -645,7 +657,7 @@ fn move_posting(postings: &mut Map<Aid, Posting>, from: Aid, to: Aid) -> Vec<u32
     moved
 }
 
-fn outcome(kind: &str, ids: Vec<String>) -> WriteOutcome {
+pub(crate) fn outcome(kind: &str, ids: Vec<String>) -> WriteOutcome {
     WriteOutcome { outcome: kind.to_string(), ids, ..Default::default() }
 }
 

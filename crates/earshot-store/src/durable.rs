@@ -199,6 +199,7 @@ pub struct Records {
     pub items: Vec<ItemRecord>,
     pub contents: BTreeMap<String, ContentRecord>,
     pub grants: Vec<GrantRecord>,
+    pub devices: crate::devices::records::DeviceRecords,
 }
 
 pub(crate) fn key(prefix: u8, id: &str) -> Vec<u8> {
@@ -233,6 +234,7 @@ impl Records {
                     r.contents.insert(String::from_utf8_lossy(rest).into_owned(), dec(k, v)?);
                 }
                 [b'g', b'/', ..] => r.grants.push(dec(k, v)?),
+                _ if r.devices.decode(k, v)? => {}
                 _ => return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k)))),
             }
         }
@@ -338,6 +340,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &Dirty, meta: &MetaRecord) -> Result<V
             })?,
         ));
     }
+    crate::devices::records::encode(s, &dirty.devices, &mut ops)?;
     ops.push(Op::Put(META_KEY.to_vec(), enc(meta)?));
     Ok(ops)
 }
@@ -552,6 +555,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         let k = Snapshot::ident_key(&x.transport, &x.identifier);
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
     }
+    s.dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
     Ok((s, graph))
 }
 
@@ -586,5 +590,6 @@ pub fn encode_records(r: &Records) -> Result<Vec<Op>> {
     for g in &r.grants {
         ops.push(Op::Put(key(b'g', &g.id), enc(g)?));
     }
+    r.devices.encode_all(&mut ops)?;
     Ok(ops)
 }

@@ -58,6 +58,46 @@ pub enum StoreError {
     AttemptCapacity,
     #[error("cursor is malformed")]
     InvalidCursor,
+    #[error("the schema has {} problem(s); the first: {}", .0.len(), .0.first().map(|p| p.to_string()).unwrap_or_default())]
+    SchemaInvalid(Vec<earshot_core::schema::SchemaProblem>),
+    #[error("the store has no schema yet; `PUT /schema` first")]
+    SchemaNotFound,
+    #[error("relation `{relation}` is still exercised by {edges} unrevoked grant(s); revoke them first")]
+    RelationInUse { relation: String, edges: usize },
+    #[error("relation `{0}` is not declared by the store's schema")]
+    UnknownRelation(String),
+    #[error("relation grant `{0}` does not exist")]
+    RelationNotFound(String),
+    #[error("relation grant `{0}` already exists")]
+    RelationExists(String),
+    #[error("only the grantor can revoke relation grant `{edge}`")]
+    NotGrantor { edge: String },
+    #[error("`{0}` is already revoked")]
+    AlreadyRevoked(String),
+    #[error("device `{0}` does not exist")]
+    DeviceNotFound(String),
+    #[error("`{0}` already exists (as a device or participant)")]
+    DeviceExists(String),
+    #[error("only the owner of device `{device}` can mint a root capability; `{issuer}` is not")]
+    NotDeviceOwner { issuer: String, device: String },
+    #[error("`{issuer}` does not hold capability `{capability}`, so cannot delegate it")]
+    NotCapabilityHolder { issuer: String, capability: String },
+    #[error("only the device's owner or the holder of an ancestor can revoke capability `{capability}`")]
+    NotRevoker { capability: String },
+    #[error("capability `{0}` does not exist")]
+    CapabilityNotFound(String),
+    #[error("capability `{0}` already exists")]
+    CapabilityExists(String),
+    #[error("the delegation is wider than its parent in {}", .0.iter().map(|w| format!("{:?}", w.dimension).to_lowercase()).collect::<Vec<_>>().join(", "))]
+    CapabilityNotWithinParent(Vec<earshot_core::capability::Widening>),
+    #[error("the parent chain is not valid now: `{capability}` is {reason}")]
+    ParentNotValid { capability: String, reason: &'static str },
+    #[error("participant `{participant}` is {role} and cannot be removed")]
+    ParticipantInUse { participant: String, role: &'static str },
+    #[error("`{field}` is not a valid path: {message}")]
+    InvalidPath { field: &'static str, message: String },
+    #[error("{message}")]
+    InvalidCondition { message: String },
     #[error("integrity failure: {0}")]
     Integrity(String),
     #[error("storage failure: {0}")]
@@ -97,6 +137,26 @@ impl StoreError {
             E::AttemptNotFound(_) => "attempt_not_found",
             E::AttemptCapacity => "attempt_capacity",
             E::InvalidCursor => "invalid_cursor",
+            E::SchemaInvalid(_) => "schema_invalid",
+            E::SchemaNotFound => "schema_not_found",
+            E::RelationInUse { .. } => "relation_in_use",
+            E::UnknownRelation(_) => "unknown_relation",
+            E::RelationNotFound(_) => "relation_not_found",
+            E::RelationExists(_) => "relation_exists",
+            E::NotGrantor { .. } => "not_grantor",
+            E::AlreadyRevoked(_) => "already_revoked",
+            E::DeviceNotFound(_) => "device_not_found",
+            E::DeviceExists(_) => "device_exists",
+            E::NotDeviceOwner { .. } => "not_device_owner",
+            E::NotCapabilityHolder { .. } => "not_capability_holder",
+            E::NotRevoker { .. } => "not_revoker",
+            E::CapabilityNotFound(_) => "capability_not_found",
+            E::CapabilityExists(_) => "capability_exists",
+            E::CapabilityNotWithinParent(_) => "capability_not_within_parent",
+            E::ParentNotValid { .. } => "parent_capability_invalid",
+            E::ParticipantInUse { .. } => "participant_in_use",
+            E::InvalidPath { .. } => "invalid_slice_path",
+            E::InvalidCondition { .. } => "invalid_condition",
             E::Integrity(_) => "integrity_failure",
             E::Storage(_) => "storage_failure",
             E::Unavailable => "unavailable",

@@ -6,6 +6,7 @@
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
 mod apply;
+pub mod devices;
 pub mod durable;
 pub mod error;
 pub mod flat;

@@ -176,13 +176,41 @@ pub struct NewGrant {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     CreateParticipant(NewParticipant),
-    RemoveParticipant { id: String },
+    RemoveParticipant {
+        id: String,
+    },
     BindIdentity(NewIdentity),
     CreateItem(NewItem),
-    Lifecycle { item: String, request: LifecycleRequest },
-    Derive { request: DeriveRequest, issuer: String },
-    Grant { item: String, grant: NewGrant, issuer: String },
-    RevokeGrant { grant: String },
+    Lifecycle {
+        item: String,
+        request: LifecycleRequest,
+    },
+    Derive {
+        request: DeriveRequest,
+        issuer: String,
+    },
+    Grant {
+        item: String,
+        grant: NewGrant,
+        issuer: String,
+    },
+    RevokeGrant {
+        grant: String,
+    },
+    PutSchema(crate::devices::model::SchemaInput),
+    CreateDevice(crate::devices::model::NewDevice),
+    CreateRelation(crate::devices::model::NewRelation),
+    RevokeRelation {
+        edge: String,
+        by: String,
+    },
+    CreateCapability(crate::devices::model::NewCapability),
+    RevokeCapability {
+        capability: String,
+        by: String,
+    },
+    /// Decide at the latest revision and, on an allow, consume one use (SPEC §2.4).
+    ConsumeUse(crate::devices::model::AuthorizeRequest),
 }
 
 /// What a committed (or suppressed) write produced.
@@ -202,6 +230,10 @@ pub struct WriteOutcome {
     pub revision: u64,
     /// Consistency token for `revision`.
     pub token: String,
+    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed`, `allowed`
+    /// when nothing was counted, or `denied`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub decision: Option<crate::devices::model::AuthorizeView>,
 }
 
 /// How a read picks its snapshot.

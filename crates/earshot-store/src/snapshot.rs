@@ -153,6 +153,8 @@ pub struct Snapshot {
     /// Postings: owner → its public items, ascending (so a lookup filtered by owner never
     /// walks the public items of every other owner).
     pub(crate) owner_public: Map<Pid, Posting>,
+    /// Devices, relation grants and capabilities (SPEC §2).
+    pub(crate) dev: crate::devices::DeviceState,
 }
 
 impl Snapshot {
@@ -176,6 +178,7 @@ impl Snapshot {
             aud_grants: Map::default(),
             owner_items: Map::default(),
             owner_public: Map::default(),
+            dev: crate::devices::DeviceState::default(),
         };
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });

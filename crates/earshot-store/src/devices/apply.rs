@@ -1,0 +1,415 @@
+//! Device writes against the writer's working copy: schema, devices, relation grants,
+//! capabilities (mint, delegate, revoke) and the explicit consumption of a use.
+//!
+//! As with every command, each is fully validated before anything changes, and the working copy
+//! is discarded on error, so a refused write leaves no trace.
+
+use std::sync::Arc;
+
+use earshot_core::capability::{widenings, Constraints, Scope};
+use earshot_core::condition::Condition;
+use earshot_core::path::PathPattern;
+use earshot_core::schema::{is_name, parse as parse_schema};
+
+use super::model::{limits, AuthorizeRequest, ConstraintsInput, NewCapability, NewDevice, NewRelation};
+use super::{pattern_key, CapRec, Cid, EdgeRec, Eid, RawAuthority};
+use crate::apply::Apply;
+use crate::error::{check_id, Result, StoreError};
+use crate::model::{parse_time, NewParticipant, ParticipantKind, WriteOutcome};
+use crate::snapshot::Pid;
+
+/// Device records a command touched.
+#[derive(Debug, Default)]
+pub(crate) struct DeviceDirty {
+    pub schema: bool,
+    pub devices: Vec<Pid>,
+    pub edges: Vec<Eid>,
+    pub caps: Vec<Cid>,
+}
+
+impl DeviceDirty {
+    pub fn is_empty(&self) -> bool {
+        !self.schema && self.devices.is_empty() && self.edges.is_empty() && self.caps.is_empty()
+    }
+}
+
+/// Parses client constraints into the core's form.
+pub(crate) fn parse_constraints(c: Option<&ConstraintsInput>) -> Result<Constraints> {
+    let Some(c) = c else { return Ok(Constraints::default()) };
+    let not_before_ms = c.not_before.as_deref().map(|t| parse_time("constraints.not_before", t)).transpose()?;
+    let not_after_ms = c.not_after.as_deref().map(|t| parse_time("constraints.not_after", t)).transpose()?;
+    if let (Some(nb), Some(na)) = (not_before_ms, not_after_ms) {
+        if nb >= na {
+            return Err(StoreError::input("constraints", "`not_before` must be earlier than `not_after`"));
+        }
+    }
+    let condition = c
+        .condition
+        .as_deref()
+        .map(|src| {
+            Condition::compile(src).map_err(|e| StoreError::InvalidCondition { message: format!("condition {e}") })
+        })
+        .transpose()?;
+    Ok(Constraints { not_before_ms, not_after_ms, uses: c.uses, condition })
+}
+
+fn parse_patterns(paths: &[String]) -> Result<Vec<PathPattern>> {
+    if paths.is_empty() {
+        return Err(StoreError::input("paths", "at least one path pattern is required"));
+    }
+    if paths.len() > limits::MAX_CAPABILITY_PATHS {
+        return Err(StoreError::LimitExceeded { field: "paths", limit: limits::MAX_CAPABILITY_PATHS });
+    }
+    let mut out: Vec<PathPattern> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let pat = PathPattern::parse(p)
+            .map_err(|e| StoreError::InvalidPath { field: "paths", message: format!("`{}` {e}", short(p)) })?;
+        if !out.contains(&pat) {
+            out.push(pat);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_actions(actions: &[String]) -> Result<Vec<String>> {
+    if actions.is_empty() {
+        return Err(StoreError::input("actions", "at least one action is required"));
+    }
+    if actions.len() > limits::MAX_ACTIONS {
+        return Err(StoreError::LimitExceeded { field: "actions", limit: limits::MAX_ACTIONS });
+    }
+    let mut out = Vec::with_capacity(actions.len());
+    for a in actions {
+        if !is_name(a) {
+            return Err(StoreError::input("actions", format!("`{}` is not an action name", short(a))));
+        }
+        if !out.contains(a) {
+            out.push(a.clone());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+impl Apply<'_> {
+    fn participant(&self, field: &'static str, id: &str) -> Result<Pid> {
+        check_id(field, id)?;
+        self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))
+    }
+
+    fn device(&self, id: &str) -> Result<(Pid, Pid)> {
+        check_id("device", id)?;
+        let pid = self.snap.pid(id).ok_or_else(|| StoreError::DeviceNotFound(id.to_string()))?;
+        let owner =
+            self.snap.dev.devices.get(&pid).copied().ok_or_else(|| StoreError::DeviceNotFound(id.to_string()))?;
+        Ok((pid, owner))
+    }
+
+    fn fresh_name(
+        &mut self,
+        id: Option<String>,
+        taken: impl Fn(&Self, &str) -> bool,
+        exists: fn(String) -> StoreError,
+    ) -> Result<String> {
+        let id = match id {
+            Some(id) => id,
+            None => (self.new_id)(),
+        };
+        check_id("id", &id)?;
+        if taken(self, &id) {
+            return Err(exists(id));
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn put_schema(&mut self, source: &str) -> Result<WriteOutcome> {
+        let schema = parse_schema(source).map_err(StoreError::SchemaInvalid)?;
+        // Fail closed rather than leave live edges pointing at nothing: a relation still
+        // exercised by an unrevoked edge cannot be removed.
+        for e in self.snap.dev.edges.iter().filter(|e| !e.revoked) {
+            if schema.relation(&e.relation).is_none() {
+                let edges = self.snap.dev.edges.iter().filter(|x| !x.revoked && x.relation == e.relation).count();
+                return Err(StoreError::RelationInUse { relation: e.relation.to_string(), edges });
+            }
+        }
+        let names = schema.relations.keys().cloned().collect();
+        self.snap.dev.schema = Some(Arc::new(schema));
+        self.dirty.devices.schema = true;
+        Ok(super::super::apply::outcome("updated", names))
+    }
+
+    pub(crate) fn create_device(&mut self, d: NewDevice) -> Result<WriteOutcome> {
+        let owner = self.participant("owner", &d.owner)?;
+        if self.snap.dev.devices.contains_key(&owner) {
+            return Err(StoreError::input("owner", "a device cannot own a device"));
+        }
+        // A device is also a participant (kind `device`), so it can hold capabilities.
+        let out = self
+            .create_participant(NewParticipant { id: d.id.clone(), kind: ParticipantKind::Device, name: d.name })
+            .map_err(|e| match e {
+                StoreError::ParticipantExists(id) => StoreError::DeviceExists(id),
+                e => e,
+            })?;
+        let pid = self.snap.pid(&d.id).ok_or_else(|| StoreError::Integrity("new device vanished".into()))?;
+        self.snap.dev.devices.insert(pid, owner);
+        self.dirty.devices.devices.push(pid);
+        Ok(out)
+    }
+
+    pub(crate) fn create_relation(&mut self, r: NewRelation) -> Result<WriteOutcome> {
+        let grantor = self.participant("grantor", &r.grantor)?;
+        let grantee = self.participant("grantee", &r.grantee)?;
+        if grantor == grantee {
+            return Err(StoreError::input("grantee", "a relation grant joins two different participants"));
+        }
+        let declared = self.snap.dev.schema.as_ref().is_some_and(|s| s.relation(&r.relation).is_some());
+        if !declared {
+            return Err(StoreError::UnknownRelation(short(&r.relation)));
+        }
+        let constraints = parse_constraints(r.constraints.as_ref())?;
+        let id = self.fresh_name(r.id, |a, id| a.snap.dev.edge_ids.contains_key(id), StoreError::RelationExists)?;
+        let eid = self.snap.dev.edges.len() as Eid;
+        let name: Arc<str> = Arc::from(id.as_str());
+        self.snap.dev.edges.push_back(EdgeRec {
+            name: name.clone(),
+            grantor,
+            relation: Arc::from(r.relation.as_str()),
+            grantee,
+            uses_left: constraints.uses,
+            constraints: Arc::new(constraints),
+            revoked: false,
+            created_rev: self.snap.revision + 1,
+            created_at_ms: self.now_ms,
+        });
+        self.snap.dev.edge_ids.insert(name, eid);
+        let mut list = self.snap.dev.edges_by_pair.get(&(grantor, grantee)).map(|l| l.to_vec()).unwrap_or_default();
+        list.push(eid);
+        self.snap.dev.edges_by_pair.insert((grantor, grantee), list.into());
+        self.dirty.devices.edges.push(eid);
+        Ok(super::super::apply::outcome("granted", vec![id]))
+    }
+
+    pub(crate) fn revoke_relation(&mut self, edge: &str, by: &str) -> Result<WriteOutcome> {
+        check_id("edge", edge)?;
+        let by = self.participant("by", by)?;
+        let eid = *self.snap.dev.edge_ids.get(edge).ok_or_else(|| StoreError::RelationNotFound(edge.to_string()))?;
+        let mut rec = self.snap.dev.edge(eid).cloned().ok_or_else(|| StoreError::RelationNotFound(edge.to_string()))?;
+        if rec.grantor != by {
+            return Err(StoreError::NotGrantor { edge: edge.to_string() });
+        }
+        if rec.revoked {
+            return Err(StoreError::AlreadyRevoked(edge.to_string()));
+        }
+        rec.revoked = true;
+        self.snap.dev.edges.set(eid as usize, rec);
+        self.dirty.devices.edges.push(eid);
+        Ok(super::super::apply::outcome("revoked", vec![edge.to_string()]))
+    }
+
+    pub(crate) fn create_capability(&mut self, c: NewCapability) -> Result<WriteOutcome> {
+        let issuer = self.participant("issuer", &c.issuer)?;
+        let holder = self.participant("holder", &c.holder)?;
+        let (device, owner) = self.device(&c.device)?;
+        let paths = parse_patterns(&c.paths)?;
+        let actions = parse_actions(&c.actions)?;
+        let constraints = parse_constraints(c.constraints.as_ref())?;
+        let (parent, depth) = match &c.parent {
+            None => {
+                if issuer != owner {
+                    return Err(StoreError::NotDeviceOwner { issuer: c.issuer.clone(), device: c.device.clone() });
+                }
+                (None, 1u8)
+            }
+            Some(pname) => {
+                check_id("parent", pname)?;
+                let pc = *self
+                    .snap
+                    .dev
+                    .cap_ids
+                    .get(pname.as_str())
+                    .ok_or_else(|| StoreError::CapabilityNotFound(pname.clone()))?;
+                let p = self.snap.dev.cap(pc).cloned().ok_or_else(|| StoreError::CapabilityNotFound(pname.clone()))?;
+                if p.holder != issuer {
+                    return Err(StoreError::NotCapabilityHolder {
+                        issuer: c.issuer.clone(),
+                        capability: pname.clone(),
+                    });
+                }
+                if usize::from(p.depth) >= limits::MAX_CHAIN_DEPTH {
+                    return Err(StoreError::LimitExceeded { field: "parent", limit: limits::MAX_CHAIN_DEPTH });
+                }
+                // A holder can only delegate what it holds now: the parent's chain must be
+                // unrevoked, in its windows and have uses left (conditions need a request
+                // context, so they are checked at the point of use, conjoined).
+                let empty = earshot_core::condition::RequestContext::new();
+                let unconditional_chain = self.snap.dev.chain(pc).into_iter().try_for_each(|x| {
+                    let Some(r) = self.snap.dev.cap(x) else {
+                        return Err((x, earshot_core::capability::LinkFailure::Revoked));
+                    };
+                    let mut cons = (*r.constraints).clone();
+                    cons.condition = None;
+                    earshot_core::capability::link_holds(r.revoked, &cons, r.uses_left, self.now_ms, &empty)
+                        .map_err(|f| (x, f))
+                });
+                if let Err((x, f)) = unconditional_chain {
+                    let link = self.snap.dev.cap(x).map(|r| r.name.to_string()).unwrap_or_default();
+                    return Err(StoreError::ParentNotValid { capability: link, reason: f.reason().code() });
+                }
+                let parent_scope = Scope {
+                    device: p.device,
+                    paths: &p.paths,
+                    actions: &p.actions,
+                    constraints: &p.constraints,
+                    uses_left: p.uses_left,
+                };
+                let child_scope = Scope {
+                    device,
+                    paths: &paths,
+                    actions: &actions,
+                    constraints: &constraints,
+                    uses_left: constraints.uses,
+                };
+                let widened = widenings(&child_scope, &parent_scope);
+                if !widened.is_empty() {
+                    return Err(StoreError::CapabilityNotWithinParent(widened));
+                }
+                (Some(pc), p.depth + 1)
+            }
+        };
+        let id = self.fresh_name(c.id, |a, id| a.snap.dev.cap_ids.contains_key(id), StoreError::CapabilityExists)?;
+        let cid = self.snap.dev.caps.len() as Cid;
+        let name: Arc<str> = Arc::from(id.as_str());
+        let mut keys: Vec<_> = paths.iter().map(|p| pattern_key(holder, device, p)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        self.snap.dev.caps.push_back(CapRec {
+            name: name.clone(),
+            holder,
+            issuer,
+            device,
+            paths: paths.into(),
+            actions: actions.into(),
+            uses_left: constraints.uses,
+            constraints: Arc::new(constraints),
+            parent,
+            depth,
+            revoked: false,
+            created_rev: self.snap.revision + 1,
+            created_at_ms: self.now_ms,
+        });
+        self.snap.dev.cap_ids.insert(name, cid);
+        for k in keys {
+            let mut list = self.snap.dev.caps_by_key.get(&k).map(|l| l.to_vec()).unwrap_or_default();
+            list.push(cid);
+            self.snap.dev.caps_by_key.insert(k, list.into());
+        }
+        if let Some(p) = parent {
+            let mut kids = self.snap.dev.children.get(&p).map(|l| l.to_vec()).unwrap_or_default();
+            kids.push(cid);
+            self.snap.dev.children.insert(p, kids.into());
+        }
+        self.dirty.devices.caps.push(cid);
+        Ok(super::super::apply::outcome("created", vec![id]))
+    }
+
+    /// Revokes a capability: allowed to the device's owner and to the holder of any ancestor
+    /// (who delegated it, directly or through others). Descendants are not rewritten: they
+    /// fail at their next point of use because the chain walk meets this revocation.
+    pub(crate) fn revoke_capability(&mut self, cap: &str, by: &str) -> Result<WriteOutcome> {
+        check_id("capability", cap)?;
+        let by = self.participant("by", by)?;
+        let cid = *self.snap.dev.cap_ids.get(cap).ok_or_else(|| StoreError::CapabilityNotFound(cap.to_string()))?;
+        let mut rec = self.snap.dev.cap(cid).cloned().ok_or_else(|| StoreError::CapabilityNotFound(cap.to_string()))?;
+        let owner = self.snap.dev.devices.get(&rec.device).copied();
+        let chain = self.snap.dev.chain(cid);
+        let ancestor_holder =
+            chain.iter().filter(|x| **x != cid).any(|x| self.snap.dev.cap(*x).is_some_and(|r| r.holder == by));
+        if owner != Some(by) && !ancestor_holder {
+            return Err(StoreError::NotRevoker { capability: cap.to_string() });
+        }
+        if rec.revoked {
+            return Err(StoreError::AlreadyRevoked(cap.to_string()));
+        }
+        rec.revoked = true;
+        self.snap.dev.caps.set(cid as usize, rec);
+        self.dirty.devices.caps.push(cid);
+        let mut ids = vec![cap.to_string()];
+        ids.extend(
+            self.snap.dev.dependents(cid).into_iter().filter_map(|x| self.snap.dev.cap(x)).map(|r| r.name.to_string()),
+        );
+        Ok(super::super::apply::outcome("revoked", ids))
+    }
+
+    /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of
+    /// every counted link of the authority (the edge, or each counted capability in the chain)
+    /// in this one revision. Serialised by the writer, so of two concurrent uses of the last
+    /// remaining use exactly one is allowed.
+    pub(crate) fn consume_use(&mut self, req: AuthorizeRequest) -> Result<WriteOutcome> {
+        let raw =
+            self.snap.authorize_raw(&req.principal, &req.device, &req.path, &req.action, self.now_ms, &req.context)?;
+        let mut out = WriteOutcome::default();
+        if raw.allowed() {
+            let mut consumed = false;
+            match raw.authority {
+                Some(RawAuthority::Relation(e)) => {
+                    if let Some(mut rec) = self.snap.dev.edge(e).cloned() {
+                        if let Some(n) = rec.uses_left {
+                            rec.uses_left = Some(n.saturating_sub(1));
+                            self.snap.dev.edges.set(e as usize, rec);
+                            self.dirty.devices.edges.push(e);
+                            consumed = true;
+                        }
+                    }
+                }
+                Some(RawAuthority::Capability(c)) => {
+                    for x in self.snap.dev.chain(c) {
+                        if let Some(mut rec) = self.snap.dev.cap(x).cloned() {
+                            if let Some(n) = rec.uses_left {
+                                rec.uses_left = Some(n.saturating_sub(1));
+                                self.snap.dev.caps.set(x as usize, rec);
+                                self.dirty.devices.caps.push(x);
+                                consumed = true;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            out.outcome = if consumed { "consumed" } else { "allowed" }.to_string();
+        } else {
+            out.outcome = "denied".to_string();
+        }
+        out.decision = Some(self.snap.authorization_view(&raw));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constraints_parse_and_refuse_empty_windows() {
+        let c = ConstraintsInput {
+            not_before: Some("2026-01-01T00:00:00Z".into()),
+            not_after: Some("2026-01-01T00:00:00Z".into()),
+            ..Default::default()
+        };
+        assert!(parse_constraints(Some(&c)).is_err());
+        let c = ConstraintsInput { condition: Some("a ===".into()), ..Default::default() };
+        assert!(matches!(parse_constraints(Some(&c)), Err(StoreError::InvalidCondition { .. })));
+        assert_eq!(parse_constraints(None).unwrap(), Constraints::default());
+    }
+
+    #[test]
+    fn paths_and_actions_are_validated() {
+        assert!(matches!(parse_patterns(&["calendar/priv*".into()]), Err(StoreError::InvalidPath { .. })));
+        assert!(parse_patterns(&[]).is_err());
+        assert!(parse_actions(&["Read".into()]).is_err());
+        assert_eq!(parse_actions(&["write".into(), "read".into(), "read".into()]).unwrap(), vec!["read", "write"]);
+    }
+}

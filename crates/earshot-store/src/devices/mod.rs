@@ -1,0 +1,489 @@
+//! Devices, relation grants and capabilities (SPEC §2) inside a snapshot: their index records,
+//! the indexes that keep `authorize` independent of how much a principal holds, and the reads.
+//!
+//! Indexes (all persistent maps, cloned in O(1) with the snapshot):
+//! - `devices`: device → owner.
+//! - `edges_by_pair`: (grantor, grantee) → edges. A decision looks up exactly one pair (the
+//!   device's owner, the principal), whatever else either of them has granted or received.
+//! - `caps_by_key`: (holder, device, literal prefix of a path pattern) → capabilities. A decision
+//!   probes one key per prefix of the requested path (at most 16), so the capabilities a holder
+//!   has on other devices or other subtrees are never looked at.
+//! - `children`: capability → its delegations, for "what would this revocation invalidate".
+//!
+//! Ancestry is a parent pointer per capability; the chain is walked at every point of use.
+
+pub(crate) mod apply;
+pub mod model;
+pub(crate) mod records;
+
+use std::sync::Arc;
+
+use earshot_core::capability::{covers, link_holds, AuthReason, Constraints, LinkFailure};
+use earshot_core::condition::RequestContext;
+use earshot_core::path::{Path, PathPattern};
+use earshot_core::schema::Schema;
+
+use crate::error::{Result, StoreError};
+use crate::model::format_time;
+use crate::snapshot::{Map, Pid, Snapshot, Vector};
+use model::{
+    AuthorityView, AuthorizeView, CapabilityView, ChainLinkView, ChainView, ConstraintsView, DependentsView,
+    FailureView, OpeningView, RelationView, SchemaView,
+};
+
+/// Relation grant index: its creation sequence number.
+pub type Eid = u32;
+/// Capability index: its creation sequence number.
+pub type Cid = u32;
+
+#[derive(Debug, Clone)]
+pub(crate) struct EdgeRec {
+    pub name: Arc<str>,
+    pub grantor: Pid,
+    pub relation: Arc<str>,
+    pub grantee: Pid,
+    pub constraints: Arc<Constraints>,
+    pub uses_left: Option<u32>,
+    pub revoked: bool,
+    pub created_rev: u64,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CapRec {
+    pub name: Arc<str>,
+    pub holder: Pid,
+    pub issuer: Pid,
+    pub device: Pid,
+    pub paths: Arc<[PathPattern]>,
+    pub actions: Arc<[String]>,
+    pub constraints: Arc<Constraints>,
+    pub uses_left: Option<u32>,
+    pub parent: Option<Cid>,
+    /// 1 for a root.
+    pub depth: u8,
+    pub revoked: bool,
+    pub created_rev: u64,
+    pub created_at_ms: i64,
+}
+
+/// Key of the capability index: holder, device, and a hash of a literal path prefix with its
+/// length. A hash collision only adds candidates; every candidate is matched in full.
+pub(crate) type CapKey = (Pid, Pid, u8, u64);
+
+/// The device half of a snapshot.
+#[derive(Clone, Default)]
+pub(crate) struct DeviceState {
+    pub schema: Option<Arc<Schema>>,
+    /// Device → owner.
+    pub devices: Map<Pid, Pid>,
+    pub edges: Vector<EdgeRec>,
+    pub edge_ids: Map<Arc<str>, Eid>,
+    pub edges_by_pair: Map<(Pid, Pid), Arc<[Eid]>>,
+    pub caps: Vector<CapRec>,
+    pub cap_ids: Map<Arc<str>, Cid>,
+    pub caps_by_key: Map<CapKey, Arc<[Cid]>>,
+    pub children: Map<Cid, Arc<[Cid]>>,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// Extends a prefix hash by one segment (FNV-1a over `/segment`).
+fn extend_hash(mut h: u64, segment: &str) -> u64 {
+    for b in std::iter::once(b'/').chain(segment.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(FNV_PRIME);
+    }
+    h
+}
+
+/// The index key a capability pattern is filed under.
+pub(crate) fn pattern_key(holder: Pid, device: Pid, p: &PathPattern) -> CapKey {
+    let (mut h, mut n) = (FNV_OFFSET, 0u8);
+    for seg in p.literal_prefix() {
+        h = extend_hash(h, seg);
+        n = n.saturating_add(1);
+    }
+    (holder, device, n, h)
+}
+
+/// A decision before it is rendered: ids, not names, and no allocation on the allow path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawAuthorization {
+    pub reason: AuthReason,
+    pub authority: Option<RawAuthority>,
+    /// On a denial by a failing link: which link and how.
+    pub failure: Option<(RawLink, LinkFailure)>,
+}
+
+/// The authority behind a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawAuthority {
+    Owner {
+        device: Pid,
+        owner: Pid,
+    },
+    Relation(Eid),
+    /// The principal's capability; the chain is its ancestry.
+    Capability(Cid),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawLink {
+    Edge(Eid),
+    Capability(Cid),
+}
+
+impl RawAuthorization {
+    fn denied(reason: AuthReason) -> Self {
+        RawAuthorization { reason, authority: None, failure: None }
+    }
+    pub fn allowed(&self) -> bool {
+        self.reason.allowed()
+    }
+}
+
+impl DeviceState {
+    pub(crate) fn edge(&self, e: Eid) -> Option<&EdgeRec> {
+        self.edges.get(e as usize)
+    }
+    pub(crate) fn cap(&self, c: Cid) -> Option<&CapRec> {
+        self.caps.get(c as usize)
+    }
+
+    /// Whether a capability and every ancestor hold now; on failure, the failing link.
+    pub(crate) fn chain_holds(&self, leaf: Cid, now_ms: i64, ctx: &RequestContext) -> Result<(), (Cid, LinkFailure)> {
+        let mut at = Some(leaf);
+        // Bounded by the depth limit enforced at delegation; the bound guards corrupt records.
+        let mut steps = 0;
+        while let Some(c) = at {
+            let Some(rec) = self.cap(c) else { return Err((c, LinkFailure::Revoked)) };
+            link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx).map_err(|f| (c, f))?;
+            at = rec.parent;
+            steps += 1;
+            if steps > model::limits::MAX_CHAIN_DEPTH {
+                return Err((c, LinkFailure::Revoked));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the schema's relation opens `(path, action)`; an undeclared relation opens nothing.
+    fn relation_opens(&self, relation: &str, path: &Path<'_>, action: &str) -> bool {
+        self.schema.as_ref().and_then(|s| s.relation(relation)).is_some_and(|r| r.opens(path, action))
+    }
+
+    /// SPEC §2.5: owner, else a valid relation grant from the owner, else a valid capability.
+    /// Among several covering authorities the first valid one in creation order wins; if none is
+    /// valid, the first covering one's failure is the reason.
+    pub(crate) fn authorize(
+        &self,
+        principal: Pid,
+        device: Pid,
+        path: &Path<'_>,
+        action: &str,
+        now_ms: i64,
+        ctx: &RequestContext,
+    ) -> RawAuthorization {
+        let Some(&owner) = self.devices.get(&device) else {
+            return RawAuthorization::denied(AuthReason::DeniedUnknownDevice);
+        };
+        if owner == principal {
+            return RawAuthorization {
+                reason: AuthReason::AllowedOwner,
+                authority: Some(RawAuthority::Owner { device, owner }),
+                failure: None,
+            };
+        }
+        let mut first_failure: Option<(RawAuthority, RawLink, LinkFailure)> = None;
+        if let Some(edges) = self.edges_by_pair.get(&(owner, principal)) {
+            for &e in edges.iter() {
+                let Some(rec) = self.edge(e) else { continue };
+                if !self.relation_opens(&rec.relation, path, action) {
+                    continue;
+                }
+                match link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx) {
+                    Ok(()) => {
+                        return RawAuthorization {
+                            reason: AuthReason::AllowedRelation,
+                            authority: Some(RawAuthority::Relation(e)),
+                            failure: None,
+                        }
+                    }
+                    Err(f) => {
+                        first_failure.get_or_insert((RawAuthority::Relation(e), RawLink::Edge(e), f));
+                    }
+                }
+            }
+        }
+        let mut best: Option<Cid> = None;
+        let mut h = FNV_OFFSET;
+        let segs = path.segments();
+        for k in 0..=segs.len() {
+            if k > 0 {
+                h = extend_hash(h, segs.get(k - 1).copied().unwrap_or(""));
+            }
+            let Some(list) = self.caps_by_key.get(&(principal, device, k as u8, h)) else { continue };
+            for &c in list.iter() {
+                // Creation order among all candidates, whichever prefix they were filed under.
+                if best.is_some_and(|b| b < c) {
+                    continue;
+                }
+                let Some(rec) = self.cap(c) else { continue };
+                if !covers(&rec.paths, &rec.actions, path, action) {
+                    continue;
+                }
+                match self.chain_holds(c, now_ms, ctx) {
+                    Ok(()) => best = Some(c),
+                    Err((at, f)) => {
+                        let replace = match &first_failure {
+                            None => true,
+                            Some((RawAuthority::Capability(prev), _, _)) => c < *prev,
+                            Some(_) => false,
+                        };
+                        if replace {
+                            first_failure = Some((RawAuthority::Capability(c), RawLink::Capability(at), f));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(c) = best {
+            return RawAuthorization {
+                reason: AuthReason::AllowedCapability,
+                authority: Some(RawAuthority::Capability(c)),
+                failure: None,
+            };
+        }
+        match first_failure {
+            Some((authority, link, f)) => {
+                RawAuthorization { reason: f.reason(), authority: Some(authority), failure: Some((link, f)) }
+            }
+            None => RawAuthorization::denied(AuthReason::DeniedNoAuthority),
+        }
+    }
+
+    /// Why a participant cannot be removed (a scan; removal is rare): the device half still
+    /// refers to it, and removing it would leave authority without a subject.
+    pub(crate) fn role_of(&self, pid: Pid) -> Option<&'static str> {
+        if self.devices.contains_key(&pid) {
+            return Some("a device");
+        }
+        if self.devices.values().any(|o| *o == pid) {
+            return Some("the owner of a device");
+        }
+        if self.edges.iter().any(|e| e.grantor == pid || e.grantee == pid) {
+            return Some("a party to a relation grant");
+        }
+        if self.caps.iter().any(|c| c.holder == pid || c.issuer == pid) {
+            return Some("the holder or issuer of a capability");
+        }
+        None
+    }
+
+    /// Every unrevoked descendant of `c`, in creation order.
+    pub(crate) fn dependents(&self, c: Cid) -> Vec<Cid> {
+        let mut out = Vec::new();
+        let mut stack = vec![c];
+        while let Some(x) = stack.pop() {
+            if let Some(kids) = self.children.get(&x) {
+                for &k in kids.iter() {
+                    if self.cap(k).is_some_and(|r| !r.revoked) {
+                        out.push(k);
+                    }
+                    stack.push(k);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Root first, `c` last.
+    pub(crate) fn chain(&self, c: Cid) -> Vec<Cid> {
+        let mut out = Vec::new();
+        let mut at = Some(c);
+        while let Some(x) = at {
+            if out.len() > model::limits::MAX_CHAIN_DEPTH {
+                break;
+            }
+            out.push(x);
+            at = self.cap(x).and_then(|r| r.parent);
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// Bounds a request context (the body limit bounds its total size).
+pub fn check_context(ctx: &RequestContext) -> Result<()> {
+    if ctx.len() > earshot_core::condition::MAX_CONTEXT_VARIABLES {
+        return Err(StoreError::LimitExceeded {
+            field: "context",
+            limit: earshot_core::condition::MAX_CONTEXT_VARIABLES,
+        });
+    }
+    Ok(())
+}
+
+fn constraints_view(c: &Constraints) -> ConstraintsView {
+    ConstraintsView {
+        not_before: c.not_before_ms.map(format_time),
+        not_after: c.not_after_ms.map(format_time),
+        uses: c.uses,
+        condition: c.condition.as_ref().map(|x| x.source().to_string()),
+    }
+}
+
+impl Snapshot {
+    /// `authorize(principal, device, path, action, context)` at this snapshot and `now_ms`.
+    /// A malformed path is an error; unknown names are denials.
+    pub fn authorize_raw(
+        &self,
+        principal: &str,
+        device: &str,
+        path: &str,
+        action: &str,
+        now_ms: i64,
+        ctx: &RequestContext,
+    ) -> Result<RawAuthorization> {
+        let path = Path::parse(path).map_err(|e| StoreError::InvalidPath { field: "path", message: e.to_string() })?;
+        if !earshot_core::schema::is_name(action) {
+            return Err(StoreError::input("action", "not an action name (lowercase letters, digits, `_`, `-`)"));
+        }
+        let Some(principal) = self.pid(principal) else {
+            return Ok(RawAuthorization::denied(AuthReason::DeniedUnknownPrincipal));
+        };
+        let Some(device) = self.pid(device) else {
+            return Ok(RawAuthorization::denied(AuthReason::DeniedUnknownDevice));
+        };
+        Ok(self.dev.authorize(principal, device, &path, action, now_ms, ctx))
+    }
+
+    /// [`Snapshot::authorize_raw`], rendered for clients.
+    pub fn authorize(
+        &self,
+        principal: &str,
+        device: &str,
+        path: &str,
+        action: &str,
+        now_ms: i64,
+        ctx: &RequestContext,
+    ) -> Result<AuthorizeView> {
+        let raw = self.authorize_raw(principal, device, path, action, now_ms, ctx)?;
+        Ok(self.authorization_view(&raw))
+    }
+
+    pub(crate) fn authorization_view(&self, raw: &RawAuthorization) -> AuthorizeView {
+        let name = |p: Pid| self.part_name(p).to_string();
+        let authority = raw.authority.map(|a| match a {
+            RawAuthority::Owner { device, owner } => AuthorityView::Owner { device: name(device), owner: name(owner) },
+            RawAuthority::Relation(e) => match self.dev.edge(e) {
+                Some(r) => AuthorityView::Relation {
+                    edge: r.name.to_string(),
+                    grantor: name(r.grantor),
+                    relation: r.relation.to_string(),
+                    grantee: name(r.grantee),
+                },
+                None => AuthorityView::Capability { chain: Vec::new() },
+            },
+            RawAuthority::Capability(c) => AuthorityView::Capability {
+                chain: self
+                    .dev
+                    .chain(c)
+                    .into_iter()
+                    .filter_map(|x| self.dev.cap(x))
+                    .map(|r| ChainLinkView {
+                        capability: r.name.to_string(),
+                        holder: name(r.holder),
+                        issuer: name(r.issuer),
+                        paths: r.paths.iter().map(|p| p.to_string()).collect(),
+                        actions: r.actions.to_vec(),
+                    })
+                    .collect(),
+            },
+        });
+        let failure = raw.failure.as_ref().map(|(link, f)| FailureView {
+            link: match link {
+                RawLink::Edge(e) => self.dev.edge(*e).map(|r| r.name.to_string()).unwrap_or_default(),
+                RawLink::Capability(c) => self.dev.cap(*c).map(|r| r.name.to_string()).unwrap_or_default(),
+            },
+            message: failure_message(f),
+        });
+        AuthorizeView { allowed: raw.allowed(), reason: raw.reason.code().to_string(), authority, failure }
+    }
+
+    fn cid(&self, id: &str) -> Result<Cid> {
+        self.dev.cap_ids.get(id).copied().ok_or_else(|| StoreError::CapabilityNotFound(id.to_string()))
+    }
+
+    fn capability_view(&self, c: Cid) -> Option<CapabilityView> {
+        let r = self.dev.cap(c)?;
+        Some(CapabilityView {
+            id: r.name.to_string(),
+            holder: self.part_name(r.holder).to_string(),
+            issuer: self.part_name(r.issuer).to_string(),
+            device: self.part_name(r.device).to_string(),
+            paths: r.paths.iter().map(|p| p.to_string()).collect(),
+            actions: r.actions.to_vec(),
+            constraints: constraints_view(&r.constraints),
+            uses_left: r.uses_left,
+            parent: r.parent.and_then(|p| self.dev.cap(p)).map(|p| p.name.to_string()),
+            depth: usize::from(r.depth),
+            revoked: r.revoked,
+            created_revision: r.created_rev,
+        })
+    }
+
+    /// `GET /capabilities/{c}/chain`.
+    pub fn capability_chain(&self, id: &str) -> Result<ChainView> {
+        let c = self.cid(id)?;
+        let chain = self.dev.chain(c).into_iter().filter_map(|x| self.capability_view(x)).collect();
+        Ok(ChainView { capability: id.to_string(), chain })
+    }
+
+    /// `GET /capabilities/{c}/dependents`: what revoking `id` would invalidate.
+    pub fn capability_dependents(&self, id: &str) -> Result<DependentsView> {
+        let c = self.cid(id)?;
+        let invalidates =
+            self.dev.dependents(c).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect();
+        Ok(DependentsView { capability: id.to_string(), invalidates })
+    }
+
+    /// `GET /schema`: the declared relations, their live edges, and the unexercised ones.
+    pub fn schema_view(&self) -> Result<SchemaView> {
+        let schema = self.dev.schema.as_ref().ok_or(StoreError::SchemaNotFound)?;
+        let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for e in self.dev.edges.iter().filter(|e| !e.revoked) {
+            *counts.entry(&*e.relation).or_default() += 1;
+        }
+        let relations: Vec<RelationView> = schema
+            .relations
+            .values()
+            .map(|r| RelationView {
+                name: r.name.clone(),
+                includes: r.includes.clone(),
+                opens: r
+                    .opens
+                    .iter()
+                    .map(|o| OpeningView { pattern: o.pattern.to_string(), actions: o.actions.clone() })
+                    .collect(),
+                edges: counts.get(r.name.as_str()).copied().unwrap_or(0),
+            })
+            .collect();
+        let unexercised = relations.iter().filter(|r| r.edges == 0).map(|r| r.name.clone()).collect();
+        Ok(SchemaView { schema: schema.source.clone(), relations, unexercised })
+    }
+}
+
+fn failure_message(f: &LinkFailure) -> String {
+    match f {
+        LinkFailure::Revoked => "revoked".into(),
+        LinkFailure::NotYetValid => "not yet valid (before `not_before`)".into(),
+        LinkFailure::Expired => "expired (at or after `not_after`)".into(),
+        LinkFailure::UsesExhausted => "no uses left".into(),
+        LinkFailure::Condition(c) => c.to_string(),
+    }
+}

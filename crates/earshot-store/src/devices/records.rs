@@ -1,0 +1,330 @@
+//! Durable records of the device half of a store (`s`, `d/…`, `r/…`, `k/…`), their encoding
+//! from a snapshot, and the rebuild of the device indexes from them.
+
+use std::sync::Arc;
+
+use earshot_core::capability::Constraints;
+use earshot_core::condition::Condition;
+use earshot_core::path::PathPattern;
+use serde::{Deserialize, Serialize};
+
+use super::apply::DeviceDirty;
+use super::{pattern_key, CapRec, Cid, DeviceState, EdgeRec, Eid};
+use crate::durable::Op;
+use crate::error::{Result, StoreError};
+use crate::snapshot::{Pid, Snapshot};
+
+pub(crate) const SCHEMA_KEY: &[u8] = b"s";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SchemaRecord {
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeviceRecord {
+    pub id: String,
+    pub owner: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConstraintsRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_after_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uses: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EdgeRecord {
+    pub id: String,
+    pub seq: u32,
+    pub grantor: String,
+    pub relation: String,
+    pub grantee: String,
+    #[serde(default)]
+    pub constraints: ConstraintsRecord,
+    #[serde(default)]
+    pub uses_left: Option<u32>,
+    pub revoked: bool,
+    pub created_rev: u64,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapabilityRecord {
+    pub id: String,
+    pub seq: u32,
+    pub holder: String,
+    pub issuer: String,
+    pub device: String,
+    pub paths: Vec<String>,
+    pub actions: Vec<String>,
+    #[serde(default)]
+    pub constraints: ConstraintsRecord,
+    #[serde(default)]
+    pub uses_left: Option<u32>,
+    #[serde(default)]
+    pub parent: Option<String>,
+    pub revoked: bool,
+    pub created_rev: u64,
+    pub created_at_ms: i64,
+}
+
+/// Every device record of one store, decoded.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceRecords {
+    pub schema: Option<SchemaRecord>,
+    pub devices: Vec<DeviceRecord>,
+    pub edges: Vec<EdgeRecord>,
+    pub capabilities: Vec<CapabilityRecord>,
+}
+
+fn to_record(c: &Constraints) -> ConstraintsRecord {
+    ConstraintsRecord {
+        not_before_ms: c.not_before_ms,
+        not_after_ms: c.not_after_ms,
+        uses: c.uses,
+        condition: c.condition.as_ref().map(|x| x.source().to_string()),
+    }
+}
+
+fn from_record(c: &ConstraintsRecord, owner: &str) -> Result<Constraints> {
+    let condition = c
+        .condition
+        .as_deref()
+        .map(Condition::compile)
+        .transpose()
+        .map_err(|e| StoreError::Integrity(format!("`{owner}` has a condition that no longer compiles: {e}")))?;
+    Ok(Constraints { not_before_ms: c.not_before_ms, not_after_ms: c.not_after_ms, uses: c.uses, condition })
+}
+
+fn enc<T: Serialize>(v: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec(v).map_err(|e| StoreError::Storage(format!("encode: {e}")))
+}
+
+impl DeviceRecords {
+    /// Decodes one device record into place; `false` if `k` is not a device record.
+    pub(crate) fn decode(&mut self, k: &[u8], v: &[u8]) -> Result<bool> {
+        fn dec<T: for<'de> Deserialize<'de>>(k: &[u8], v: &[u8]) -> Result<T> {
+            serde_json::from_slice(v).map_err(|e| {
+                StoreError::Integrity(format!("record `{}` is unreadable: {e}", String::from_utf8_lossy(k)))
+            })
+        }
+        match k {
+            SCHEMA_KEY => self.schema = Some(dec(k, v)?),
+            [b'd', b'/', ..] => self.devices.push(dec(k, v)?),
+            [b'r', b'/', ..] => self.edges.push(dec(k, v)?),
+            [b'k', b'/', ..] => self.capabilities.push(dec(k, v)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Whole records as ops (bulk import).
+    pub(crate) fn encode_all(&self, ops: &mut Vec<Op>) -> Result<()> {
+        if let Some(s) = &self.schema {
+            ops.push(Op::Put(SCHEMA_KEY.to_vec(), enc(s)?));
+        }
+        for d in &self.devices {
+            ops.push(Op::Put(crate::durable::key(b'd', &d.id), enc(d)?));
+        }
+        for e in &self.edges {
+            ops.push(Op::Put(crate::durable::key(b'r', &e.id), enc(e)?));
+        }
+        for c in &self.capabilities {
+            ops.push(Op::Put(crate::durable::key(b'k', &c.id), enc(c)?));
+        }
+        Ok(())
+    }
+}
+
+/// Encodes the device records `dirty` names from the new snapshot.
+pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Result<()> {
+    let d = &s.dev;
+    if dirty.schema {
+        if let Some(schema) = &d.schema {
+            ops.push(Op::Put(SCHEMA_KEY.to_vec(), enc(&SchemaRecord { source: schema.source.clone() })?));
+        }
+    }
+    for &pid in &dirty.devices {
+        let Some(owner) = d.devices.get(&pid) else { continue };
+        let id = s.part_name(pid).to_string();
+        let rec = DeviceRecord { id: id.clone(), owner: s.part_name(*owner).to_string() };
+        ops.push(Op::Put(crate::durable::key(b'd', &id), enc(&rec)?));
+    }
+    for &e in &dirty.edges {
+        let Some(r) = d.edge(e) else { continue };
+        let rec = EdgeRecord {
+            id: r.name.to_string(),
+            seq: e,
+            grantor: s.part_name(r.grantor).to_string(),
+            relation: r.relation.to_string(),
+            grantee: s.part_name(r.grantee).to_string(),
+            constraints: to_record(&r.constraints),
+            uses_left: r.uses_left,
+            revoked: r.revoked,
+            created_rev: r.created_rev,
+            created_at_ms: r.created_at_ms,
+        };
+        ops.push(Op::Put(crate::durable::key(b'r', &r.name), enc(&rec)?));
+    }
+    for &c in &dirty.caps {
+        let Some(r) = d.cap(c) else { continue };
+        let rec = CapabilityRecord {
+            id: r.name.to_string(),
+            seq: c,
+            holder: s.part_name(r.holder).to_string(),
+            issuer: s.part_name(r.issuer).to_string(),
+            device: s.part_name(r.device).to_string(),
+            paths: r.paths.iter().map(|p| p.to_string()).collect(),
+            actions: r.actions.to_vec(),
+            constraints: to_record(&r.constraints),
+            uses_left: r.uses_left,
+            parent: r.parent.and_then(|p| d.cap(p)).map(|p| p.name.to_string()),
+            revoked: r.revoked,
+            created_rev: r.created_rev,
+            created_at_ms: r.created_at_ms,
+        };
+        ops.push(Op::Put(crate::durable::key(b'k', &r.name), enc(&rec)?));
+    }
+    Ok(())
+}
+
+fn bad(msg: String) -> StoreError {
+    StoreError::Integrity(msg)
+}
+
+/// Rebuilds the device indexes from records, checking every reference, the narrowing of every
+/// delegation and that no live edge names an undeclared relation.
+pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -> Result<DeviceState> {
+    let mut st = DeviceState::default();
+    if let Some(s) = &r.schema {
+        let schema = earshot_core::schema::parse(&s.source).map_err(|p| {
+            bad(format!("stored schema no longer parses: {}", p.first().map(|x| x.to_string()).unwrap_or_default()))
+        })?;
+        st.schema = Some(Arc::new(schema));
+    }
+    for d in &r.devices {
+        let (pid, owner) = (pid_of(&d.id)?, pid_of(&d.owner)?);
+        if st.devices.insert(pid, owner).is_some() {
+            return Err(bad(format!("device `{}` stored twice", d.id)));
+        }
+    }
+    let mut edges = r.edges.clone();
+    edges.sort_by_key(|e| e.seq);
+    for (n, e) in edges.iter().enumerate() {
+        if e.seq as usize != n {
+            return Err(bad(format!("relation grant sequence has a gap at {n}")));
+        }
+        let (grantor, grantee) = (pid_of(&e.grantor)?, pid_of(&e.grantee)?);
+        if !e.revoked && st.schema.as_ref().and_then(|s| s.relation(&e.relation)).is_none() {
+            return Err(bad(format!("live relation grant `{}` names undeclared relation `{}`", e.id, e.relation)));
+        }
+        let name: Arc<str> = Arc::from(e.id.as_str());
+        st.edges.push_back(EdgeRec {
+            name: name.clone(),
+            grantor,
+            relation: Arc::from(e.relation.as_str()),
+            grantee,
+            constraints: Arc::new(from_record(&e.constraints, &e.id)?),
+            uses_left: e.uses_left,
+            revoked: e.revoked,
+            created_rev: e.created_rev,
+            created_at_ms: e.created_at_ms,
+        });
+        if st.edge_ids.insert(name, e.seq as Eid).is_some() {
+            return Err(bad(format!("relation grant `{}` stored twice", e.id)));
+        }
+        let mut list = st.edges_by_pair.get(&(grantor, grantee)).map(|l| l.to_vec()).unwrap_or_default();
+        list.push(e.seq);
+        st.edges_by_pair.insert((grantor, grantee), list.into());
+    }
+    let mut caps = r.capabilities.clone();
+    caps.sort_by_key(|c| c.seq);
+    let mut by_key: std::collections::HashMap<super::CapKey, Vec<Cid>> = std::collections::HashMap::new();
+    let mut children: std::collections::BTreeMap<Cid, Vec<Cid>> = std::collections::BTreeMap::new();
+    for (n, c) in caps.iter().enumerate() {
+        if c.seq as usize != n {
+            return Err(bad(format!("capability sequence has a gap at {n}")));
+        }
+        let (holder, issuer, device) = (pid_of(&c.holder)?, pid_of(&c.issuer)?, pid_of(&c.device)?);
+        let owner = st
+            .devices
+            .get(&device)
+            .copied()
+            .ok_or_else(|| bad(format!("capability `{}` names unknown device", c.id)))?;
+        let mut paths = Vec::with_capacity(c.paths.len());
+        for p in &c.paths {
+            paths.push(PathPattern::parse(p).map_err(|e| bad(format!("capability `{}` has a bad path: {e}", c.id)))?);
+        }
+        let constraints = from_record(&c.constraints, &c.id)?;
+        let (parent, depth) = match &c.parent {
+            None if issuer == owner => (None, 1u8),
+            None => return Err(bad(format!("root capability `{}` was not issued by the device's owner", c.id))),
+            Some(p) => {
+                let pc = *st
+                    .cap_ids
+                    .get(p.as_str())
+                    .ok_or_else(|| bad(format!("capability `{}` names unknown parent", c.id)))?;
+                let pr = st.cap(pc).ok_or_else(|| bad(format!("capability `{}` names unknown parent", c.id)))?;
+                let parent_scope = earshot_core::capability::Scope {
+                    device: pr.device,
+                    paths: &pr.paths,
+                    actions: &pr.actions,
+                    constraints: &pr.constraints,
+                    uses_left: pr.constraints.uses,
+                };
+                let child_scope = earshot_core::capability::Scope {
+                    device,
+                    paths: &paths,
+                    actions: &c.actions,
+                    constraints: &constraints,
+                    uses_left: constraints.uses,
+                };
+                if pr.holder != issuer || !earshot_core::capability::widenings(&child_scope, &parent_scope).is_empty() {
+                    return Err(bad(format!("capability `{}` is not a valid delegation of `{p}`", c.id)));
+                }
+                children.entry(pc).or_default().push(c.seq);
+                (Some(pc), pr.depth.saturating_add(1))
+            }
+        };
+        for p in &paths {
+            let k = pattern_key(holder, device, p);
+            let list = by_key.entry(k).or_default();
+            if list.last() != Some(&c.seq) {
+                list.push(c.seq);
+            }
+        }
+        let name: Arc<str> = Arc::from(c.id.as_str());
+        st.caps.push_back(CapRec {
+            name: name.clone(),
+            holder,
+            issuer,
+            device,
+            paths: paths.into(),
+            actions: c.actions.clone().into(),
+            constraints: Arc::new(constraints),
+            uses_left: c.uses_left,
+            parent,
+            depth,
+            revoked: c.revoked,
+            created_rev: c.created_rev,
+            created_at_ms: c.created_at_ms,
+        });
+        if st.cap_ids.insert(name, c.seq as Cid).is_some() {
+            return Err(bad(format!("capability `{}` stored twice", c.id)));
+        }
+    }
+    for (k, list) in by_key {
+        st.caps_by_key.insert(k, list.into());
+    }
+    for (p, kids) in children {
+        st.children.insert(p, kids.into());
+    }
+    Ok(st)
+}

@@ -245,6 +245,26 @@ fn every_store_error() -> Vec<StoreError> {
         E::Integrity(s()),
         E::Storage(s()),
         E::Unavailable,
+        E::SchemaInvalid(vec![]),
+        E::SchemaNotFound,
+        E::RelationInUse { relation: s(), edges: 1 },
+        E::UnknownRelation(s()),
+        E::RelationNotFound(s()),
+        E::RelationExists(s()),
+        E::NotGrantor { edge: s() },
+        E::AlreadyRevoked(s()),
+        E::DeviceNotFound(s()),
+        E::DeviceExists(s()),
+        E::NotDeviceOwner { issuer: s(), device: s() },
+        E::NotCapabilityHolder { issuer: s(), capability: s() },
+        E::NotRevoker { capability: s() },
+        E::CapabilityNotFound(s()),
+        E::CapabilityExists(s()),
+        E::CapabilityNotWithinParent(vec![]),
+        E::ParentNotValid { capability: s(), reason: "denied_revoked" },
+        E::ParticipantInUse { participant: s(), role: "a device" },
+        E::InvalidPath { field: "path", message: s() },
+        E::InvalidCondition { message: s() },
     ]
 }
 
@@ -282,9 +302,29 @@ fn variant_index(e: &StoreError) -> usize {
         E::Integrity(_) => 26,
         E::Storage(_) => 27,
         E::Unavailable => 28,
+        E::SchemaInvalid(_) => 29,
+        E::SchemaNotFound => 30,
+        E::RelationInUse { .. } => 31,
+        E::UnknownRelation(_) => 32,
+        E::RelationNotFound(_) => 33,
+        E::RelationExists(_) => 34,
+        E::NotGrantor { .. } => 35,
+        E::AlreadyRevoked(_) => 36,
+        E::DeviceNotFound(_) => 37,
+        E::DeviceExists(_) => 38,
+        E::NotDeviceOwner { .. } => 39,
+        E::NotCapabilityHolder { .. } => 40,
+        E::NotRevoker { .. } => 41,
+        E::CapabilityNotFound(_) => 42,
+        E::CapabilityExists(_) => 43,
+        E::CapabilityNotWithinParent(_) => 44,
+        E::ParentNotValid { .. } => 45,
+        E::ParticipantInUse { .. } => 46,
+        E::InvalidPath { .. } => 47,
+        E::InvalidCondition { .. } => 48,
     }
 }
-const STORE_VARIANTS: usize = 29;
+const STORE_VARIANTS: usize = 49;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs),
 /// with their status. Each but `internal_error` (a panicked blocking task) is triggered over

@@ -312,6 +312,8 @@ impl Oracle {
                     ok("revoked", vec![])
                 }
             },
+            // Devices (SPEC §2) have their own reference in `devices_reference.rs`.
+            _ => no("not_modelled_here"),
         }
     }
 

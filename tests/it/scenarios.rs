@@ -36,7 +36,17 @@
 //! (no partial write). Every write without `expect_error` must succeed. A relative `request` path
 //! is under `/v1/stores/s/`; `{alias}` in its path, and any string `"{alias}"` in its body or in
 //! its `expect` (a JSON subset of the response), stands for the grant id named `alias`. A step may
-//! carry a free-text `note`.
+//! carry a free-text `note`. `expect_error` may also carry `details`, a JSON subset of the
+//! error's details.
+//!
+//! Device actions (SPEC §2; the runner is in `scenarios/devices.rs`): `schema: <text>`,
+//! `device: {id, owner}`, `relation: <body>`, `capability: <body>`, `revoke_relation: {edge, by}`,
+//! `revoke_capability: {capability, by}`, `authorize: {principal, device, path, action, context?}`
+//! with `expect: <reason>` or a JSON subset of the decision (`chain: [ids]` is shorthand for the
+//! capability chain used), `use:` (same body; `expect` is a subset of the outcome),
+//! `dependents: <capability>` and `chain: <capability>` with `expect: [ids]`.
+
+mod devices;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -119,6 +129,18 @@ struct Step {
     expand: Option<String>,
     view: Option<String>,
     request: Option<RequestStep>,
+    // Device actions (SPEC §2).
+    schema: Option<String>,
+    device: Option<Value>,
+    relation: Option<Value>,
+    capability: Option<Value>,
+    revoke_relation: Option<devices::RevokeStep>,
+    revoke_capability: Option<devices::RevokeStep>,
+    authorize: Option<Value>,
+    #[serde(rename = "use")]
+    use_: Option<Value>,
+    dependents: Option<String>,
+    chain: Option<String>,
     // Expectations.
     expect: Option<serde_yaml::Value>,
     expect_error: Option<ErrorExpect>,
@@ -221,6 +243,8 @@ struct RequestStep {
 struct ErrorExpect {
     status: u16,
     code: String,
+    /// A JSON subset of the error's `details`.
+    details: Option<Value>,
 }
 
 /// A decision: a reason code alone (admitted follows from it), or the full form.
@@ -308,6 +332,7 @@ enum Action<'a> {
     Expand(&'a str),
     View(&'a str),
     Request(&'a RequestStep),
+    Device(devices::DeviceAction<'a>),
 }
 
 impl Step {
@@ -355,6 +380,7 @@ impl Step {
         if let Some(v) = &self.request {
             found.push(Action::Request(v));
         }
+        found.extend(devices::DeviceAction::of(self).into_iter().map(Action::Device));
         if found.len() != 1 {
             return Err(format!("a step needs exactly one action, found {}", found.len()));
         }
@@ -381,12 +407,14 @@ impl Action<'_> {
             Action::Expand(i) => format!("expand {i}"),
             Action::View(i) => format!("view {i}"),
             Action::Request(r) => format!("request {} {}", r.method, r.path),
+            Action::Device(d) => d.label(),
         }
     }
 
     /// Reads may fail one expectation and the scenario goes on; a failed write stops it.
     fn is_read(&self) -> bool {
         matches!(self, Action::Check(_) | Action::Lookup(_) | Action::Expand(_) | Action::View(_))
+            || matches!(self, Action::Device(d) if d.is_read())
     }
 }
 
@@ -503,6 +531,12 @@ impl<'a> Runner<'a> {
                 }
                 if before != after {
                     return Err(format!("refused write changed the revision from {before} to {after}: {resp}"));
+                }
+                if let Some(d) = &e.details {
+                    let got = resp.pointer("/error/details").cloned().unwrap_or(Value::Null);
+                    if !subset(d, &got) {
+                        return Err(format!("expected error details containing {d}, got {got}"));
+                    }
                 }
                 Ok(None)
             }
@@ -635,6 +669,7 @@ impl<'a> Runner<'a> {
             Action::Lookup(l) => self.lookup(l, expect, err).await,
             Action::Expand(item) => self.expand(item, expect, err).await,
             Action::View(item) => self.view(item, expect, err).await,
+            Action::Device(d) => self.device_step(d, expect, err).await,
             Action::Request(r) => {
                 let mut path = r.path.clone();
                 for (alias, id) in &self.aliases {

@@ -476,6 +476,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
             items: item_records,
             contents,
             grants: grant_records,
+            ..Records::default()
         },
         probes: Probes {
             owner: pname(o),

@@ -1,0 +1,496 @@
+//! Device `authorize` (SPEC §2.5, issue 3): the cost of a decision for a principal holding 20,
+//! 100, 1,000 and 10,000 relation grants and capabilities, and of delegation chains of depth 1–8.
+//!
+//! One store, built once through the real write path (`Earshot::open_with` over `MemBackend`,
+//! then `StoreHandle::write`), holds every principal measured, so the store around them is the
+//! same for every size and only what the principal holds changes:
+//! - a schema of three relations opening a few patterns;
+//! - 5,000 owners, one device each; principal `hold-N` receives relation grants from owners
+//!   `0..N/2` and holds `N/2` root capabilities spread over up to 50 of those devices (literal,
+//!   `*` and `**` patterns, some with two patterns);
+//! - per size, a device of its own on which `hold-N` holds `N` more capabilities with distinct
+//!   literal paths (the adversarial layout for a scan; not counted in `N`), and one on which it
+//!   holds `N` capabilities that share the literal prefix `zone` before a `*` (all filed under
+//!   one key of the prefix index: the layout the index does not help);
+//! - noise: 12 other principals each holding 2,000 capabilities on the same devices, and a grant
+//!   from every owner to one of them;
+//! - a delegation chain of depth 8 (each link narrowing its paths, and its actions after the
+//!   root) and a depth-3 chain with a CEL condition on its middle link.
+//!
+//! Criterion medians are over one fixed request per case (in cache). A per-call report follows:
+//! 20,000 distinct requests per case, each timed on its own (the figures include the clock read).
+//!
+//! Run with `cargo bench -p earshot-benches --bench authorize`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion};
+use earshot_benches::{quantile, MemBackend, XorShift, NOW_MS};
+use earshot_core::capability::AuthReason;
+use earshot_core::condition::{ContextValue, RequestContext};
+use earshot_store::devices::model::{NewCapability, NewDevice, NewRelation, SchemaInput};
+use earshot_store::devices::RawAuthority;
+use earshot_store::model::{Command, NewParticipant, ParticipantKind};
+use earshot_store::{Config, Earshot, ManualClock, Snapshot, StoreHandle};
+
+const STORE: &str = "devices";
+const SIZES: [usize; 4] = [20, 100, 1_000, 10_000];
+/// Owners (and devices): enough for the largest size's `N/2` grantors.
+const OWNERS: usize = 5_000;
+/// Devices over which a principal's ordinary capabilities are spread.
+const CAP_DEVICES: usize = 50;
+const NOISE_PRINCIPALS: usize = 12;
+const NOISE_CAPS_EACH: usize = 2_000;
+const CHAIN_DEPTH: usize = 8;
+/// Setup writers: the store's writer commits whatever is queued as one group.
+const SETUP_THREADS: usize = 16;
+/// Distinct requests per case in the per-call report.
+const CALLS: usize = 20_000;
+
+const SCHEMA: &str = "relation family {\n  opens status/waking\n  opens medication/**\n}\n\
+relation care_provider {\n  opens vitals/** for read, subscribe\n}\n\
+relation colleague {\n  opens calendar/next-start\n}\n";
+const RELATIONS: [&str; 3] = ["family", "care_provider", "colleague"];
+
+fn owner(k: usize) -> String {
+    format!("o{k:05}")
+}
+fn device(k: usize) -> String {
+    format!("d{k:05}")
+}
+fn holder(n: usize) -> String {
+    format!("hold-{n}")
+}
+fn one_device(n: usize) -> String {
+    format!("flat-{n}")
+}
+fn prefix_device(n: usize) -> String {
+    format!("zone-{n}")
+}
+fn chain_holder(j: usize) -> String {
+    format!("chain-{j}")
+}
+fn cond_holder(j: usize) -> String {
+    format!("cond-{j}")
+}
+
+/// A path the relation opens for `read`.
+fn relation_path(relation: &str) -> &'static str {
+    match relation {
+        "family" => "status/waking",
+        "care_provider" => "vitals/heart",
+        _ => "calendar/next-start",
+    }
+}
+
+/// The patterns of a principal's `i`-th ordinary capability: literal, `*` or `**`; every
+/// seventh has a second pattern.
+fn cap_paths(i: usize) -> Vec<String> {
+    let mut v = vec![match i % 3 {
+        0 => format!("sensors/s{i}/reading"),
+        1 => format!("logs/l{i}/*"),
+        _ => format!("files/f{i}/**"),
+    }];
+    if i % 7 == 0 {
+        v.push(format!("status/c{i}/*"));
+    }
+    v
+}
+
+/// A concrete path the `i`-th capability covers.
+fn cap_request(i: usize) -> String {
+    match i % 3 {
+        0 => format!("sensors/s{i}/reading"),
+        1 => format!("logs/l{i}/today"),
+        _ => format!("files/f{i}/2026/01/notes"),
+    }
+}
+
+fn cap_device(i: usize, n: usize) -> usize {
+    i % (n / 2).min(CAP_DEVICES)
+}
+
+fn participant(id: String, kind: ParticipantKind) -> Command {
+    Command::CreateParticipant(NewParticipant { id, kind, name: None })
+}
+
+fn root_cap(issuer: String, holder: String, device: String, paths: Vec<String>, actions: &[&str]) -> Command {
+    Command::CreateCapability(NewCapability {
+        id: None,
+        issuer,
+        holder,
+        device,
+        paths,
+        actions: actions.iter().map(|a| a.to_string()).collect(),
+        constraints: None,
+        parent: None,
+    })
+}
+
+/// Writes `cmds` from [`SETUP_THREADS`] threads; every write must succeed.
+fn write_all(store: &StoreHandle, cmds: Vec<Command>) {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..SETUP_THREADS {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(cmd) = cmds.get(i) else { break };
+                if let Err(e) = store.write(cmd.clone()) {
+                    panic!("setup write {cmd:?} refused: {e}");
+                }
+            });
+        }
+    });
+}
+
+/// Ids of a delegation chain, root first.
+fn chain_ids(prefix: &str, depth: usize) -> Vec<String> {
+    (1..=depth).map(|j| format!("{prefix}-k{j}")).collect()
+}
+
+/// Pattern of link `j` (1-based): the root opens `home/**`, each link one segment deeper.
+fn chain_pattern(j: usize) -> String {
+    let mut p = String::from("home");
+    for s in 2..=j {
+        p.push_str(&format!("/s{s}"));
+    }
+    p.push_str("/**");
+    p
+}
+
+/// The request every chain link covers.
+const CHAIN_PATH: &str = "home/s2/s3/s4/s5/s6/s7/s8/leaf";
+
+fn build() -> (Earshot, Arc<StoreHandle>) {
+    let t = Instant::now();
+    let earshot =
+        Earshot::open_with(Arc::new(MemBackend::default()), Arc::new(ManualClock::new(NOW_MS)), Config::default())
+            .expect("opens");
+    earshot.create_store(STORE, None).expect("store created");
+    let store = earshot.store(STORE).expect("store runs");
+    store.write(Command::PutSchema(SchemaInput { schema: SCHEMA.into() })).expect("schema");
+
+    // Participants.
+    let mut cmds: Vec<Command> = (0..OWNERS).map(|k| participant(owner(k), ParticipantKind::Person)).collect();
+    cmds.extend(SIZES.iter().map(|&n| participant(holder(n), ParticipantKind::Agent)));
+    cmds.extend((0..NOISE_PRINCIPALS).map(|j| participant(format!("noise-{j}"), ParticipantKind::Agent)));
+    cmds.extend((1..=CHAIN_DEPTH).map(|j| participant(chain_holder(j), ParticipantKind::Agent)));
+    cmds.extend((1..=3).map(|j| participant(cond_holder(j), ParticipantKind::Agent)));
+    cmds.push(participant("special-owner".into(), ParticipantKind::Person));
+    write_all(&store, cmds);
+
+    // Devices.
+    let mut cmds: Vec<Command> =
+        (0..OWNERS).map(|k| Command::CreateDevice(NewDevice { id: device(k), owner: owner(k), name: None })).collect();
+    for &n in &SIZES {
+        for id in [one_device(n), prefix_device(n)] {
+            cmds.push(Command::CreateDevice(NewDevice { id, owner: "special-owner".into(), name: None }));
+        }
+    }
+    cmds.push(Command::CreateDevice(NewDevice { id: "chain-dev".into(), owner: "special-owner".into(), name: None }));
+    write_all(&store, cmds);
+
+    // Relation grants, ordinary capabilities, the one-device layouts and the noise.
+    let mut cmds = Vec::new();
+    for &n in &SIZES {
+        for k in 0..n / 2 {
+            cmds.push(Command::CreateRelation(NewRelation {
+                id: None,
+                grantor: owner(k),
+                relation: RELATIONS[k % 3].into(),
+                grantee: holder(n),
+                constraints: None,
+            }));
+            let d = cap_device(k, n);
+            let actions: &[&str] = if k % 2 == 0 { &["read"] } else { &["read", "write"] };
+            cmds.push(root_cap(owner(d), holder(n), device(d), cap_paths(k), actions));
+        }
+        for i in 0..n {
+            cmds.push(root_cap(
+                "special-owner".into(),
+                holder(n),
+                one_device(n),
+                vec![format!("zone/z{i}/state")],
+                &["read"],
+            ));
+            cmds.push(root_cap(
+                "special-owner".into(),
+                holder(n),
+                prefix_device(n),
+                vec![format!("zone/*/z{i}")],
+                &["read"],
+            ));
+        }
+    }
+    let mut rng = XorShift::new(0xa07_4012e);
+    for j in 0..NOISE_PRINCIPALS {
+        for i in 0..NOISE_CAPS_EACH {
+            // Mostly on the devices the measured principals use, same pattern shapes.
+            let d = if i % 2 == 0 { rng.below(CAP_DEVICES) } else { rng.below(OWNERS) };
+            cmds.push(root_cap(owner(d), format!("noise-{j}"), device(d), cap_paths(i), &["read"]));
+        }
+    }
+    for k in 0..OWNERS {
+        cmds.push(Command::CreateRelation(NewRelation {
+            id: None,
+            grantor: owner(k),
+            relation: RELATIONS[(k + 1) % 3].into(),
+            grantee: format!("noise-{}", k % NOISE_PRINCIPALS),
+            constraints: None,
+        }));
+    }
+    let total = cmds.len();
+    write_all(&store, cmds);
+
+    // Chains, one link at a time (each needs its parent).
+    for (prefix, holder_of, depth) in
+        [("chain", chain_holder as fn(usize) -> String, CHAIN_DEPTH), ("cond", cond_holder, 3)]
+    {
+        let ids = chain_ids(prefix, depth);
+        for j in 1..=depth {
+            let cond = (prefix == "cond" && j == 2).then(|| earshot_store::devices::model::ConstraintsInput {
+                condition: Some("human_in_cell == false".into()),
+                ..Default::default()
+            });
+            store
+                .write(Command::CreateCapability(NewCapability {
+                    id: Some(ids[j - 1].clone()),
+                    issuer: if j == 1 { "special-owner".into() } else { holder_of(j - 1) },
+                    holder: holder_of(j),
+                    device: "chain-dev".into(),
+                    paths: vec![chain_pattern(j)],
+                    actions: if j == 1 { vec!["read".into(), "write".into()] } else { vec!["read".into()] },
+                    constraints: cond,
+                    parent: (j > 1).then(|| ids[j - 2].clone()),
+                }))
+                .expect("chain link");
+        }
+    }
+    let snap = store.latest();
+    eprintln!(
+        "setup: {} owners and devices, {} grants and capabilities in the bulk phase; revision {}; built in {:.1?}",
+        OWNERS,
+        total,
+        snap.revision(),
+        t.elapsed()
+    );
+    (earshot, store)
+}
+
+/// One request and the decision it must get.
+#[derive(Clone)]
+struct Req {
+    principal: String,
+    device: String,
+    path: String,
+    action: &'static str,
+    expect: AuthReason,
+}
+
+impl Req {
+    fn new(
+        principal: String,
+        device: String,
+        path: impl Into<String>,
+        action: &'static str,
+        expect: AuthReason,
+    ) -> Self {
+        Req { principal, device, path: path.into(), action, expect }
+    }
+}
+
+fn decide(s: &Snapshot, r: &Req, ctx: &RequestContext) -> AuthReason {
+    s.authorize_raw(&r.principal, &r.device, &r.path, r.action, NOW_MS, ctx).expect("well-formed request").reason
+}
+
+/// The cases measured for a principal holding `n`; `k` picks which grant or capability.
+fn held_case(case: &str, n: usize, k: usize) -> Req {
+    let p = holder(n);
+    let half = n / 2;
+    match case {
+        // Via the grant from owner k (its device may also carry capabilities of the principal).
+        "relation_allowed" => {
+            let k = k % half;
+            Req::new(p, device(k), relation_path(RELATIONS[k % 3]), "read", AuthReason::AllowedRelation)
+        }
+        // Capability i covers it; the device's owner has granted a relation that does not.
+        "capability_allowed" => {
+            let i = k % half;
+            Req::new(p, device(cap_device(i, n)), cap_request(i), "read", AuthReason::AllowedCapability)
+        }
+        // The owner's grant does not open `delete`, and the capability filed under the path's
+        // prefix is found and matched but covers only read/write: every index hit, no authority.
+        "denied" => {
+            let i = k % half;
+            Req::new(p, device(cap_device(i, n)), cap_request(i), "delete", AuthReason::DeniedNoAuthority)
+        }
+        "one_device_allowed" => {
+            let i = k % n;
+            Req::new(p, one_device(n), format!("zone/z{i}/state"), "read", AuthReason::AllowedCapability)
+        }
+        "one_device_denied" => {
+            let i = k % n;
+            Req::new(p, one_device(n), format!("zone/z{i}/other"), "read", AuthReason::DeniedNoAuthority)
+        }
+        "shared_prefix_allowed" => {
+            let i = k % n;
+            Req::new(p, prefix_device(n), format!("zone/a/z{i}"), "read", AuthReason::AllowedCapability)
+        }
+        _ => {
+            let i = k % n;
+            Req::new(p, prefix_device(n), format!("zone/a/y{i}"), "read", AuthReason::DeniedNoAuthority)
+        }
+    }
+}
+
+const CASES: [&str; 7] = [
+    "relation_allowed",
+    "capability_allowed",
+    "denied",
+    "one_device_allowed",
+    "one_device_denied",
+    "shared_prefix_allowed",
+    "shared_prefix_denied",
+];
+
+fn chain_req(depth: usize) -> Req {
+    Req::new(chain_holder(depth), "chain-dev".into(), CHAIN_PATH, "read", AuthReason::AllowedCapability)
+}
+
+fn cond_req() -> Req {
+    Req::new(cond_holder(3), "chain-dev".into(), CHAIN_PATH, "read", AuthReason::AllowedCapability)
+}
+
+fn cond_ctx() -> RequestContext {
+    let mut ctx = RequestContext::new();
+    ctx.insert("human_in_cell".into(), ContextValue::Bool(false));
+    ctx
+}
+
+/// Checks every case's answer (and that a chain's authority is the leaf) before timing it.
+fn verify(s: &Snapshot) {
+    let empty = RequestContext::new();
+    for &n in &SIZES {
+        for case in CASES {
+            for k in [0, 1, 2, n / 4, n / 2 - 1, n - 1] {
+                let r = held_case(case, n, k);
+                assert_eq!(decide(s, &r, &empty), r.expect, "{case} n={n} k={k} {}", r.path);
+            }
+        }
+    }
+    for d in 1..=CHAIN_DEPTH {
+        let r = chain_req(d);
+        let raw = s.authorize_raw(&r.principal, &r.device, &r.path, r.action, NOW_MS, &empty).expect("request");
+        assert_eq!(raw.reason, r.expect, "chain depth {d}");
+        assert!(matches!(raw.authority, Some(RawAuthority::Capability(_))), "chain depth {d}");
+        let chain = s.capability_chain(&format!("chain-k{d}")).expect("chain");
+        assert_eq!(chain.chain.len(), d, "chain depth {d}");
+    }
+    let r = cond_req();
+    assert_eq!(decide(s, &r, &cond_ctx()), AuthReason::AllowedCapability);
+    assert_eq!(decide(s, &r, &empty), AuthReason::DeniedConditionError);
+}
+
+fn held(c: &mut Criterion, s: &Snapshot) {
+    let ctx = RequestContext::new();
+    for case in CASES {
+        let mut g = c.benchmark_group(format!("authorize/{case}"));
+        for &n in &SIZES {
+            // A fixed request from the middle of what the principal holds.
+            let r = held_case(case, n, n / 4 + 1);
+            g.bench_with_input(BenchmarkId::from_parameter(n), &r, |b, r| {
+                b.iter(|| {
+                    s.authorize_raw(black_box(&r.principal), &r.device, black_box(&r.path), r.action, NOW_MS, &ctx)
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+fn chains(c: &mut Criterion, s: &Snapshot) {
+    let empty = RequestContext::new();
+    let mut g = c.benchmark_group("authorize/chain_depth");
+    for d in 1..=CHAIN_DEPTH {
+        let r = chain_req(d);
+        g.bench_with_input(BenchmarkId::from_parameter(d), &r, |b, r| {
+            b.iter(|| s.authorize_raw(black_box(&r.principal), &r.device, black_box(&r.path), r.action, NOW_MS, &empty))
+        });
+    }
+    g.finish();
+    let ctx = cond_ctx();
+    let mut g = c.benchmark_group("authorize/chain_condition");
+    let r = cond_req();
+    g.bench_function("depth_3_condition_on_link_2", |b| {
+        b.iter(|| s.authorize_raw(black_box(&r.principal), &r.device, black_box(&r.path), r.action, NOW_MS, &ctx))
+    });
+    g.finish();
+}
+
+fn per_call(s: &Snapshot, reqs: &[Req], ctx: &RequestContext) -> Vec<Duration> {
+    let mut lat = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        let t = Instant::now();
+        black_box(s.authorize_raw(black_box(&r.principal), &r.device, &r.path, r.action, NOW_MS, ctx).ok());
+        lat.push(t.elapsed());
+    }
+    lat.sort_unstable();
+    lat
+}
+
+/// Per-call p50/p99 over distinct requests: each call picks a random grant or capability of the
+/// principal, so the records it reads are mostly not the previous call's.
+fn per_call_report(s: &Snapshot) {
+    let empty = RequestContext::new();
+    eprintln!("\nauthorize latency per call ({CALLS} distinct random requests per row; includes the clock read):");
+    eprintln!("{:>24} {:>7} {:>9} {:>9} {:>9}", "case", "held", "p50", "p99", "p99.9");
+    let mut rng = XorShift::new(0xd1ce);
+    for case in CASES {
+        for &n in &SIZES {
+            let reqs: Vec<Req> = (0..CALLS).map(|_| held_case(case, n, rng.below(n))).collect();
+            // Answers first (untimed), then the timed pass.
+            for r in reqs.iter().step_by(97) {
+                assert_eq!(decide(s, r, &empty), r.expect, "{case} n={n} {}", r.path);
+            }
+            let lat = per_call(s, &reqs, &empty);
+            let ns = |q: f64| format!("{} ns", quantile(&lat, q).as_nanos());
+            eprintln!("{case:>24} {n:>7} {:>9} {:>9} {:>9}", ns(0.5), ns(0.99), ns(0.999));
+        }
+    }
+    for d in 1..=CHAIN_DEPTH {
+        let reqs = vec![chain_req(d); CALLS];
+        let lat = per_call(s, &reqs, &empty);
+        let ns = |q: f64| format!("{} ns", quantile(&lat, q).as_nanos());
+        eprintln!("{:>24} {:>7} {:>9} {:>9} {:>9}", format!("chain depth {d}"), 1, ns(0.5), ns(0.99), ns(0.999));
+    }
+    let reqs = vec![cond_req(); CALLS];
+    let lat = per_call(s, &reqs, &cond_ctx());
+    let ns = |q: f64| format!("{} ns", quantile(&lat, q).as_nanos());
+    eprintln!("{:>24} {:>7} {:>9} {:>9} {:>9}", "chain 3 + condition", 1, ns(0.5), ns(0.99), ns(0.999));
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .configure_from_args();
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let (earshot, store) = build();
+    let snap = store.latest();
+    verify(&snap);
+    held(&mut c, &snap);
+    chains(&mut c, &snap);
+    c.final_summary();
+    // As in `decisions`: a plain substring or `a|b` alternation decides whether the per-call
+    // report was asked for.
+    let wanted =
+        |target: &str| filters.is_empty() || filters.iter().any(|f| f.split('|').any(|part| target.contains(part)));
+    if wanted("authorize/latency") {
+        per_call_report(&snap);
+    }
+    earshot.shutdown();
+}

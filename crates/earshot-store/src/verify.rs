@@ -83,8 +83,72 @@ pub fn facts(s: &Snapshot) -> Vec<String> {
         let v: Vec<String> = items.iter().map(item_name).collect();
         out.push(format!("posting owner-public {} {v:?}", s.part_name(*o)));
     }
+    device_facts(s, &mut out);
     out.sort();
     out
+}
+
+/// The device half (SPEC §2): schema, devices, edges, capabilities and their indexes.
+fn device_facts(s: &Snapshot, out: &mut Vec<String>) {
+    let d = &s.dev;
+    let cap_name = |c: u32| d.cap(c).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{c}"));
+    let edge_name = |e: u32| d.edge(e).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{e}"));
+    if let Some(schema) = &d.schema {
+        out.push(format!("schema {:?}", schema.source));
+    }
+    for (dev, owner) in d.devices.iter() {
+        out.push(format!("device {} owner={}", s.part_name(*dev), s.part_name(*owner)));
+    }
+    for (eid, e) in d.edges.iter().enumerate() {
+        out.push(format!(
+            "edge #{eid} {} {}--{}-->{} {:?} left={:?} revoked={} rev={} at={}",
+            e.name,
+            s.part_name(e.grantor),
+            e.relation,
+            s.part_name(e.grantee),
+            e.constraints,
+            e.uses_left,
+            e.revoked,
+            e.created_rev,
+            e.created_at_ms
+        ));
+    }
+    for (cid, c) in d.caps.iter().enumerate() {
+        let paths: Vec<&str> = c.paths.iter().map(|p| p.as_str()).collect();
+        out.push(format!(
+            "capability #{cid} {} holder={} issuer={} device={} {paths:?} {:?} {:?} left={:?} parent={:?} depth={} revoked={} rev={} at={}",
+            c.name,
+            s.part_name(c.holder),
+            s.part_name(c.issuer),
+            s.part_name(c.device),
+            c.actions,
+            c.constraints,
+            c.uses_left,
+            c.parent.map(cap_name),
+            c.depth,
+            c.revoked,
+            c.created_rev,
+            c.created_at_ms
+        ));
+    }
+    for ((g, e), list) in d.edges_by_pair.iter() {
+        let v: Vec<String> = list.iter().map(|x| edge_name(*x)).collect();
+        out.push(format!("posting edges {}->{} {v:?}", s.part_name(*g), s.part_name(*e)));
+    }
+    for ((h, dev, n, hash), list) in d.caps_by_key.iter() {
+        let v: Vec<String> = list.iter().map(|x| cap_name(*x)).collect();
+        out.push(format!("posting capabilities {} {} {n}:{hash:016x} {v:?}", s.part_name(*h), s.part_name(*dev)));
+    }
+    for (p, kids) in d.children.iter() {
+        let v: Vec<String> = kids.iter().map(|x| cap_name(*x)).collect();
+        out.push(format!("posting children {} {v:?}", cap_name(*p)));
+    }
+    for (name, e) in d.edge_ids.iter() {
+        out.push(format!("name edge {name} #{e}"));
+    }
+    for (name, c) in d.cap_ids.iter() {
+        out.push(format!("name capability {name} #{c}"));
+    }
 }
 
 /// Compares `live` with a rebuild from `records`; the error names the first few differences.

@@ -1,5 +1,7 @@
 //! The `earshot` binary: `serve` runs the HTTP service on the embedded sled store; `verify`
-//! rebuilds every store's indexes from disk and checks them against the durable records.
+//! rebuilds every store's indexes from disk and checks them against the durable records;
+//! `schema check|apply` validates or loads a relation schema; `demo fridges` runs the
+//! four-fridges demonstration.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,6 +32,40 @@ enum Cmd {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Validate a relation schema file, or load it into a store of a running service.
+    #[command(subcommand)]
+    Schema(SchemaCmd),
+    /// Demonstrations that run in process on a temporary store.
+    #[command(subcommand)]
+    Demo(DemoCmd),
+}
+
+#[derive(Subcommand)]
+enum SchemaCmd {
+    /// Parse a schema file and print every problem with its line and column.
+    Check { file: PathBuf },
+    /// Load a schema file with `PUT /v1/stores/{store}/schema` on a running service.
+    Apply {
+        file: PathBuf,
+        #[arg(long)]
+        store: String,
+        /// Base address of the service.
+        #[arg(long, env = "EARSHOT_URL", default_value = "http://127.0.0.1:7878")]
+        url: String,
+        /// Bearer token with the `admin` scope (omit when authentication is off).
+        #[arg(long, env = "EARSHOT_TOKEN")]
+        token: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum DemoCmd {
+    /// The SharedOS four-fridges run: a deterministic guest with and without Earshot's gate.
+    Fridges {
+        /// Seed of the synthetic facts.
+        #[arg(long, default_value = "earshot")]
+        seed: String,
+    },
 }
 
 #[derive(clap::Args)]
@@ -74,6 +110,78 @@ fn main() -> anyhow::Result<()> {
             println!("{}", earshot_api::OPENAPI_JSON);
             Ok(())
         }
+        Cmd::Schema(SchemaCmd::Check { file }) => schema_check(&file),
+        Cmd::Schema(SchemaCmd::Apply { file, store, url, token }) => {
+            schema_apply(&file, &store, &url, token.as_deref())
+        }
+        Cmd::Demo(DemoCmd::Fridges { seed }) => {
+            let report = earshot::fridges::run(&seed)?;
+            print!("{}", report.text);
+            if report.gated.forbidden_returned != 0 || report.gated.permitted_returned != report.gated.permitted_total {
+                bail!("the gated arm leaked a forbidden fact or denied a permitted one");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn schema_check(file: &std::path::Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    match earshot_core::schema::parse(&text) {
+        Ok(schema) => {
+            for r in schema.relations.values() {
+                let opens: Vec<String> =
+                    r.opens.iter().map(|o| format!("{} [{}]", o.pattern, o.actions.join(", "))).collect();
+                println!("relation {}: {}", r.name, opens.join("; "));
+            }
+            Ok(())
+        }
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("{}:{p}", file.display());
+            }
+            bail!("{} problem(s) in {}", problems.len(), file.display())
+        }
+    }
+}
+
+fn schema_apply(file: &std::path::Path, store: &str, url: &str, token: Option<&str>) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let endpoint = format!("{}/v1/stores/{store}/schema", url.trim_end_matches('/'));
+    let mut req = ureq::put(&endpoint);
+    if let Some(t) = token {
+        req = req.set("authorization", &format!("Bearer {t}"));
+    }
+    let parse = |resp: ureq::Response| -> serde_json::Value {
+        resp.into_string().ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default()
+    };
+    let payload = serde_json::json!({ "schema": text }).to_string();
+    match req.set("content-type", "application/json").send_string(&payload) {
+        Ok(resp) => {
+            let body = parse(resp);
+            println!("schema loaded into `{store}` at revision {}", body["revision"]);
+            Ok(())
+        }
+        Err(ureq::Error::Status(status, resp)) => {
+            let body = parse(resp);
+            if let Some(problems) = body.pointer("/error/details/problems").and_then(|p| p.as_array()) {
+                for p in problems {
+                    eprintln!(
+                        "{}:{}:{}: {}: {}",
+                        file.display(),
+                        p["line"],
+                        p["column"],
+                        p["code"].as_str().unwrap_or(""),
+                        p["message"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            bail!(
+                "the service refused the schema: {status} {}",
+                body.pointer("/error/message").and_then(|m| m.as_str()).unwrap_or("")
+            )
+        }
+        Err(e) => bail!("cannot reach {endpoint}: {e}"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
 mod crash;
+mod devices;
 mod differential;
 mod e2e;
 mod http;

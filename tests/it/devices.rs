@@ -1,0 +1,259 @@
+//! Devices, relations and capabilities (SPEC §2) beyond the scenario files: the four-fridges run,
+//! durability and index agreement across a restart, token scopes on the device routes, and a
+//! sweep of malformed device requests (never a 5xx, never a write).
+
+use std::sync::Arc;
+
+use earshot_api::{Scope, TokenConfig};
+use earshot_core::condition::{ContextValue, RequestContext};
+use earshot_store::devices::model::{ConstraintsInput, NewCapability, NewDevice, NewRelation, SchemaInput};
+use earshot_store::model::{Command, NewParticipant, ParticipantKind};
+use earshot_store::{Config, Earshot, SledBackend, StoreHandle};
+use earshot_tests::{TestApp, T0_MS};
+use serde_json::{json, Value};
+
+#[test]
+fn the_four_fridges_run_leaks_nothing_through_the_gate_and_denies_nothing_permitted() {
+    let report = earshot::fridges::run("test-seed").expect("the demo runs");
+    // The control: without the gate the guest does reach forbidden facts, so a zero below is
+    // the gate's doing and not a guest that never reached the boundary.
+    assert!(report.ungated.forbidden_returned > 0, "{}", report.text);
+    assert_eq!(report.ungated.forbidden_returned, report.ungated.forbidden_total, "{}", report.text);
+    assert_eq!(report.gated.forbidden_returned, 0, "{}", report.text);
+    assert!(report.gated.forbidden_total > 50, "{}", report.text);
+    // No false denials: every permitted fact still comes back through the gate.
+    assert_eq!(report.gated.permitted_returned, report.gated.permitted_total, "{}", report.text);
+    assert!(report.gated.permitted_total > 20, "{}", report.text);
+    for line in [
+        "chain recorded: glasses -> clock -> vacuum",
+        "refused, capability_not_within_parent",
+        "declared but exercised by no edge: colleague",
+        "calendar/next-start is denied_revoked",
+    ] {
+        assert!(report.text.contains(line), "missing `{line}` in\n{}", report.text);
+    }
+    // Deterministic: the same seed prints the same run.
+    assert_eq!(earshot::fridges::run("test-seed").expect("again").text, report.text);
+}
+
+fn w(h: &StoreHandle, cmd: Command) {
+    if let Err(e) = h.write(cmd) {
+        panic!("write refused: {e}");
+    }
+}
+
+fn cap(id: &str, issuer: &str, holder: &str, device: &str, paths: &[&str], parent: Option<&str>) -> NewCapability {
+    NewCapability {
+        id: Some(id.into()),
+        issuer: issuer.into(),
+        holder: holder.into(),
+        device: device.into(),
+        paths: paths.iter().map(|s| s.to_string()).collect(),
+        actions: vec!["read".into()],
+        constraints: None,
+        parent: parent.map(str::to_string),
+    }
+}
+
+/// A small household with every kind of device record.
+fn build(h: &StoreHandle) {
+    for p in ["ann", "bob", "cy"] {
+        w(h, Command::CreateParticipant(NewParticipant { id: p.into(), kind: ParticipantKind::Person, name: None }));
+    }
+    for (d, o) in [("fridge", "ann"), ("glasses", "ann"), ("clock", "ann")] {
+        w(h, Command::CreateDevice(NewDevice { id: d.into(), owner: o.into(), name: None }));
+    }
+    let schema = "relation family {\n opens status/*\n opens medication/**\n}\nrelation care {\n opens vitals/**\n}\n";
+    w(h, Command::PutSchema(SchemaInput { schema: schema.into() }));
+    let rel = |id: &str, g: &str, r: &str, e: &str, c: Option<ConstraintsInput>| NewRelation {
+        id: Some(id.into()),
+        grantor: g.into(),
+        relation: r.into(),
+        grantee: e.into(),
+        constraints: c,
+    };
+    w(h, Command::CreateRelation(rel("e1", "ann", "family", "bob", None)));
+    let limited = ConstraintsInput { uses: Some(3), condition: Some("awake == true".into()), ..Default::default() };
+    w(h, Command::CreateRelation(rel("e2", "ann", "care", "cy", Some(limited))));
+    w(h, Command::CreateCapability(cap("g", "ann", "glasses", "glasses", &["calendar/**"], None)));
+    w(h, Command::CreateCapability(cap("c", "glasses", "clock", "glasses", &["calendar/next-start"], Some("g"))));
+    let mut counted = cap("v", "clock", "bob", "glasses", &["calendar/next-start"], Some("c"));
+    counted.constraints = Some(ConstraintsInput { uses: Some(2), ..Default::default() });
+    w(h, Command::CreateCapability(counted));
+    w(h, Command::RevokeRelation { edge: "e1".into(), by: "ann".into() });
+    w(h, Command::CreateRelation(rel("e3", "ann", "family", "bob", None)));
+}
+
+/// Every decision over a grid of principals, devices, paths and contexts.
+fn decisions(h: &StoreHandle) -> Vec<String> {
+    let snap = h.latest();
+    let mut awake = RequestContext::new();
+    awake.insert("awake".into(), ContextValue::Bool(true));
+    let mut out = Vec::new();
+    for p in ["ann", "bob", "cy", "glasses", "clock", "ghost"] {
+        for d in ["fridge", "glasses", "clock"] {
+            for path in ["status/a", "medication/x/y", "vitals/hr", "calendar/next-start", "calendar/private"] {
+                for ctx in [&RequestContext::new(), &awake] {
+                    let v = snap.authorize(p, d, path, "read", T0_MS, ctx).expect("well-formed request");
+                    out.push(format!("{p} {d} {path} {} {} {:?}", ctx.len(), v.reason, v.authority));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn device_state_survives_a_restart_and_its_indexes_agree_with_its_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(earshot_store::ManualClock::new(T0_MS));
+    let open = || {
+        let backend = Arc::new(SledBackend::open(dir.path()).expect("sled"));
+        Earshot::open_with(backend, clock.clone(), Config::default()).expect("open")
+    };
+    let (before, uses_before) = {
+        let e = open();
+        e.create_store("s", None).expect("store");
+        let h = e.store("s").expect("handle");
+        build(&h);
+        let use_ = earshot_store::devices::model::AuthorizeRequest {
+            principal: "bob".into(),
+            device: "glasses".into(),
+            path: "calendar/next-start".into(),
+            action: "read".into(),
+            context: RequestContext::new(),
+            consistency: None,
+        };
+        let out = h.write(Command::ConsumeUse(use_)).expect("use");
+        assert_eq!(out.outcome, "consumed");
+        h.verify().expect("live index agrees with its records");
+        let d = decisions(&h);
+        let left = h.latest().capability_chain("v").expect("chain").chain.last().and_then(|c| c.uses_left);
+        e.shutdown();
+        (d, left)
+    };
+    assert_eq!(uses_before, Some(1));
+    let e = open();
+    let h = e.store("s").expect("store reopened");
+    h.verify().expect("rebuilt index agrees with its records");
+    assert_eq!(decisions(&h), before, "a decision changed across the restart");
+    let left = h.latest().capability_chain("v").expect("chain").chain.last().and_then(|c| c.uses_left);
+    assert_eq!(left, uses_before, "a consumed use was lost across the restart");
+    // The revoked edge stays revoked and the new one still allows.
+    let v = h.latest().authorize("bob", "fridge", "status/a", "read", T0_MS, &RequestContext::new()).expect("ok");
+    assert_eq!((v.reason.as_str(), v.authority.is_some()), ("allowed_relation", true));
+    e.shutdown();
+}
+
+fn tokens() -> Vec<TokenConfig> {
+    let t = |name: &str, secret: &str, scope| TokenConfig { name: name.into(), token: secret.into(), scope, stores: None };
+    vec![t("admin", "admin-secret", Scope::Admin), t("app", "reader-secret", Scope::Reader)]
+}
+
+#[tokio::test]
+async fn readers_decide_and_use_but_only_admins_change_authority() {
+    let app = TestApp::with_tokens(tokens());
+    let admin = Some("admin-secret");
+    let reader = Some("reader-secret");
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    ok(app.call_with("POST", "/v1/stores", Some(json!({"id": "s"})), admin).await);
+    for p in ["ann", "bob"] {
+        ok(app.call_with("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"})), admin).await);
+    }
+    ok(app.call_with("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"})), admin).await);
+    let schema = json!({"schema": "relation family {\n opens status/*\n}\n"});
+    let relation = json!({"id": "e", "grantor": "ann", "relation": "family", "grantee": "bob"});
+    let capability = json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x"], "actions": ["read"]});
+    let writes = [
+        ("PUT", "/v1/stores/s/schema", Some(schema.clone())),
+        ("POST", "/v1/stores/s/devices", Some(json!({"id": "toaster", "owner": "ann"}))),
+        ("POST", "/v1/stores/s/relations", Some(relation.clone())),
+        ("POST", "/v1/stores/s/capabilities", Some(capability.clone())),
+    ];
+    for (m, path, body) in writes.clone() {
+        let before = app.revision("s");
+        let (status, resp) = app.call_with(m, path, body, reader).await;
+        assert_eq!((status.as_u16(), resp["error"]["code"].as_str()), (403, Some("forbidden")), "{m} {path}");
+        assert_eq!(app.revision("s"), before);
+    }
+    ok(app.call_with("PUT", "/v1/stores/s/schema", Some(schema), admin).await);
+    ok(app.call_with("POST", "/v1/stores/s/relations", Some(relation), admin).await);
+    ok(app.call_with("POST", "/v1/stores/s/capabilities", Some(capability), admin).await);
+    for path in ["/v1/stores/s/relations/e?by=ann", "/v1/stores/s/capabilities/k?by=ann"] {
+        let (status, _) = app.call_with("DELETE", path, None, reader).await;
+        assert_eq!(status.as_u16(), 403, "{path}");
+    }
+    let ask = json!({"principal": "bob", "device": "fridge", "path": "status/a", "action": "read"});
+    let d = ok(app.call_with("POST", "/v1/stores/s/authorize", Some(ask.clone()), reader).await);
+    assert_eq!(d["reason"], "allowed_relation");
+    assert!(d["token"].is_string() && d["revision"].is_u64(), "{d}");
+    let u = ok(app.call_with("POST", "/v1/stores/s/uses", Some(ask.clone()), reader).await);
+    assert_eq!((u["outcome"].as_str(), u["decision"]["reason"].as_str()), (Some("allowed"), Some("allowed_relation")));
+    for path in ["/v1/stores/s/schema", "/v1/stores/s/capabilities/k/chain", "/v1/stores/s/capabilities/k/dependents"] {
+        ok(app.call_with("GET", path, None, reader).await);
+    }
+    let (status, _) = app.call_with("POST", "/v1/stores/s/authorize", Some(ask), None).await;
+    assert_eq!(status.as_u16(), 401);
+    // An at_least token from a later revision is honoured by authorize.
+    let token = d["token"].as_str().unwrap_or_default().to_string();
+    let pinned = json!({"principal": "bob", "device": "fridge", "path": "status/a", "action": "read",
+                        "consistency": {"at_exact": token}});
+    let again = ok(app.call_with("POST", "/v1/stores/s/authorize", Some(pinned), reader).await);
+    assert_eq!(again["revision"], d["revision"]);
+}
+
+#[tokio::test]
+async fn malformed_device_requests_are_refused_with_a_code_and_write_nothing() {
+    let app = TestApp::new();
+    app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await;
+    app.call("POST", "/v1/stores/s/participants", Some(json!({"id": "ann", "kind": "person"}))).await;
+    app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await;
+    let long = "x".repeat(300);
+    let deep = vec!["a"; 40].join("/");
+    let many_paths: Vec<String> = (0..40).map(|i| format!("p{i}")).collect();
+    let huge_schema = "#".repeat(70_000);
+    let mut context = serde_json::Map::new();
+    for i in 0..100 {
+        context.insert(format!("v{i}"), json!(i));
+    }
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("PUT", "schema", json!({})),
+        ("PUT", "schema", json!({"schema": 7})),
+        ("PUT", "schema", json!({"schema": huge_schema})),
+        ("PUT", "schema", json!({"schema": "relation {"})),
+        ("PUT", "schema", json!({"schema": "x", "extra": 1})),
+        ("POST", "devices", json!({"id": "d"})),
+        ("POST", "devices", json!({"id": long, "owner": "ann"})),
+        ("POST", "devices", json!({"id": "Bad Id", "owner": "ann"})),
+        ("POST", "relations", json!({"grantor": "ann", "relation": "family"})),
+        ("POST", "relations", json!({"grantor": "ann", "relation": "family", "grantee": "ann", "constraints": {"uses": -1}})),
+        ("POST", "relations", json!({"grantor": "ann", "relation": "family", "grantee": "bob", "constraints": {"colour": 1}})),
+        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": [deep], "actions": ["read"]})),
+        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": many_paths, "actions": ["read"]})),
+        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "constraints": {"not_before": "yesterday"}})),
+        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "constraints": {"condition": "x".repeat(2000)}})),
+        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a/**/b"], "actions": ["read"]})),
+        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "parent": "Bad Id"})),
+        ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": long, "action": "read"})),
+        ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "context": context})),
+        ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "consistency": {"at_least": "nope"}})),
+        ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": "..", "action": "read"})),
+        ("POST", "uses", json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "consistency": "latest"})),
+        ("POST", "uses", json!({"principal": "ann", "device": "fridge", "path": "a/*", "action": "read"})),
+        ("DELETE", "relations/nope", json!(null)),
+        ("DELETE", "relations/nope?by=ann&extra=1", json!(null)),
+        ("DELETE", "capabilities/nope?by=Bad%20Id", json!(null)),
+        ("GET", "capabilities/Bad%20Id/chain", json!(null)),
+    ];
+    for (method, path, body) in cases {
+        let before = app.revision("s");
+        let body = (!body.is_null()).then_some(body);
+        let (status, resp) = app.call(method, &format!("/v1/stores/s/{path}"), body.clone()).await;
+        let code = resp.pointer("/error/code").and_then(Value::as_str).unwrap_or("");
+        assert!(status.is_client_error() && !code.is_empty(), "{method} {path} {body:?}: {status} {resp}");
+        assert_eq!(app.revision("s"), before, "{method} {path} wrote something: {resp}");
+    }
+}

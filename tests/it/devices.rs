@@ -146,7 +146,8 @@ fn device_state_survives_a_restart_and_its_indexes_agree_with_its_records() {
 }
 
 fn tokens() -> Vec<TokenConfig> {
-    let t = |name: &str, secret: &str, scope| TokenConfig { name: name.into(), token: secret.into(), scope, stores: None };
+    let t =
+        |name: &str, secret: &str, scope| TokenConfig { name: name.into(), token: secret.into(), scope, stores: None };
     vec![t("admin", "admin-secret", Scope::Admin), t("app", "reader-secret", Scope::Reader)]
 }
 
@@ -166,7 +167,8 @@ async fn readers_decide_and_use_but_only_admins_change_authority() {
     ok(app.call_with("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"})), admin).await);
     let schema = json!({"schema": "relation family {\n opens status/*\n}\n"});
     let relation = json!({"id": "e", "grantor": "ann", "relation": "family", "grantee": "bob"});
-    let capability = json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x"], "actions": ["read"]});
+    let capability =
+        json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x"], "actions": ["read"]});
     let writes = [
         ("PUT", "/v1/stores/s/schema", Some(schema.clone())),
         ("POST", "/v1/stores/s/devices", Some(json!({"id": "toaster", "owner": "ann"}))),
@@ -229,19 +231,63 @@ async fn malformed_device_requests_are_refused_with_a_code_and_write_nothing() {
         ("POST", "devices", json!({"id": long, "owner": "ann"})),
         ("POST", "devices", json!({"id": "Bad Id", "owner": "ann"})),
         ("POST", "relations", json!({"grantor": "ann", "relation": "family"})),
-        ("POST", "relations", json!({"grantor": "ann", "relation": "family", "grantee": "ann", "constraints": {"uses": -1}})),
-        ("POST", "relations", json!({"grantor": "ann", "relation": "family", "grantee": "bob", "constraints": {"colour": 1}})),
-        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": [deep], "actions": ["read"]})),
-        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": many_paths, "actions": ["read"]})),
-        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "constraints": {"not_before": "yesterday"}})),
-        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "constraints": {"condition": "x".repeat(2000)}})),
-        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a/**/b"], "actions": ["read"]})),
-        ("POST", "capabilities", json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "parent": "Bad Id"})),
+        (
+            "POST",
+            "relations",
+            json!({"grantor": "ann", "relation": "family", "grantee": "ann", "constraints": {"uses": -1}}),
+        ),
+        (
+            "POST",
+            "relations",
+            json!({"grantor": "ann", "relation": "family", "grantee": "bob", "constraints": {"colour": 1}}),
+        ),
+        (
+            "POST",
+            "capabilities",
+            json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": [deep], "actions": ["read"]}),
+        ),
+        (
+            "POST",
+            "capabilities",
+            json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": many_paths, "actions": ["read"]}),
+        ),
+        (
+            "POST",
+            "capabilities",
+            json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "constraints": {"not_before": "yesterday"}}),
+        ),
+        (
+            "POST",
+            "capabilities",
+            json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "constraints": {"condition": "x".repeat(2000)}}),
+        ),
+        (
+            "POST",
+            "capabilities",
+            json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a/**/b"], "actions": ["read"]}),
+        ),
+        (
+            "POST",
+            "capabilities",
+            json!({"issuer": "ann", "holder": "ann", "device": "fridge", "paths": ["a"], "actions": ["read"], "parent": "Bad Id"}),
+        ),
         ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": long, "action": "read"})),
-        ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "context": context})),
-        ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "consistency": {"at_least": "nope"}})),
+        (
+            "POST",
+            "authorize",
+            json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "context": context}),
+        ),
+        (
+            "POST",
+            "authorize",
+            json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "consistency": {"at_least": "nope"}}),
+        ),
         ("POST", "authorize", json!({"principal": "ann", "device": "fridge", "path": "..", "action": "read"})),
-        ("POST", "uses", json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "consistency": "latest"})),
+        (
+            "POST",
+            "uses",
+            json!({"principal": "ann", "device": "fridge", "path": "a", "action": "read", "consistency": "latest"}),
+        ),
         ("POST", "uses", json!({"principal": "ann", "device": "fridge", "path": "a/*", "action": "read"})),
         ("DELETE", "relations/nope", json!(null)),
         ("DELETE", "relations/nope?by=ann&extra=1", json!(null)),

@@ -416,3 +416,48 @@ fn ansi_codes_are_stripped_from_the_listening_line() {
     assert_eq!(listening_addr(line), Some(SocketAddr::from(([127, 0, 0, 1], 4242))));
     assert_eq!(listening_addr("INFO earshot: rebuilt indexes stores=0"), None);
 }
+
+/// `earshot schema check` names line and column; `earshot schema apply` loads the checked-in
+/// household schema into a running service; `earshot demo fridges` prints the two arms.
+#[test]
+fn schema_cli_and_the_fridges_demo_over_the_real_binary() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = dir.path().join("bad.schema");
+    std::fs::write(&bad, "relation family {\n  opens calendar/priv*\n}\n").expect("write");
+    let out = Command::new(earshot_bin()).args(["schema", "check"]).arg(&bad).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a bad schema must fail the command");
+    assert!(stderr.contains("bad.schema:2:9: bad_pattern"), "{stderr}");
+
+    let household = workspace_root().join("schema/household.schema");
+    let out = Command::new(earshot_bin()).args(["schema", "check"]).arg(&household).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let server = Server::start(&dir.path().join("data"), None).unwrap_or_else(|e| panic!("{e}"));
+    let c = server.client();
+    expect_status(&c.call("POST", "/v1/stores", Some(json!({"id": "home"}))), 201);
+    let url = format!("http://{}", server.addr);
+    let out = Command::new(earshot_bin())
+        .args(["schema", "apply", "--store", "home", "--url", &url])
+        .arg(&household)
+        .env_remove("EARSHOT_TOKEN")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let schema = c.call("GET", "/v1/stores/home/schema", None);
+    expect_status(&schema, 200);
+    assert_eq!(schema.1["unexercised"], json!(["care_provider", "colleague", "family"]));
+    let out = Command::new(earshot_bin())
+        .args(["schema", "apply", "--store", "home", "--url", &url])
+        .arg(&bad)
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2:9: bad_pattern"));
+
+    let out = Command::new(earshot_bin()).args(["demo", "fridges"]).output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("gated (Earshot)            forbidden facts returned   0 of 177"), "{stdout}");
+    assert!(stdout.contains("ungated (host fully open)  forbidden facts returned 177 of 177"), "{stdout}");
+}

@@ -3,6 +3,7 @@
 mod crash;
 mod differential;
 mod e2e;
+mod fuzz_replay;
 mod http;
 mod openapi;
 mod oracle;

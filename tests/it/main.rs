@@ -3,6 +3,7 @@
 mod crash;
 mod differential;
 mod e2e;
+mod faults;
 mod fuzz_replay;
 mod http;
 mod openapi;

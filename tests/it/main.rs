@@ -6,6 +6,7 @@ mod e2e;
 mod faults;
 mod fuzz_replay;
 mod http;
+mod model;
 mod openapi;
 mod oracle;
 mod properties;

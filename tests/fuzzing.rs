@@ -95,7 +95,11 @@ async fn build_app() -> App {
         ("POST", "/v1/stores/s/participants", json!({"id": "alice", "kind": "agent"})),
         ("POST", "/v1/stores/s/participants", json!({"id": "bob", "kind": "device"})),
         ("POST", "/v1/stores/s/identities", json!({"transport": "email", "identifier": "bob@x", "participant": "bob"})),
-        ("POST", "/v1/stores/s/items", json!({"id": "f1", "owner": "owner", "origin": {"participants": ["alice", "bob"]}})),
+        (
+            "POST",
+            "/v1/stores/s/items",
+            json!({"id": "f1", "owner": "owner", "origin": {"participants": ["alice", "bob"]}}),
+        ),
         ("POST", "/v1/stores/s/items", json!({"id": "f2", "owner": "owner", "origin": "owner_private"})),
         ("POST", "/v1/stores/s/items", json!({"id": "p1", "owner": "owner", "origin": "public", "content": "hi"})),
         ("POST", "/v1/stores/s/items/f2/grants", json!({"members": ["bob"], "reason": "fuzz"})),
@@ -104,7 +108,11 @@ async fn build_app() -> App {
             "/v1/stores/s/derivations",
             json!({"disposition": "intersection", "owner": "owner", "sources": ["f1", "p1"], "id": "d1"}),
         ),
-        ("POST", "/v1/stores/s/attempts", json!({"container": {"owner": "owner", "viewers": {"participants": ["bob"]}}})),
+        (
+            "POST",
+            "/v1/stores/s/attempts",
+            json!({"container": {"owner": "owner", "viewers": {"participants": ["bob"]}}}),
+        ),
     ];
     for (method, path, body) in setup {
         let req = Request::builder()
@@ -165,10 +173,12 @@ pub fn decode(data: &[u8]) -> Option<Request<Body>> {
 fn revisions(e: &Earshot) -> Vec<(String, u64)> {
     let mut ids = e.store_ids();
     ids.sort();
-    ids.into_iter().map(|id| {
-        let rev = e.store(&id).map(|h| h.latest().revision()).unwrap_or(0);
-        (id, rev)
-    }).collect()
+    ids.into_iter()
+        .map(|id| {
+            let rev = e.store(&id).map(|h| h.latest().revision()).unwrap_or(0);
+            (id, rev)
+        })
+        .collect()
 }
 
 /// The HTTP fuzz target: one request through the real router. Panics on a violated invariant.
@@ -251,7 +261,12 @@ pub fn http_seeds() -> Vec<Vec<u8>> {
         input(get, "/v1/stores/s/items/{x}", "f1", ""),
         input(post, "/v1/stores/s/items/{x}/lifecycle", "f1", r#"{"action":"freeze"}"#),
         input(post, "/v1/stores/s/items/{x}/lifecycle", "f1", r#"{"action":"supersede","by":"d1"}"#),
-        input(post, "/v1/stores/s/items/{x}/grants", "f1", r#"{"members":["bob"],"expires_at":"2026-01-01T00:00:05Z"}"#),
+        input(
+            post,
+            "/v1/stores/s/items/{x}/grants",
+            "f1",
+            r#"{"members":["bob"],"expires_at":"2026-01-01T00:00:05Z"}"#,
+        ),
         input(get, "/v1/stores/s/items/{x}/audiences", "f2", ""),
         input(
             post,

@@ -40,7 +40,8 @@ use std::sync::Mutex;
 use axum::http::StatusCode;
 use earshot_core::{AudienceDigest, AudienceKind, Disposition, State};
 use earshot_store::model::{
-    format_time, parse_time, Command, ContainerInput, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant,
+    format_time, parse_time, Command, ContainerInput, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
+    NewParticipant,
 };
 use earshot_tests::{TestApp, T0_MS};
 use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestRng, TestRunner};
@@ -108,11 +109,9 @@ impl Fault {
                 "§1.6",
                 "AuthSets also holds the audiences of revoked and expired grants",
             ),
-            Fault::DirectCheckUnauthorized => (
-                "direct_check_unauthorized",
-                "§1.9",
-                "check by id admits any current item (lookup still authorizes)",
-            ),
+            Fault::DirectCheckUnauthorized => {
+                ("direct_check_unauthorized", "§1.9", "check by id admits any current item (lookup still authorizes)")
+            }
             Fault::DerivedUnion => {
                 ("derived_union", "§1.5, P5", "an intersection's audience is the union of its sources'")
             }
@@ -126,19 +125,13 @@ impl Fault {
                 "§1.5, §1.9",
                 "a source reachable only through a grant does not suppress the derivation",
             ),
-            Fault::GrantInherited => {
-                ("grant_inherited", "§1.6, P5", "derived items inherit their sources' grants")
+            Fault::GrantInherited => ("grant_inherited", "§1.6, P5", "derived items inherit their sources' grants"),
+            Fault::GrantsUnioned => {
+                ("grants_unioned", "§1.6", "viewers covered by the union of two grant audiences are admitted")
             }
-            Fault::GrantsUnioned => (
-                "grants_unioned",
-                "§1.6",
-                "viewers covered by the union of two grant audiences are admitted",
-            ),
-            Fault::OwnerPrivateGrantRejected => (
-                "owner_private_grant_rejected",
-                "§1.6",
-                "a valid grant on an owner_private item never admits",
-            ),
+            Fault::OwnerPrivateGrantRejected => {
+                ("owner_private_grant_rejected", "§1.6", "a valid grant on an owner_private item never admits")
+            }
             Fault::AncestorLifecycleIgnored => (
                 "ancestor_lifecycle_ignored",
                 "§1.7",
@@ -149,9 +142,7 @@ impl Fault {
                 "§1.9",
                 "the basis is the first admitting grant, not the smallest (ties by digest)",
             ),
-            Fault::ExpiryInclusive => {
-                ("expiry_inclusive", "§1.6", "a grant still counts at the instant it expires")
-            }
+            Fault::ExpiryInclusive => ("expiry_inclusive", "§1.6", "a grant still counts at the instant it expires"),
             Fault::MemberRemovalIgnored => {
                 ("member_removal_ignored", "§1.8", "removing a participant leaves it in audiences and grants")
             }
@@ -235,7 +226,14 @@ fn digest(members: &BTreeSet<String>) -> AudienceDigest {
 
 /// SPEC §1.9 restated in full (reason, basis, blocking ancestor), with `fault` applied.
 /// `None` for an unknown item.
-pub fn decide(o: &Oracle, fault: Option<Fault>, item: &str, v: &OViewers, now: i64, access: Access) -> Option<ODecision> {
+pub fn decide(
+    o: &Oracle,
+    fault: Option<Fault>,
+    item: &str,
+    v: &OViewers,
+    now: i64,
+    access: Access,
+) -> Option<ODecision> {
     let i = o.item(item)?;
     let not_current = match fault {
         Some(Fault::AncestorLifecycleIgnored) => (i.state != State::Active).then(|| (i.state, i.id.clone())),
@@ -275,7 +273,12 @@ pub fn decide(o: &Oracle, fault: Option<Fault>, item: &str, v: &OViewers, now: i
         _ => None,
     };
     if let Some(g) = best.or(unioned) {
-        return Some(ODecision { admitted: true, reason: "admitted_grant", grant: Some(g.id.clone()), blocked_by: None });
+        return Some(ODecision {
+            admitted: true,
+            reason: "admitted_grant",
+            grant: Some(g.id.clone()),
+            blocked_by: None,
+        });
     }
     Some(deny(if *v == OViewers::Everyone { "denied_unresolved_viewers" } else { "denied_not_in_audience" }))
 }
@@ -416,7 +419,12 @@ pub struct FaultTarget {
 impl FaultTarget {
     pub fn new(fault: Option<Fault>) -> Self {
         let oracle = Oracle { fault, ..Oracle::new() };
-        FaultTarget { app: TestApp::new(), oracle: Mutex::new(oracle), now: AtomicI64::new(T0_MS), generated: AtomicUsize::new(0) }
+        FaultTarget {
+            app: TestApp::new(),
+            oracle: Mutex::new(oracle),
+            now: AtomicI64::new(T0_MS),
+            generated: AtomicUsize::new(0),
+        }
     }
 
     fn oracle(&self) -> std::sync::MutexGuard<'_, Oracle> {
@@ -437,7 +445,9 @@ impl FaultTarget {
         let from = |v: &Value| v.clone();
         let segs: Vec<&str> = rest.split('/').collect();
         Some(match (method, segs.as_slice()) {
-            ("POST", ["participants"]) => Command::CreateParticipant(serde_json::from_value::<NewParticipant>(from(body)).ok()?),
+            ("POST", ["participants"]) => {
+                Command::CreateParticipant(serde_json::from_value::<NewParticipant>(from(body)).ok()?)
+            }
             ("DELETE", ["participants", p]) => Command::RemoveParticipant { id: (*p).to_string() },
             ("POST", ["identities"]) => Command::BindIdentity(serde_json::from_value::<NewIdentity>(from(body)).ok()?),
             ("POST", ["items"]) => {
@@ -498,7 +508,8 @@ impl FaultTarget {
         if body.get("attempt").is_some() || body.get("consistency").is_some() {
             return;
         }
-        let Some(c) = body.get("container").and_then(|c| serde_json::from_value::<ContainerInput>(c.clone()).ok()) else {
+        let Some(c) = body.get("container").and_then(|c| serde_json::from_value::<ContainerInput>(c.clone()).ok())
+        else {
             return;
         };
         let now = self.now.load(Ordering::SeqCst);
@@ -656,7 +667,8 @@ async fn scenario_verdict(fault: Option<Fault>) -> Verdict {
 }
 
 fn property_verdict(fault: Fault) -> Option<String> {
-    let config = PtConfig { cases: PROPERTY_CASES, failure_persistence: None, max_shrink_iters: 0, ..PtConfig::default() };
+    let config =
+        PtConfig { cases: PROPERTY_CASES, failure_persistence: None, max_shrink_iters: 0, ..PtConfig::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let result = runner.run(&universe(40), |u| {
         let mut h = Harness::new(Backing::Temporary).map_err(crate::properties::fail)?;
@@ -672,7 +684,8 @@ fn testing_md() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("TESTING.md")
 }
 
-const BEGIN: &str = "<!-- fault-table:begin (generated by `EARSHOT_BLESS=1 cargo test -p earshot-tests --test it faults::`) -->";
+const BEGIN: &str =
+    "<!-- fault-table:begin (generated by `EARSHOT_BLESS=1 cargo test -p earshot-tests --test it faults::`) -->";
 const END: &str = "<!-- fault-table:end -->";
 
 /// The table of `TESTING.md`, from the verdicts.
@@ -695,7 +708,8 @@ fn render_table(verdicts: &[(Fault, Verdict)]) -> String {
         let _ = writeln!(t, "| {} | `{name}` | {spec} | {what} | {fixtures} | {prop} |", n + 1);
     }
     for (n, (name, spec, what, waiting)) in PENDING.iter().enumerate() {
-        let _ = writeln!(t, "| {} | `{name}` | {spec} | {what} | pending: {waiting} | pending |", verdicts.len() + n + 1);
+        let _ =
+            writeln!(t, "| {} | `{name}` | {spec} | {what} | pending: {waiting} | pending |", verdicts.len() + n + 1);
     }
     t
 }
@@ -741,10 +755,12 @@ fn faults_are_all_killed() {
     let current = doc.split_once(BEGIN).and_then(|(_, rest)| rest.split_once(END)).map(|(t, _)| t.trim());
     if current != Some(table.trim()) {
         if std::env::var_os("EARSHOT_BLESS").is_some() {
-            let new = match doc.split_once(BEGIN).and_then(|(head, rest)| rest.split_once(END).map(|(_, tail)| (head, tail))) {
-                Some((head, tail)) => format!("{head}{BEGIN}\n{table}{END}{tail}"),
-                None => format!("{doc}\n{BEGIN}\n{table}{END}\n"),
-            };
+            let new =
+                match doc.split_once(BEGIN).and_then(|(head, rest)| rest.split_once(END).map(|(_, tail)| (head, tail)))
+                {
+                    Some((head, tail)) => format!("{head}{BEGIN}\n{table}{END}{tail}"),
+                    None => format!("{doc}\n{BEGIN}\n{table}{END}\n"),
+                };
             std::fs::write(&path, new).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
         } else {
             panic!("TESTING.md's fault table is out of date; rerun with EARSHOT_BLESS=1. Expected:\n{table}");
@@ -754,7 +770,6 @@ fn faults_are_all_killed() {
 
 #[test]
 fn every_fault_has_a_distinct_name() {
-    let names: BTreeSet<&str> =
-        Fault::ALL.iter().map(|f| f.name()).chain(PENDING.iter().map(|p| p.0)).collect();
+    let names: BTreeSet<&str> = Fault::ALL.iter().map(|f| f.name()).chain(PENDING.iter().map(|p| p.0)).collect();
     assert_eq!(names.len(), Fault::ALL.len() + PENDING.len());
 }

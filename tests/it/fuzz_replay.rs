@@ -6,8 +6,11 @@ use std::path::PathBuf;
 
 use earshot_tests::fuzzing;
 
+/// A fuzz target: takes any bytes, panics on a violated invariant.
+type Target = fn(&[u8]);
+
 /// Every fuzz target: its directory name and its function.
-const TARGETS: [(&str, fn(&[u8])); 1] = [("http", fuzzing::http_request)];
+const TARGETS: [(&str, Target); 1] = [("http", fuzzing::http_request)];
 
 fn fuzz_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("fuzz")
@@ -17,10 +20,13 @@ fn inputs(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
     files.sort();
-    files.into_iter().map(|p| {
-        let data = std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
-        (p, data)
-    }).collect()
+    files
+        .into_iter()
+        .map(|p| {
+            let data = std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
+            (p, data)
+        })
+        .collect()
 }
 
 #[test]

@@ -68,7 +68,11 @@ fn records_match_model(h: &Harness) -> Result<(), String> {
     }
     for (rec, m) in items.iter().zip(&o.items) {
         let aud = audience(&rec.audience)?;
-        if rec.id != m.id || rec.owner != m.owner || rec.state != m.state || rec.sources != m.sources || aud != m.audience
+        if rec.id != m.id
+            || rec.owner != m.owner
+            || rec.state != m.state
+            || rec.sources != m.sources
+            || aud != m.audience
         {
             return Err(format!("item record {rec:?} (audience {aud:?}) but model {m:?}"));
         }

@@ -186,7 +186,8 @@ impl World {
                     Action::Delete,
                 ];
                 let action = actions[r.below(actions.len())];
-                let by = (action == Action::Supersede && r.below(2) == 0).then(|| r.pick(&self.items).cloned()).flatten();
+                let by =
+                    (action == Action::Supersede && r.below(2) == 0).then(|| r.pick(&self.items).cloned()).flatten();
                 Command::Lifecycle { item, request: LifecycleRequest { action, by } }
             }
             8 | 9 => {
@@ -261,7 +262,11 @@ impl World {
                 if self.store.latest().pid(p).is_some() {
                     Command::RemoveParticipant { id: p.into() }
                 } else {
-                    Command::CreateParticipant(NewParticipant { id: p.into(), kind: ParticipantKind::Agent, name: None })
+                    Command::CreateParticipant(NewParticipant {
+                        id: p.into(),
+                        kind: ParticipantKind::Agent,
+                        name: None,
+                    })
                 }
             }
             _ => {
@@ -346,7 +351,8 @@ impl World {
             assert_eq!(bulk.get(..singles.len()), Some(&singles[..]), "bulk vs single in {c:?}");
             let last = bulk.last().unwrap();
             assert_eq!((last.item.as_str(), last.admitted, &*last.reason), ("unknown", false, "denied_unknown_item"));
-            for owners in [vec![], OWNERS.iter().map(|o| o.to_string()).collect(), vec!["p1".to_string()], vec!["x".into()]]
+            for owners in
+                [vec![], OWNERS.iter().map(|o| o.to_string()).collect(), vec!["p1".to_string()], vec!["x".into()]]
             {
                 let filter = if owners.is_empty() { vec![c.owner.clone()] } else { owners.clone() };
                 let want = flat.lookup(&fv, &filter, self.now);
@@ -378,7 +384,8 @@ impl World {
             assert_eq!(got, live, "expand {name}");
             assert_eq!(expand.first().map(|a| &a.digest), Some(&view.audience.digest));
             for g in &view.grants {
-                let expired = g.expires_at.as_ref().is_some_and(|e| crate::model::parse_time("e", e).unwrap() <= self.now);
+                let expired =
+                    g.expires_at.as_ref().is_some_and(|e| crate::model::parse_time("e", e).unwrap() <= self.now);
                 assert_eq!(g.live, !g.revoked && !expired, "{g:?}");
             }
         }

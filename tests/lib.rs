@@ -1,6 +1,8 @@
 //! Shared helpers for the workspace tests: an in-process app over a temporary store with a
 //! manual clock, and a one-call JSON client for its router.
 
+pub mod fuzzing;
+
 use std::sync::Arc;
 
 use axum::body::Body;

@@ -81,6 +81,9 @@ pub struct Oracle {
     pub items: Vec<OItem>,
     /// In creation order.
     pub grants: Vec<OGrant>,
+    /// A deliberately broken rule (`faults.rs`); `None` for the reference oracle. Only the
+    /// entry points below dispatch on it, so the reference rules themselves stay untouched.
+    pub fault: Option<crate::faults::Fault>,
 }
 
 /// `V ⊆ A`, with public containing everything and `U` contained only in public.
@@ -197,7 +200,11 @@ impl Oracle {
     }
 
     pub fn resolve_container(&self, c: &ContainerInput) -> OViewers {
-        self.resolve(&c.owner, &c.viewers)
+        let v = self.resolve(&c.owner, &c.viewers);
+        match self.fault {
+            Some(f) => crate::faults::resolve_for_read(self, f, c, v),
+            None => v,
+        }
     }
 
     /// `Current(m)`: m and every transitive source exist and are active.
@@ -212,6 +219,9 @@ impl Oracle {
 
     /// Eq. (1): `Current(m) ∧ ∃ A ∈ {Aud(m)} ∪ live grants : V ⊆ A`.
     pub fn admits_v(&self, item: &str, v: &OViewers, now_ms: i64) -> bool {
+        if self.fault.is_some() {
+            return crate::faults::admits(self, item, v, now_ms, crate::faults::Access::Check);
+        }
         let Some(i) = self.item(item) else { return false };
         self.current(item) && (contains(&i.audience, v) || !self.admitting_grants(item, v, now_ms).is_empty())
     }
@@ -227,14 +237,28 @@ impl Oracle {
         let owners: Vec<String> = if owners.is_empty() { vec![c.owner.clone()] } else { owners.to_vec() };
         self.items
             .iter()
-            .filter(|i| owners.contains(&i.owner) && self.admits_v(&i.id, &v, now_ms))
+            .filter(|i| owners.contains(&i.owner) && self.admits_listed(&i.id, &v, now_ms))
             .map(|i| i.id.clone())
             .collect()
+    }
+
+    /// Eq. (1) for an item a lookup lists (the same rule as a direct check, unless a fault
+    /// breaks one of the two).
+    fn admits_listed(&self, item: &str, v: &OViewers, now_ms: i64) -> bool {
+        if self.fault.is_some() {
+            return crate::faults::admits(self, item, v, now_ms, crate::faults::Access::Lookup);
+        }
+        self.admits_v(item, v, now_ms)
     }
 
     /// Applies one write. Every refusal is decided before anything changes. `grant_id` names the
     /// grant a `Grant` or declassification creates (the store chooses grant ids).
     pub fn apply(&mut self, cmd: &Command, grant_id: &str) -> OResult {
+        if let Some(f) = self.fault.take() {
+            let r = crate::faults::apply(self, f, cmd, grant_id);
+            self.fault = Some(f);
+            return r;
+        }
         match cmd {
             Command::CreateParticipant(p) => {
                 if self.participants.contains(&p.id) {

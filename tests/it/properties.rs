@@ -22,6 +22,7 @@ use earshot_store::{Earshot, ManualClock, ResolvedContainer, Snapshot, StoreHand
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
+use crate::faults::Access;
 use crate::oracle::{audience_within, contains, grant_live, Audience, OViewers, Oracle};
 
 /// 2026-01-01T00:00:00Z, where every test clock starts.
@@ -857,6 +858,15 @@ impl Harness {
                         "decision for `{}` in {c:?} (viewers {ov:?}): store {d:?} but oracle admits = {want}",
                         i.id
                     ));
+                }
+                // The whole decision (reason, basis grant, blocking ancestor) against the rules
+                // restated in `faults::decide` (the oracle's own rules when no fault is set).
+                let full = crate::faults::decide(&self.oracle, self.oracle.fault, &i.id, &ov, now, Access::Check);
+                if let Some(w) = full {
+                    let blocked = d.blocked_by.as_ref().map(|b| (b.state, b.item.clone()));
+                    if d.reason != w.reason || d.grant != w.grant || blocked != w.blocked_by {
+                        return Err(format!("decision for `{}` in {c:?}: store {d:?} but oracle {w:?}", i.id));
+                    }
                 }
                 if let Some(view) = views.get(&i.id) {
                     self.check_decision(&d, view, &ov)?;

@@ -69,8 +69,8 @@ const MAX_PAGES: usize = 500;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Scenario {
-    name: String,
+pub(crate) struct Scenario {
+    pub(crate) name: String,
     description: String,
     #[serde(default)]
     containers: BTreeMap<String, ContainerSpec>,
@@ -455,15 +455,40 @@ fn subset(expected: &Value, actual: &Value) -> bool {
 /// The result of one step: `Err` carries the failure message (with the actual response).
 type StepResult = Result<(), String>;
 
-struct Runner<'a> {
-    app: &'a TestApp,
+/// What a scenario runs against: the real service (`TestApp`), or a deliberately broken
+/// evaluator behind the same JSON API (`faults.rs`), which the suite must reject.
+pub(crate) trait Target {
+    /// One request, as [`TestApp::call`].
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (axum::http::StatusCode, Value);
+    /// The latest revision of a store.
+    fn revision(&self, store: &str) -> u64;
+    /// Moves the clock every read and write sees.
+    fn set_clock(&self, ms: i64);
+}
+
+impl Target for TestApp {
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (axum::http::StatusCode, Value) {
+        TestApp::call(self, method, path, body).await
+    }
+
+    fn revision(&self, store: &str) -> u64 {
+        TestApp::revision(self, store)
+    }
+
+    fn set_clock(&self, ms: i64) {
+        self.clock.set(ms);
+    }
+}
+
+struct Runner<'a, T> {
+    app: &'a T,
     scenario: &'a Scenario,
     aliases: BTreeMap<String, String>,
     now_ms: i64,
 }
 
-impl<'a> Runner<'a> {
-    fn new(app: &'a TestApp, scenario: &'a Scenario) -> Self {
+impl<'a, T: Target> Runner<'a, T> {
+    fn new(app: &'a T, scenario: &'a Scenario) -> Self {
         Runner { app, scenario, aliases: BTreeMap::new(), now_ms: T0_MS }
     }
 
@@ -662,7 +687,7 @@ impl<'a> Runner<'a> {
                     return Err("`expect_error` is meaningless on advance_clock_ms".into());
                 }
                 self.now_ms += ms;
-                self.app.clock.set(self.now_ms);
+                self.app.set_clock(self.now_ms);
                 Ok(())
             }
             Action::Check(c) => self.check(c, expect, err).await,
@@ -1028,19 +1053,20 @@ impl<'a> Runner<'a> {
 /// Runs one scenario in a fresh app; the failures, each naming the step and the response.
 async fn run_scenario(sc: &Scenario) -> Vec<String> {
     let app = TestApp::new();
-    Runner::new(&app, sc).run().await
+    run_scenario_on(&app, sc).await
+}
+
+/// Runs one scenario against any target (which must hold no store `s` yet).
+pub(crate) async fn run_scenario_on<T: Target>(target: &T, sc: &Scenario) -> Vec<String> {
+    Runner::new(target, sc).run().await
 }
 
 fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("fixtures")
 }
 
-fn parse(text: &str) -> Result<Scenario, String> {
-    serde_yaml::from_str::<Scenario>(text).map_err(|e| e.to_string())
-}
-
-#[tokio::test]
-async fn every_fixture_scenario_holds() {
+/// Every `fixtures/*.yaml`, sorted by file name.
+pub(crate) fn fixture_files() -> Vec<PathBuf> {
     let dir = fixtures_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
@@ -1048,6 +1074,17 @@ async fn every_fixture_scenario_holds() {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     files.sort();
+    files
+}
+
+pub(crate) fn parse(text: &str) -> Result<Scenario, String> {
+    serde_yaml::from_str::<Scenario>(text).map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn every_fixture_scenario_holds() {
+    let dir = fixtures_dir();
+    let files = fixture_files();
     let mut report = String::new();
     let mut failed = Vec::new();
     let mut names = BTreeMap::new();

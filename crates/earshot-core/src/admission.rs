@@ -199,4 +199,36 @@ mod tests {
         assert!(!grant_is_live(false, Some(5), 5));
         assert!(!grant_is_live(true, None, 5));
     }
+
+    #[test]
+    fn reason_codes_are_the_wire_spellings() {
+        let all = [
+            (Reason::AdmittedOrigin, "admitted_origin"),
+            (Reason::AdmittedGrant, "admitted_grant"),
+            (Reason::AdmittedPublic, "admitted_public"),
+            (Reason::DeniedNotInAudience, "denied_not_in_audience"),
+            (Reason::DeniedUnresolvedViewers, "denied_unresolved_viewers"),
+            (Reason::DeniedNotCurrent, "denied_not_current"),
+            (Reason::DeniedUnknownItem, "denied_unknown_item"),
+        ];
+        for (r, s) in all {
+            assert_eq!(r.as_str(), s);
+        }
+    }
+
+    #[test]
+    fn equal_grant_audiences_keep_the_first_given() {
+        // Two grants with the very same audience tie on size and digest: the first one given
+        // (the store gives them in creation order) stays the basis.
+        let only_o = [1];
+        let ob = [1, 2];
+        let (d0, d1) = (dg(&["o"]), dg(&["o", "b"]));
+        let origin = AuthSet { grant: None, members: MemberSet::Only(&only_o[..]), digest: &d0 };
+        let grants = [
+            AuthSet { grant: Some(7), members: MemberSet::Only(&ob[..]), digest: &d1 },
+            AuthSet { grant: Some(8), members: MemberSet::Only(&ob[..]), digest: &d1 },
+        ];
+        let d: Decision<u32, i32> = decide(&Viewers::Resolved(vec![1, 2]), Currentness::Current, origin, grants);
+        assert_eq!(d.basis, Some(Basis::Grant(7)));
+    }
 }

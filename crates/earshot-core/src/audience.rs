@@ -184,4 +184,21 @@ mod tests {
         );
         assert_eq!(intersect::<i32>(&[MemberSet::Everyone, MemberSet::Everyone]), OwnedMembers::Everyone);
     }
+
+    #[test]
+    fn one_member_is_owner_private_and_more_is_shared() {
+        assert_eq!(AudienceKind::of_members(0), AudienceKind::OwnerPrivate);
+        assert_eq!(AudienceKind::of_members(1), AudienceKind::OwnerPrivate);
+        assert_eq!(AudienceKind::of_members(2), AudienceKind::Shared);
+        assert_eq!(AudienceKind::of_members(9), AudienceKind::Shared);
+    }
+
+    #[test]
+    fn digests_print_as_hex() {
+        let d = AudienceDigest::compute(AudienceKind::Public, &[] as &[&str]);
+        let hex = d.to_hex();
+        assert_eq!(hex.len(), 64);
+        assert_eq!(format!("{d}"), hex);
+        assert_eq!(format!("{d:?}"), format!("AudienceDigest({})", &hex[..12]));
+    }
 }

@@ -145,4 +145,17 @@ mod tests {
             OwnedMembers::Only(vec![1, 2])
         );
     }
+
+    #[test]
+    fn suppress_reasons_have_stable_codes_and_name_their_source() {
+        let cases = [
+            (SuppressReason::SourceNotCurrent(1), "source_not_current"),
+            (SuppressReason::SourceReachableOnlyThroughGrant(2), "source_reachable_only_through_grant"),
+            (SuppressReason::SourceNotAdmissible(3), "source_not_admissible"),
+        ];
+        for (n, (r, code)) in cases.iter().enumerate() {
+            assert_eq!(r.code(), *code);
+            assert_eq!(*r.source(), n as u32 + 1);
+        }
+    }
 }

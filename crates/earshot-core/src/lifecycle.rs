@@ -137,4 +137,46 @@ mod tests {
         assert!(Currentness::<u32>::derive(State::Active, [(1, Currentness::Current)]).is_current());
         assert!(!Currentness::<u32>::derive(State::Frozen, [(1, Currentness::Current)]).is_current());
     }
+
+    #[test]
+    fn states_have_their_wire_spellings() {
+        let names = ["active", "superseded", "frozen", "quarantined", "revoked", "deleted"];
+        for (s, n) in ALL_STATES.iter().zip(names) {
+            assert_eq!(s.as_str(), n);
+        }
+    }
+
+    #[test]
+    fn the_whole_transition_table() {
+        use Action as A;
+        use State as S;
+        let allowed = [
+            (S::Active, A::Supersede, S::Superseded),
+            (S::Frozen, A::Supersede, S::Superseded),
+            (S::Active, A::Freeze, S::Frozen),
+            (S::Frozen, A::Unfreeze, S::Active),
+            (S::Active, A::Quarantine, S::Quarantined),
+            (S::Frozen, A::Quarantine, S::Quarantined),
+            (S::Quarantined, A::Release, S::Active),
+            (S::Active, A::Revoke, S::Revoked),
+            (S::Frozen, A::Revoke, S::Revoked),
+            (S::Quarantined, A::Revoke, S::Revoked),
+            (S::Superseded, A::Revoke, S::Revoked),
+            (S::Active, A::Delete, S::Deleted),
+            (S::Frozen, A::Delete, S::Deleted),
+            (S::Quarantined, A::Delete, S::Deleted),
+            (S::Superseded, A::Delete, S::Deleted),
+            (S::Revoked, A::Delete, S::Deleted),
+        ];
+        let actions = [A::Supersede, A::Freeze, A::Unfreeze, A::Quarantine, A::Release, A::Revoke, A::Delete];
+        for from in ALL_STATES {
+            for action in actions {
+                let want = allowed.iter().find(|(f, a, _)| *f == from && *a == action).map(|(_, _, to)| *to);
+                match want {
+                    Some(to) => assert_eq!(transition(from, action), Ok(to), "{from:?} {action:?}"),
+                    None => assert_eq!(transition(from, action), Err(TransitionError { from, action })),
+                }
+            }
+        }
+    }
 }

@@ -68,4 +68,12 @@ mod tests {
             assert_eq!(Viewers::from_resolution(1, [2], true, q), Viewers::Unresolved);
         }
     }
+
+    #[test]
+    fn only_the_owner_alone_is_owner_only() {
+        assert!(Viewers::Resolved(vec![1]).is_owner_only(&1));
+        assert!(!Viewers::Resolved(vec![2]).is_owner_only(&1));
+        assert!(!Viewers::Resolved(vec![1, 2]).is_owner_only(&1));
+        assert!(!Viewers::<u32>::Unresolved.is_owner_only(&1));
+    }
 }

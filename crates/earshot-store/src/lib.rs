@@ -15,6 +15,8 @@ mod handle;
 mod layered;
 pub mod model;
 mod read;
+#[cfg(test)]
+mod read_tests;
 mod snapshot;
 pub mod token;
 pub mod verify;

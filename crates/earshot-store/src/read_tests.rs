@@ -1,0 +1,460 @@
+//! Crate-level tests of the read path and the indexes (`read`, `snapshot`, `layered`, the
+//! posting upkeep in `apply`): deterministic random histories written through a real
+//! `StoreHandle`, with every check, bulk check and lookup page compared after each write with the
+//! flat evaluator (a scan of the durable records), reason codes checked against the item views,
+//! and the live index compared with a rebuild from disk (`verify`).
+//!
+//! They are what `cargo mutants -p earshot-store` runs (see TESTING.md): fast, because only this
+//! crate rebuilds per mutant, and strong, because any wrong posting, cursor or basis shows up as
+//! a disagreement with the flat scan.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use earshot_core::{Action, AudienceKind, Disposition, Quality};
+
+use crate::flat::{Flat, FlatViewers};
+use crate::model::{
+    format_time, Command, ContainerInput, DecisionView, DeriveRequest, Identity, LifecycleRequest, NewGrant,
+    NewIdentity, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind, PartitionOutput, ViewersInput,
+};
+use crate::{Earshot, ManualClock, Records, StoreHandle};
+
+const T0: i64 = 1_767_225_600_000;
+const PARTS: [&str; 5] = ["p0", "p1", "p2", "p3", "p4"];
+const OWNERS: [&str; 2] = ["p0", "p1"];
+
+/// A small deterministic generator (SplitMix64), so mutation runs are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> Option<&'a T> {
+        if xs.is_empty() {
+            None
+        } else {
+            xs.get(self.below(xs.len()))
+        }
+    }
+
+    fn subset(&mut self, xs: &[&str]) -> Vec<String> {
+        xs.iter().filter(|_| self.below(3) == 0).map(|s| s.to_string()).collect()
+    }
+}
+
+struct World {
+    _earshot: Earshot,
+    clock: Arc<ManualClock>,
+    store: Arc<StoreHandle>,
+    now: i64,
+    items: Vec<String>,
+    grants: Vec<String>,
+    seq: usize,
+}
+
+fn ident(i: &str) -> Identity {
+    Identity { transport: "email".into(), identifier: i.into() }
+}
+
+impl World {
+    fn new() -> Self {
+        let clock = Arc::new(ManualClock::new(T0));
+        let earshot = Earshot::temporary(clock.clone()).unwrap();
+        earshot.create_store("t", None).unwrap();
+        let store = earshot.store("t").unwrap();
+        let mut w = World { _earshot: earshot, clock, store, now: T0, items: vec![], grants: vec![], seq: 0 };
+        for p in PARTS {
+            w.write(Command::CreateParticipant(NewParticipant {
+                id: p.into(),
+                kind: ParticipantKind::Person,
+                name: None,
+            }));
+        }
+        for (i, p) in [("e0", "p2"), ("e1", "p3"), ("e1", "p4")] {
+            w.write(Command::BindIdentity(NewIdentity {
+                transport: "email".into(),
+                identifier: i.into(),
+                participant: p.into(),
+            }));
+        }
+        w
+    }
+
+    fn write(&mut self, cmd: Command) {
+        let before = self.store.latest().revision();
+        let adds_items = matches!(&cmd, Command::CreateItem(_) | Command::Derive { .. });
+        match self.store.write(cmd) {
+            Ok(out) => {
+                if out.outcome == "granted" {
+                    self.grants.extend(out.ids.iter().cloned());
+                } else if adds_items {
+                    self.items.extend(out.ids.iter().cloned());
+                }
+                let after = self.store.latest().revision();
+                let expect = if out.outcome == "suppressed" { before } else { before + 1 };
+                assert_eq!(after, expect, "{out:?}");
+            }
+            Err(e) => {
+                assert!(!matches!(e.code(), "integrity_failure" | "storage_failure"), "{e}");
+                assert_eq!(self.store.latest().revision(), before, "a refused write moved the revision: {e}");
+            }
+        }
+    }
+
+    fn fresh(&mut self) -> String {
+        self.seq += 1;
+        format!("i{}", self.seq)
+    }
+
+    fn viewers(&mut self, r: &mut Rng) -> ViewersInput {
+        let mut v = ViewersInput { participants: r.subset(&PARTS), ..Default::default() };
+        match r.below(8) {
+            0 => v.identities = vec![ident("e0")],
+            1 => v.participants.push("ghost".into()),
+            2 => v.quality = Quality::Stale,
+            _ => {}
+        }
+        v
+    }
+
+    fn step(&mut self, r: &mut Rng) {
+        let owner = OWNERS[r.below(2)].to_string();
+        let item = r.pick(&self.items).cloned().unwrap_or_else(|| "none".into());
+        let cmd = match r.below(12) {
+            0..=2 => {
+                let origin = match r.below(4) {
+                    0 => OriginInput::Keyword(OriginKeyword::Public),
+                    1 => OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+                    _ => OriginInput::Viewers(self.viewers(r)),
+                };
+                let id = if r.below(6) == 0 { None } else { Some(self.fresh()) };
+                Command::CreateItem(NewItem { id, owner, content: Some("c".into()), attributes: None, origin })
+            }
+            3 | 4 => {
+                let mut members = r.subset(&PARTS);
+                if members.is_empty() {
+                    members.push(PARTS[r.below(5)].into());
+                }
+                let expires_at = (r.below(2) == 0).then(|| format_time(self.now + 500 * (1 + r.below(6) as i64)));
+                if r.below(4) == 0 {
+                    Command::Derive {
+                        request: DeriveRequest {
+                            disposition: Disposition::Declassification,
+                            owner: self.store.latest().item_view(&item, self.now).map_or(owner, |v| v.owner),
+                            sources: vec![item],
+                            id: None,
+                            content: None,
+                            attributes: None,
+                            container: None,
+                            outputs: None,
+                            members: Some(members),
+                            reason: Some("r".into()),
+                            expires_at,
+                        },
+                        issuer: "admin".into(),
+                    }
+                } else {
+                    Command::Grant {
+                        item,
+                        grant: NewGrant { members, reason: None, expires_at },
+                        issuer: "admin".into(),
+                    }
+                }
+            }
+            5 => Command::RevokeGrant { grant: r.pick(&self.grants).cloned().unwrap_or_else(|| "g".into()) },
+            6 | 7 => {
+                let actions = [
+                    Action::Supersede,
+                    Action::Freeze,
+                    Action::Unfreeze,
+                    Action::Quarantine,
+                    Action::Release,
+                    Action::Revoke,
+                    Action::Delete,
+                ];
+                let action = actions[r.below(actions.len())];
+                let by =
+                    (action == Action::Supersede && r.below(2) == 0).then(|| r.pick(&self.items).cloned()).flatten();
+                Command::Lifecycle { item, request: LifecycleRequest { action, by } }
+            }
+            8 | 9 => {
+                let snap = self.store.latest();
+                let mine: Vec<String> = self
+                    .items
+                    .iter()
+                    .filter(|i| snap.item_view(i, self.now).is_ok_and(|v| v.owner == owner))
+                    .cloned()
+                    .collect();
+                let mut sources: Vec<String> = Vec::new();
+                for _ in 0..1 + r.below(3) {
+                    if let Some(s) = r.pick(&mine) {
+                        if !sources.contains(s) {
+                            sources.push(s.clone());
+                        }
+                    }
+                }
+                let container = (r.below(2) == 0).then(|| self.viewers(r));
+                if r.below(3) == 0 {
+                    // A partition: one output per distinct source audience.
+                    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+                    for s in &sources {
+                        let d = snap.item_view(s, self.now).map(|v| v.audience.digest).unwrap_or_default();
+                        match groups.iter_mut().find(|g| g.0 == d) {
+                            Some(g) => g.1.push(s.clone()),
+                            None => groups.push((d, vec![s.clone()])),
+                        }
+                    }
+                    let outputs = groups
+                        .into_iter()
+                        .map(|(_, sources)| PartitionOutput { id: None, content: None, attributes: None, sources })
+                        .collect();
+                    Command::Derive {
+                        request: DeriveRequest {
+                            disposition: Disposition::Partition,
+                            owner,
+                            sources,
+                            id: None,
+                            content: None,
+                            attributes: None,
+                            container,
+                            outputs: Some(outputs),
+                            members: None,
+                            reason: None,
+                            expires_at: None,
+                        },
+                        issuer: "admin".into(),
+                    }
+                } else {
+                    let disposition = if r.below(4) == 0 { Disposition::Quarantine } else { Disposition::Intersection };
+                    Command::Derive {
+                        request: DeriveRequest {
+                            disposition,
+                            owner,
+                            sources,
+                            id: Some(self.fresh()),
+                            content: None,
+                            attributes: None,
+                            container,
+                            outputs: None,
+                            members: None,
+                            reason: None,
+                            expires_at: None,
+                        },
+                        issuer: "admin".into(),
+                    }
+                }
+            }
+            10 => {
+                let p = ["p3", "p4", "p2"][r.below(3)];
+                if self.store.latest().pid(p).is_some() {
+                    Command::RemoveParticipant { id: p.into() }
+                } else {
+                    Command::CreateParticipant(NewParticipant {
+                        id: p.into(),
+                        kind: ParticipantKind::Agent,
+                        name: None,
+                    })
+                }
+            }
+            _ => {
+                self.now += 500 * (1 + r.below(4) as i64);
+                self.clock.set(self.now);
+                return;
+            }
+        };
+        self.write(cmd);
+    }
+
+    fn containers() -> Vec<ContainerInput> {
+        let c = |owner: &str, ps: &[&str], ids: &[&str], quality: Quality| ContainerInput {
+            owner: owner.into(),
+            viewers: ViewersInput {
+                participants: ps.iter().map(|p| p.to_string()).collect(),
+                identities: ids.iter().map(|i| ident(i)).collect(),
+                quality,
+            },
+        };
+        let mut out = Vec::new();
+        for o in OWNERS {
+            let other = if o == "p0" { "p1" } else { "p0" };
+            out.push(c(o, &[], &[], Quality::Fresh));
+            out.push(c(o, &[other], &[], Quality::Fresh));
+            out.push(c(o, &["p2"], &[], Quality::Fresh));
+            out.push(c(o, &["p2", "p3"], &[], Quality::Fresh));
+            out.push(c(o, &PARTS, &[], Quality::Fresh));
+            out.push(c(o, &["ghost"], &[], Quality::Fresh));
+            out.push(c(o, &[], &[], Quality::Stale));
+            out.push(c(o, &[], &["e0"], Quality::Fresh));
+            out.push(c(o, &[], &["e1"], Quality::Fresh));
+        }
+        out.push(c("ghost", &[], &[], Quality::Fresh));
+        out
+    }
+
+    /// Every read against the flat evaluator and the item views; the index against a rebuild.
+    fn compare(&self) {
+        let snap = self.store.latest();
+        let records = self.store.durable_records().unwrap();
+        let flat = Flat::new(&records);
+        let names = snap.item_names();
+        let views: Vec<_> = names.iter().map(|n| snap.item_view(n, self.now).unwrap()).collect();
+        for c in Self::containers() {
+            let r = snap.resolve_container(&c).unwrap();
+            let fv = resolve(&records, &c);
+            let mut singles: Vec<DecisionView> = Vec::new();
+            for (name, view) in names.iter().zip(&views) {
+                let d = snap.check(name, &r, self.now).unwrap();
+                let f = flat.check(name, &fv, self.now);
+                assert_eq!((d.admitted, &d.grant), (f.admitted, &f.grant), "`{name}` in {c:?}: {d:?} vs {f:?}");
+                let reason = if !view.current {
+                    "denied_not_current"
+                } else if d.admitted && d.grant.is_none() {
+                    if view.audience.kind == AudienceKind::Public {
+                        "admitted_public"
+                    } else {
+                        "admitted_origin"
+                    }
+                } else if d.admitted {
+                    "admitted_grant"
+                } else if fv == FlatViewers::Everyone {
+                    "denied_unresolved_viewers"
+                } else {
+                    "denied_not_in_audience"
+                };
+                assert_eq!(d.reason, reason, "`{name}` in {c:?}: {d:?}");
+                let basis = match (d.admitted, &d.grant) {
+                    (false, _) => None,
+                    (true, None) => Some("origin"),
+                    (true, Some(_)) => Some("grant"),
+                };
+                assert_eq!(d.basis.as_deref(), basis, "{d:?}");
+                assert_eq!(d.blocked_by, view.blocked_by, "{d:?} vs {view:?}");
+                assert_eq!(d.item, *name);
+                singles.push(d);
+            }
+            let mut asked = names.clone();
+            asked.push("unknown".into());
+            let bulk = snap.check_bulk(&asked, &r, self.now).unwrap();
+            assert_eq!(bulk.get(..singles.len()), Some(&singles[..]), "bulk vs single in {c:?}");
+            let last = bulk.last().unwrap();
+            assert_eq!((last.item.as_str(), last.admitted, &*last.reason), ("unknown", false, "denied_unknown_item"));
+            for owners in
+                [vec![], OWNERS.iter().map(|o| o.to_string()).collect(), vec!["p1".to_string()], vec!["x".into()]]
+            {
+                let filter = if owners.is_empty() { vec![c.owner.clone()] } else { owners.clone() };
+                let want = flat.lookup(&fv, &filter, self.now);
+                for limit in [1, 2, 1000] {
+                    let mut got: Vec<String> = Vec::new();
+                    let mut cursor: Option<String> = None;
+                    for _ in 0..200 {
+                        let page = snap.lookup(&r, &owners, cursor.as_deref(), Some(limit), self.now).unwrap();
+                        assert!(page.items.len() <= limit);
+                        for d in &page.items {
+                            let single = singles.iter().find(|s| s.item == d.item).unwrap();
+                            assert_eq!(d, single, "lookup decision vs check");
+                        }
+                        got.extend(page.items.into_iter().map(|d| d.item));
+                        cursor = page.cursor;
+                        if cursor.is_none() {
+                            break;
+                        }
+                    }
+                    assert!(cursor.is_none(), "cursor loop");
+                    assert_eq!(got, want, "lookup {c:?} owners {owners:?} limit {limit}");
+                }
+            }
+        }
+        for (name, view) in names.iter().zip(&views) {
+            let expand = snap.expand(name, self.now).unwrap();
+            let live: Vec<&str> = view.grants.iter().filter(|g| g.live).map(|g| g.id.as_str()).collect();
+            let got: Vec<&str> = expand.iter().skip(1).filter_map(|a| a.grant.as_deref()).collect();
+            assert_eq!(got, live, "expand {name}");
+            assert_eq!(expand.first().map(|a| &a.digest), Some(&view.audience.digest));
+            for g in &view.grants {
+                let expired =
+                    g.expires_at.as_ref().is_some_and(|e| crate::model::parse_time("e", e).unwrap() <= self.now);
+                assert_eq!(g.live, !g.revoked && !expired, "{g:?}");
+            }
+        }
+        assert_eq!(snap.item_count(), names.len());
+        self.store.verify().unwrap();
+    }
+}
+
+/// `V(C)` by name from the durable records (SPEC §1.2), independently of the index.
+fn resolve(records: &Records, c: &ContainerInput) -> FlatViewers {
+    let known = |p: &str| records.participants.iter().any(|r| r.id == p);
+    if !known(&c.owner) || c.viewers.quality != Quality::Fresh {
+        return FlatViewers::Everyone;
+    }
+    let mut set = BTreeSet::from([c.owner.clone()]);
+    for p in &c.viewers.participants {
+        if !known(p) {
+            return FlatViewers::Everyone;
+        }
+        set.insert(p.clone());
+    }
+    for i in &c.viewers.identities {
+        let bound = records.identities.iter().find(|x| x.transport == i.transport && x.identifier == i.identifier);
+        match bound.map(|x| x.participants.as_slice()) {
+            Some([one]) if known(one) => {
+                set.insert(one.clone());
+            }
+            _ => return FlatViewers::Everyone,
+        }
+    }
+    FlatViewers::Set(set)
+}
+
+#[test]
+fn random_histories_agree_with_the_flat_evaluator() {
+    for seed in 0..12u64 {
+        let mut r = Rng(seed);
+        let mut w = World::new();
+        w.compare();
+        for _ in 0..40 {
+            w.step(&mut r);
+            w.compare();
+        }
+    }
+}
+
+#[test]
+fn lookup_refuses_bad_limits_and_cursors() {
+    let w = World::new();
+    let snap = w.store.latest();
+    let c = ContainerInput { owner: "p0".into(), viewers: ViewersInput::default() };
+    let r = snap.resolve_container(&c).unwrap();
+    assert!(snap.lookup(&r, &[], None, Some(0), w.now).is_err());
+    assert!(snap.lookup(&r, &[], None, Some(crate::model::limits::MAX_LOOKUP_LIMIT), w.now).is_ok());
+    assert!(snap.lookup(&r, &[], None, Some(crate::model::limits::MAX_LOOKUP_LIMIT + 1), w.now).is_err());
+    for bad in ["", "c", "x1", "c-1", "cx"] {
+        assert!(snap.lookup(&r, &[], Some(bad), None, w.now).is_err(), "{bad}");
+    }
+    assert!(snap.lookup(&r, &[], Some("c0"), None, w.now).is_ok());
+    let too_many: Vec<String> = (0..=crate::model::limits::MAX_OWNERS).map(|i| format!("o{i}")).collect();
+    assert!(snap.lookup(&r, &too_many, None, None, w.now).is_err());
+    let many_viewers = ViewersInput {
+        participants: (0..=crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
+        ..Default::default()
+    };
+    assert!(snap.resolve_viewers(snap.pid("p0"), &many_viewers).is_err());
+    let too_many_items: Vec<String> = (0..=crate::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
+    assert!(snap.check_bulk(&too_many_items, &r, w.now).is_err());
+    assert!(snap.check("nope", &r, w.now).is_err());
+    assert!(snap.expand("nope", w.now).is_err());
+    assert!(snap.item_view("nope", w.now).is_err());
+}

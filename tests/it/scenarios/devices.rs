@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{from_yaml, subset, ErrorExpect, Runner, Step, StepResult};
+use super::{from_yaml, subset, ErrorExpect, Runner, Step, StepResult, Target};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -111,7 +111,7 @@ fn ids_of(v: &Value, list: &str, field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-impl Runner<'_> {
+impl<T: Target> Runner<'_, T> {
     pub(super) async fn device_step(
         &mut self,
         action: &DeviceAction<'_>,

@@ -245,6 +245,9 @@ fn every_store_error() -> Vec<StoreError> {
         E::Integrity(s()),
         E::Storage(s()),
         E::Unavailable,
+        E::AttemptSealed(s()),
+        E::SearchLagging { indexed: 1, needed: 2 },
+        E::Search(s()),
     ]
 }
 
@@ -282,9 +285,12 @@ fn variant_index(e: &StoreError) -> usize {
         E::Integrity(_) => 26,
         E::Storage(_) => 27,
         E::Unavailable => 28,
+        E::AttemptSealed(_) => 29,
+        E::SearchLagging { .. } => 30,
+        E::Search(_) => 31,
     }
 }
-const STORE_VARIANTS: usize = 29;
+const STORE_VARIANTS: usize = 32;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs),
 /// with their status. Each but `internal_error` (a panicked blocking task) is triggered over

@@ -75,15 +75,16 @@ impl From<StoreError> for ApiError {
             | E::IdentityExists { .. }
             | E::ItemExists(_)
             | E::InvalidTransition(_)
-            | E::GrantAlreadyRevoked(_) => StatusCode::CONFLICT,
+            | E::GrantAlreadyRevoked(_)
+            | E::AttemptSealed(_) => StatusCode::CONFLICT,
             E::RevisionExpired { .. } => StatusCode::GONE,
             E::AnonymousParticipant
             | E::OriginUnresolved
             | E::SourceOwnerMismatch { .. }
             | E::PartitionMixedAudiences { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
-            E::ConsistencyTimeout { .. } | E::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            E::Integrity(_) | E::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            E::Integrity(_) | E::Storage(_) | E::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let details = match &e {
             E::InvalidId { field, .. } | E::InvalidInput { field, .. } => json!({"field": field}),
@@ -93,6 +94,7 @@ impl From<StoreError> for ApiError {
             E::InvalidTransition(t) => json!({"state": t.from.as_str(), "action": t.action}),
             E::PartitionMixedAudiences { output } => json!({"output": output}),
             E::SourceOwnerMismatch { source_id, .. } => json!({"source": source_id}),
+            E::SearchLagging { indexed, needed } => json!({"indexed": indexed, "needed": needed}),
             _ => json!({}),
         };
         if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {

@@ -6,6 +6,7 @@
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
 mod apply;
+mod context;
 pub mod durable;
 pub mod error;
 pub mod flat;
@@ -14,6 +15,7 @@ mod handle;
 mod layered;
 pub mod model;
 mod read;
+pub mod search;
 mod snapshot;
 pub mod token;
 pub mod verify;
@@ -24,6 +26,7 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
+pub use context::{Params, Ranked, Ranking};
 pub use durable::{Backend, Op, Records, SledBackend};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, StoreHandle};

@@ -265,6 +265,9 @@ fn every_store_error() -> Vec<StoreError> {
         E::ParticipantInUse { participant: s(), role: "a device" },
         E::InvalidPath { field: "path", message: s() },
         E::InvalidCondition { message: s() },
+        E::AttemptSealed(s()),
+        E::SearchLagging { indexed: 1, needed: 2 },
+        E::Search(s()),
     ]
 }
 
@@ -322,9 +325,12 @@ fn variant_index(e: &StoreError) -> usize {
         E::ParticipantInUse { .. } => 46,
         E::InvalidPath { .. } => 47,
         E::InvalidCondition { .. } => 48,
+        E::AttemptSealed(_) => 49,
+        E::SearchLagging { .. } => 50,
+        E::Search(_) => 51,
     }
 }
-const STORE_VARIANTS: usize = 49;
+const STORE_VARIANTS: usize = 52;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs),
 /// with their status. Each but `internal_error` (a panicked blocking task) is triggered over

@@ -27,6 +27,11 @@
 //!     expect_error: {status: 404, code: participant_not_found}
 //! ```
 //!
+//! A `context` step opens an attempt for a container and assembles its context (SPEC §1.10):
+//! `context: {container: bob_dm, query: "dentist", fetch: 20, k: 5, owners: [...]}` with
+//! `expect: [item ids in context order]`; every returned item must then also pass a check under
+//! the same attempt, and the attempt's readback must hold the same sealed context.
+//!
 //! Other actions: `derive` (the body of POST /derivations, plus optional `as` for a
 //! declassification's grant; `expect: {outcome, reason, source, ids}`), `revoke_grant: g1`,
 //! `lifecycle: {item, action, by?}`, `remove_participant: bob`, `advance_clock_ms: N`,
@@ -141,6 +146,7 @@ struct Step {
     use_: Option<Value>,
     dependents: Option<String>,
     chain: Option<String>,
+    context: Option<ContextStep>,
     // Expectations.
     expect: Option<serde_yaml::Value>,
     expect_error: Option<ErrorExpect>,
@@ -228,6 +234,17 @@ struct LookupStep {
     #[serde(default)]
     owners: Vec<String>,
     limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextStep {
+    container: ContainerRef,
+    query: String,
+    fetch: Option<usize>,
+    k: Option<usize>,
+    #[serde(default)]
+    owners: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -333,6 +350,7 @@ enum Action<'a> {
     View(&'a str),
     Request(&'a RequestStep),
     Device(devices::DeviceAction<'a>),
+    Context(&'a ContextStep),
 }
 
 impl Step {
@@ -381,6 +399,9 @@ impl Step {
             found.push(Action::Request(v));
         }
         found.extend(devices::DeviceAction::of(self).into_iter().map(Action::Device));
+        if let Some(v) = &self.context {
+            found.push(Action::Context(v));
+        }
         if found.len() != 1 {
             return Err(format!("a step needs exactly one action, found {}", found.len()));
         }
@@ -408,12 +429,13 @@ impl Action<'_> {
             Action::View(i) => format!("view {i}"),
             Action::Request(r) => format!("request {} {}", r.method, r.path),
             Action::Device(d) => d.label(),
+            Action::Context(c) => format!("context `{}` in {}", c.query, container_label(&c.container)),
         }
     }
 
     /// Reads may fail one expectation and the scenario goes on; a failed write stops it.
     fn is_read(&self) -> bool {
-        matches!(self, Action::Check(_) | Action::Lookup(_) | Action::Expand(_) | Action::View(_))
+        matches!(self, Action::Check(_) | Action::Lookup(_) | Action::Expand(_) | Action::View(_) | Action::Context(_))
             || matches!(self, Action::Device(d) if d.is_read())
     }
 }
@@ -692,6 +714,7 @@ impl<'a, T: Target> Runner<'a, T> {
             }
             Action::Check(c) => self.check(c, expect, err).await,
             Action::Lookup(l) => self.lookup(l, expect, err).await,
+            Action::Context(c) => self.context(c, expect, err).await,
             Action::Expand(item) => self.expand(item, expect, err).await,
             Action::View(item) => self.view(item, expect, err).await,
             Action::Device(d) => self.device_step(d, expect, err).await,
@@ -926,6 +949,56 @@ impl<'a, T: Target> Runner<'a, T> {
             if !status.is_success() || resp.get("admitted") != Some(&json!(true)) {
                 return Err(format!("lookup returned {id} but check says {status} {resp}"));
             }
+        }
+        Ok(())
+    }
+
+    async fn context(
+        &self,
+        c: &ContextStep,
+        expect: Option<&serde_yaml::Value>,
+        err: Option<&ErrorExpect>,
+    ) -> StepResult {
+        let container = self.container(&c.container)?;
+        let body = json!({ "container": container });
+        let attempt = self.send("POST", &Self::store_path("attempts"), Some(body), None).await?.unwrap_or_default();
+        let id = attempt.get("attempt").and_then(Value::as_str).ok_or_else(|| format!("no attempt in {attempt}"))?;
+        let mut body = json!({ "query": c.query });
+        if let Some(f) = c.fetch {
+            body["fetch"] = json!(f);
+        }
+        if let Some(k) = c.k {
+            body["k"] = json!(k);
+        }
+        if !c.owners.is_empty() {
+            body["owners"] = json!(c.owners);
+        }
+        let path = Self::store_path(&format!("attempts/{id}/context"));
+        let Some(resp) = self.send("POST", &path, Some(body), err).await? else { return Ok(()) };
+        let items = resp.get("items").and_then(Value::as_array).ok_or_else(|| format!("no items in {resp}"))?;
+        let ids: Vec<String> =
+            items.iter().map(|i| i.get("item").and_then(Value::as_str).unwrap_or("").to_string()).collect();
+        let e = expect.ok_or("a context needs `expect: [item ids in context order]`")?;
+        let want: Vec<String> = from_yaml(e, "list of item ids")?;
+        if ids != want {
+            return Err(format!("expected {want:?}, got {ids:?} ({resp})"));
+        }
+        // Every item of the context passes a check under the same attempt.
+        for item in &ids {
+            let body = json!({ "item": item, "attempt": id });
+            let (status, d) = self.app.call("POST", &Self::store_path("check"), Some(body)).await;
+            if !status.is_success() || d.get("admitted") != Some(&json!(true)) {
+                return Err(format!("the context holds {item} but a check under its attempt says {status} {d}"));
+            }
+        }
+        let (status, back) = self.app.call("GET", &Self::store_path(&format!("attempts/{id}")), None).await;
+        let sealed: Vec<&str> = back
+            .pointer("/context/items")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|i| i.get("item").and_then(Value::as_str)).collect())
+            .unwrap_or_default();
+        if !status.is_success() || sealed != ids.iter().map(String::as_str).collect::<Vec<_>>() {
+            return Err(format!("the attempt's readback does not hold the sealed context: {status} {back}"));
         }
         Ok(())
     }

@@ -93,15 +93,16 @@ impl From<StoreError> for ApiError {
             | E::IdentityExists { .. }
             | E::ItemExists(_)
             | E::InvalidTransition(_)
-            | E::GrantAlreadyRevoked(_) => StatusCode::CONFLICT,
+            | E::GrantAlreadyRevoked(_)
+            | E::AttemptSealed(_) => StatusCode::CONFLICT,
             E::RevisionExpired { .. } => StatusCode::GONE,
             E::AnonymousParticipant
             | E::OriginUnresolved
             | E::SourceOwnerMismatch { .. }
             | E::PartitionMixedAudiences { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
-            E::ConsistencyTimeout { .. } | E::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            E::Integrity(_) | E::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            E::Integrity(_) | E::Storage(_) | E::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let details = match &e {
             E::InvalidId { field, .. } | E::InvalidInput { field, .. } => json!({"field": field}),
@@ -121,6 +122,7 @@ impl From<StoreError> for ApiError {
             E::ParentNotValid { capability, reason } => json!({"capability": capability, "reason": reason}),
             E::ParticipantInUse { participant, role } => json!({"participant": participant, "role": role}),
             E::InvalidPath { field, .. } => json!({"field": field}),
+            E::SearchLagging { indexed, needed } => json!({"indexed": indexed, "needed": needed}),
             _ => json!({}),
         };
         if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {

@@ -92,6 +92,7 @@ pub fn routes() -> Vec<RouteSpec> {
         open_route("/healthz", &["get"], get(healthz)),
         open_route("/readyz", &["get"], get(readyz)),
         open_route("/openapi.json", &["get"], get(openapi)),
+        route("/v1/stores/{store}/attempts/{attempt}/context", &["post"], post(reads::attempt_context)),
     ]
 }
 

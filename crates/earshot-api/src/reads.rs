@@ -12,7 +12,8 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
 use earshot_store::model::{
-    format_time, AudienceView, Consistency, ContainerInput, DecisionView, ItemView, LookupPage,
+    format_time, AudienceView, Consistency, ContainerInput, ContextRequest, DecisionView, ItemView, LookupPage,
+    SealedContext,
 };
 use earshot_store::{ResolvedContainer, Snapshot, StoreHandle};
 use serde::{Deserialize, Serialize};
@@ -188,6 +189,9 @@ pub struct AttemptResponse {
     pub at: String,
     pub container: ContainerInput,
     pub resolved: bool,
+    /// The sealed exact context, once one was assembled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<SealedContext>,
 }
 
 pub async fn create_attempt(
@@ -214,6 +218,7 @@ fn attempt_response(h: &StoreHandle, a: &earshot_store::Attempt) -> AttemptRespo
         at: format_time(a.at_ms),
         container: a.container.clone(),
         resolved: matches!(a.resolved.viewers, earshot_core::Viewers::Resolved(_)),
+        context: None,
     }
 }
 
@@ -225,8 +230,38 @@ pub async fn get_attempt(
     let Path((store, attempt)) = path?;
     p.require(Scope::Reader, Some(&store))?;
     let handle = st.earshot.store(&store)?;
-    let a = handle.attempt(&attempt)?;
-    Ok(Json(attempt_response(&handle, &a)))
+    let live = handle.attempt(&attempt);
+    let h = handle.clone();
+    let id = attempt.clone();
+    let sealed = blocking(move || h.sealed_context(&id)).await?;
+    match (live, sealed) {
+        (Ok(a), context) => Ok(Json(AttemptResponse { context, ..attempt_response(&handle, &a) })),
+        // Expired (or from before a restart), but its sealed context is on record.
+        (Err(_), Some(c)) => Ok(Json(AttemptResponse {
+            attempt: c.attempt.clone(),
+            revision: c.revision,
+            token: c.token.clone(),
+            at: c.at.clone(),
+            container: c.container.clone(),
+            resolved: c.resolved,
+            context: Some(c),
+        })),
+        (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// Assembles the attempt's one context: admissible candidates only, ranked by BM25, sealed.
+pub async fn attempt_context(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    body: Body<ContextRequest>,
+) -> ApiResult<Json<SealedContext>> {
+    let Path((store, attempt)) = path?;
+    let Json(req) = body?;
+    p.require(Scope::Reader, Some(&store))?;
+    let handle = st.earshot.store(&store)?;
+    Ok(Json(blocking(move || handle.assemble_context(&attempt, &req)).await?))
 }
 
 #[derive(Debug, Serialize)]

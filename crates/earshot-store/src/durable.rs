@@ -30,7 +30,8 @@ pub enum Op {
 pub trait Backend: Send + Sync + 'static {
     /// Ids of every store that has records.
     fn stores(&self) -> Result<Vec<String>>;
-    /// Every record of one store except item content (`c/…`, read with `get`), in key order.
+    /// Every record of one store except item content (`c/…`) and sealed contexts (`t/…`), both
+    /// read with `get`, in key order.
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Applies `ops` atomically and durably.
     fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()>;
@@ -78,11 +79,16 @@ impl Backend for SledBackend {
     }
 
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        // Content (`c/…`) is read on demand and never indexed, so start-up skips it. No size
-        // hint: `Tree::len` is itself a full scan in sled 0.34.
+        // Content (`c/…`) is read on demand and never indexed, and sealed contexts (`t/…`) are
+        // audit records, so start-up skips both. No size hint: `Tree::len` is itself a full scan
+        // in sled 0.34.
         let tree = self.tree(store)?;
         let mut out = Vec::new();
-        for kv in tree.range(..b"c/".as_slice()).chain(tree.range(b"c0".as_slice()..)) {
+        let ranges = tree
+            .range(..b"c/".as_slice())
+            .chain(tree.range(b"c0".as_slice()..b"t/".as_slice()))
+            .chain(tree.range(b"t0".as_slice()..));
+        for kv in ranges {
             let (k, v) = kv?;
             out.push((k.to_vec(), v.to_vec()));
         }
@@ -234,6 +240,8 @@ impl Records {
                     r.contents.insert(String::from_utf8_lossy(rest).into_owned(), dec(k, v)?);
                 }
                 [b'g', b'/', ..] => r.grants.push(dec(k, v)?),
+                // Sealed contexts: audit records, read one by one, never projected.
+                [b't', b'/', ..] => {}
                 _ if r.devices.decode(k, v)? => {}
                 _ => return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k)))),
             }

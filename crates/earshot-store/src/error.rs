@@ -104,6 +104,12 @@ pub enum StoreError {
     Storage(String),
     #[error("the store is shutting down")]
     Unavailable,
+    #[error("attempt `{0}` already has a sealed context; a retry is a new attempt")]
+    AttemptSealed(String),
+    #[error("the search index holds {indexed} items, the read needs {needed}; retry later")]
+    SearchLagging { indexed: u64, needed: u64 },
+    #[error("search index failure: {0}")]
+    Search(String),
 }
 
 impl StoreError {
@@ -160,6 +166,9 @@ impl StoreError {
             E::Integrity(_) => "integrity_failure",
             E::Storage(_) => "storage_failure",
             E::Unavailable => "unavailable",
+            E::AttemptSealed(_) => "attempt_sealed",
+            E::SearchLagging { .. } => "search_index_lagging",
+            E::Search(_) => "search_failure",
         }
     }
 

@@ -16,6 +16,7 @@ use crate::error::{Result, StoreError};
 use crate::graph::Provenance;
 use crate::model::{Command, ContainerInput, WriteOutcome};
 use crate::read::ResolvedContainer;
+use crate::search::SearchIndex;
 use crate::snapshot::Snapshot;
 use crate::{token, Clock, Config};
 
@@ -32,6 +33,8 @@ pub struct Attempt {
     /// The snapshot time: grants and constraints are evaluated at this instant.
     pub at_ms: i64,
     created: Instant,
+    /// The attempt's one context, once assembled (SPEC §1.10); the lock also serialises assembly.
+    pub(crate) sealed: Arc<Mutex<Option<Arc<crate::model::SealedContext>>>>,
 }
 
 struct Job {
@@ -57,6 +60,8 @@ pub struct StoreHandle {
     clock: Arc<dyn Clock>,
     config: Config,
     meta: Mutex<MetaRecord>,
+    /// BM25 projection of item content (see `search`).
+    pub(crate) search: SearchIndex,
 }
 
 impl StoreHandle {
@@ -87,6 +92,7 @@ impl StoreHandle {
             clock,
             config,
             meta: Mutex::new(meta),
+            search: SearchIndex::new()?,
         });
         let weak = Arc::downgrade(&handle);
         let start = (snap.as_ref().clone(), graph);
@@ -95,6 +101,17 @@ impl StoreHandle {
             .spawn(move || writer_loop(weak, rx, start))
             .map_err(|e| StoreError::Storage(format!("cannot start writer: {e}")))?;
         *lock(&handle.writer) = Some(thread);
+        if snap.item_count() > 0 {
+            // Rebuild the search projection in the background; context reads wait for it.
+            let weak = Arc::downgrade(&handle);
+            let _ = std::thread::Builder::new().name(format!("earshot-index-{id}")).spawn(move || {
+                if let Some(h) = weak.upgrade() {
+                    if let Err(e) = h.search_ready(&h.latest(), Duration::from_secs(3600)) {
+                        tracing::warn!(store = %h.id, error = %e, "rebuilding the search index failed");
+                    }
+                }
+            });
+        }
         Ok(handle)
     }
 
@@ -185,8 +202,15 @@ impl StoreHandle {
             return Err(StoreError::AttemptCapacity);
         }
         let resolved = snapshot.resolve_container(&container)?;
-        let attempt =
-            Attempt { id: id.clone(), snapshot, container, resolved, at_ms: self.now_ms(), created: Instant::now() };
+        let attempt = Attempt {
+            id: id.clone(),
+            snapshot,
+            container,
+            resolved,
+            at_ms: self.now_ms(),
+            created: Instant::now(),
+            sealed: Arc::default(),
+        };
         self.attempts.insert(id, attempt.clone());
         Ok(attempt)
     }
@@ -222,6 +246,16 @@ impl StoreHandle {
         }
     }
 
+    /// The backend this store's records live in.
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// The configured bounds.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Reads every record of this store from the backend (for the flat evaluator and checks).
     pub fn durable_records(&self) -> Result<Records> {
         Records::decode(&self.backend.load(&self.id)?)
@@ -231,7 +265,9 @@ impl StoreHandle {
     /// Writes that land between the two reads make it report a revision mismatch; retry then.
     pub fn verify(&self) -> Result<String> {
         let records = self.durable_records()?;
-        crate::verify::agreement(&self.latest(), &records)
+        let index = crate::verify::agreement(&self.latest(), &records)?;
+        let search = self.verify_search()?;
+        Ok(format!("{index}; {search}"))
     }
 
     /// Stops the writer after it drains queued writes.

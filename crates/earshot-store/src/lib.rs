@@ -6,6 +6,7 @@
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
 mod apply;
+mod context;
 pub mod devices;
 pub mod durable;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod model;
 mod read;
 #[cfg(test)]
 mod read_tests;
+pub mod search;
 mod snapshot;
 pub mod token;
 pub mod verify;
@@ -27,6 +29,7 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
+pub use context::{Params, Ranked, Ranking};
 pub use durable::{Backend, Op, Records, SledBackend};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, StoreHandle};

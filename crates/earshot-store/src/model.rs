@@ -24,6 +24,11 @@ pub mod limits {
     pub const MAX_TEXT_BYTES: usize = 1024;
     pub const MAX_TRANSPORT_LEN: usize = 64;
     pub const MAX_IDENTIFIER_LEN: usize = 256;
+    /// Context assembly (SPEC §1.10): query length in bytes, fetch budget and context size.
+    pub const MAX_QUERY_BYTES: usize = 1024;
+    pub const DEFAULT_FETCH: usize = 20;
+    pub const MAX_FETCH: usize = 200;
+    pub const DEFAULT_K: usize = 5;
 }
 
 /// The three kinds of participant.
@@ -368,4 +373,76 @@ fn split_offset(s: &str) -> Option<(&str, i64)> {
         return None;
     }
     Some((head, sign * (h * 60 + m) * 60_000))
+}
+
+/// A context request under an attempt: the query, the fetch budget (candidates ranked) and `k`
+/// (the context's size, taken from the top of the fetch window).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRequest {
+    pub query: String,
+    #[serde(default)]
+    pub fetch: Option<usize>,
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Whose memories to search; defaults to the attempt's container owner.
+    #[serde(default)]
+    pub owners: Vec<String>,
+}
+
+/// One ranked candidate of the fetch window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextCandidate {
+    pub item: String,
+    pub score: f32,
+}
+
+/// One item of an assembled context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextItem {
+    /// 1-based position in the context.
+    pub rank: usize,
+    pub item: String,
+    /// BM25 score among the admissible candidates.
+    pub score: f32,
+    /// SHA-256 (hex) of the content that was indexed; absent for an item without content.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub digest: Option<String>,
+    /// The admission basis: `origin` or `grant`.
+    pub basis: Cow<'static, str>,
+    /// The admission reason code (`admitted_origin`, `admitted_grant`, `admitted_public`).
+    pub reason: Cow<'static, str>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub grant: Option<String>,
+    /// The content itself: in the response that assembles the context, never in the sealed record
+    /// (which keeps its digest).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub content: Option<String>,
+}
+
+/// The exact context of one attempt, sealed and stored durably when it is assembled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SealedContext {
+    pub attempt: String,
+    /// The attempt's pinned revision and its token.
+    pub revision: u64,
+    pub token: String,
+    /// The attempt's snapshot time (grants are evaluated at this instant).
+    pub at: String,
+    pub sealed_at: String,
+    pub container: ContainerInput,
+    /// Whether the container's viewers resolved (else it saw public items only).
+    pub resolved: bool,
+    /// Whose memories were searched.
+    pub owners: Vec<String>,
+    pub query: String,
+    pub fetch: usize,
+    pub k: usize,
+    /// How many admissible candidates were ranked.
+    pub candidates: usize,
+    /// The fetch window: the top `fetch` admissible candidates that match the query, in rank
+    /// order (score descending, ties by item id).
+    pub fetched: Vec<ContextCandidate>,
+    /// The context: the first `k` of the fetch window.
+    pub items: Vec<ContextItem>,
 }

@@ -1,0 +1,247 @@
+//! Context assembly (SPEC §1.10): authorize first, then rank only what was admitted, then seal.
+//!
+//! The candidates of a context are exactly the admissible items of the attempt's container at
+//! its pinned revision and time (the exhaustive lookup over postings, each candidate decided by
+//! the same check as a direct check). Only they are scored (BM25, `search`), so an inadmissible
+//! item never takes a fetch slot or a context slot. Ranking is by score, ties by item id; the top
+//! `fetch` form the fetch window and its first `k` the context. The exact context (ids, content
+//! digests, bases, revision, query, parameters) is sealed once per attempt, stored durably under
+//! `t/<attempt>` and readable after the attempt has expired or the process restarted.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use earshot_core::admission::Basis;
+use earshot_core::Viewers;
+
+use crate::durable::{key, Op};
+use crate::error::{Result, StoreError};
+use crate::handle::StoreHandle;
+use crate::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
+use crate::read::{RawDecision, ResolvedContainer};
+use crate::search::ContentSource;
+use crate::snapshot::{Iid, Pid, Snapshot};
+
+/// Key prefix of sealed contexts (`t/<attempt>`); they are audit records, not part of the index.
+pub(crate) const SEALED_PREFIX: u8 = b't';
+
+/// Longest attempt id looked up in the durable records.
+const MAX_ATTEMPT_ID: usize = 128;
+
+/// One ranked admissible candidate.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub iid: Iid,
+    pub score: f32,
+    pub decision: RawDecision,
+}
+
+/// The outcome of ranking: how many items were admissible, and the fetch window in rank order.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    pub candidates: usize,
+    pub fetched: Vec<Ranked>,
+}
+
+/// Validated context parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    pub fetch: usize,
+    pub k: usize,
+}
+
+impl Params {
+    /// Checks a request's query and bounds; defaults fetch 20 and k 5.
+    pub fn of(req: &ContextRequest) -> Result<Params> {
+        if req.query.len() > limits::MAX_QUERY_BYTES {
+            return Err(StoreError::LimitExceeded { field: "query", limit: limits::MAX_QUERY_BYTES });
+        }
+        if req.query.trim().is_empty() {
+            return Err(StoreError::input("query", "must not be empty"));
+        }
+        let fetch = req.fetch.unwrap_or(limits::DEFAULT_FETCH);
+        if fetch == 0 || fetch > limits::MAX_FETCH {
+            return Err(StoreError::LimitExceeded { field: "fetch", limit: limits::MAX_FETCH });
+        }
+        let k = req.k.unwrap_or(limits::DEFAULT_K.min(fetch));
+        if k == 0 || k > fetch {
+            return Err(StoreError::input("k", format!("must be between 1 and the fetch budget ({fetch})")));
+        }
+        Ok(Params { fetch, k })
+    }
+}
+
+/// Content of items read from the durable records, by the names of one snapshot.
+struct BackendContent<'a> {
+    handle: &'a StoreHandle,
+    snapshot: &'a Snapshot,
+}
+
+impl ContentSource for BackendContent<'_> {
+    fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>> {
+        let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
+        for iid in from..to {
+            let name = self
+                .snapshot
+                .item(iid)
+                .map(|i| i.name.clone())
+                .ok_or_else(|| StoreError::Integrity(format!("item #{iid} missing while indexing")))?;
+            out.push(self.handle.content(&name)?.and_then(|c| c.content));
+        }
+        Ok(out)
+    }
+}
+
+impl StoreHandle {
+    /// Brings the search index up to every item of `snapshot`, waiting at most `wait` for a
+    /// rebuild another thread is running.
+    pub fn search_ready(&self, snapshot: &Snapshot, wait: Duration) -> Result<()> {
+        let need = snapshot.item_count() as Iid;
+        if self.search.indexed() >= need {
+            return Ok(());
+        }
+        let latest = self.latest();
+        let source = BackendContent { handle: self, snapshot: &latest };
+        self.search.ensure(need, latest.item_count() as Iid, Instant::now() + wait, &source)
+    }
+
+    /// Checks the search projection against the durable content (part of `verify`).
+    pub(crate) fn verify_search(&self) -> Result<String> {
+        let latest = self.latest();
+        if self.search.indexed() == 0 {
+            return Ok("search index not built yet".into());
+        }
+        self.search_ready(&latest, self.config().consistency_wait)?;
+        self.search.agreement(&BackendContent { handle: self, snapshot: &latest })
+    }
+
+    /// The content digest the search index recorded for an item.
+    pub fn indexed_digest(&self, iid: Iid) -> Option<String> {
+        self.search.digest(iid)
+    }
+
+    /// Ranks the admissible items of `owners` for a container at one snapshot and time: the
+    /// exhaustive lookup first, then BM25 over those candidates only, then score descending with
+    /// ties broken by item id; the first `fetch`. Nothing is sealed: the endpoint and the
+    /// evaluation share this path.
+    pub fn rank_admissible(
+        &self,
+        snapshot: &Snapshot,
+        container: &ResolvedContainer,
+        owners: &[Pid],
+        at_ms: i64,
+        query: &str,
+        fetch: usize,
+    ) -> Result<Ranking> {
+        let (admitted, _) = snapshot.lookup_raw(container, owners, None, usize::MAX, at_ms);
+        let candidates: Vec<Iid> = admitted.iter().map(|(iid, _)| *iid).collect();
+        self.search_ready(snapshot, self.config().consistency_wait)?;
+        let scored = self.search.score(query, &candidates)?;
+        let fetched = order(snapshot, scored, fetch)
+            .into_iter()
+            .filter_map(|(iid, score)| {
+                // `admitted` is in ascending item order, so each decision is found by search.
+                let at = admitted.binary_search_by_key(&iid, |(i, _)| *i).ok()?;
+                let decision = admitted.get(at)?.1;
+                Some(Ranked { iid, score, decision })
+            })
+            .collect();
+        Ok(Ranking { candidates: candidates.len(), fetched })
+    }
+
+    /// Assembles and seals the one context of an attempt. A second request for the same
+    /// attempt is refused (`attempt_sealed`): a retry is a new attempt.
+    pub fn assemble_context(&self, attempt: &str, req: &ContextRequest) -> Result<SealedContext> {
+        let params = Params::of(req)?;
+        let a = self.attempt(attempt)?;
+        let mut sealed = a.sealed.lock().unwrap_or_else(|p| p.into_inner());
+        if sealed.is_some() {
+            return Err(StoreError::AttemptSealed(a.id.clone()));
+        }
+        let snap = &a.snapshot;
+        let owners = snap.owner_filter(&a.resolved, &req.owners)?;
+        let ranking = self.rank_admissible(snap, &a.resolved, &owners, a.at_ms, &req.query, params.fetch)?;
+        let name = |iid: Iid| snap.item(iid).map(|i| i.name.to_string()).unwrap_or_default();
+        let mut items = Vec::with_capacity(params.k);
+        for (n, r) in ranking.fetched.iter().take(params.k).enumerate() {
+            let (basis, grant) = match r.decision.basis {
+                Some(Basis::Grant(g)) => ("grant", snap.grant(g).map(|g| g.name.to_string())),
+                _ => ("origin", None),
+            };
+            items.push(ContextItem {
+                rank: n + 1,
+                item: name(r.iid),
+                score: r.score,
+                digest: self.search.digest(r.iid),
+                basis: basis.into(),
+                reason: r.decision.reason.as_str().into(),
+                grant,
+                content: None,
+            });
+        }
+        let searched = if req.owners.is_empty() {
+            a.resolved.owner.map(|o| vec![snap.part_name(o).to_string()]).unwrap_or_default()
+        } else {
+            owners.iter().map(|o| snap.part_name(*o).to_string()).collect()
+        };
+        let context = SealedContext {
+            attempt: a.id.clone(),
+            revision: snap.revision(),
+            token: self.token(snap.revision()),
+            at: format_time(a.at_ms),
+            sealed_at: format_time(self.now_ms()),
+            container: a.container.clone(),
+            resolved: matches!(a.resolved.viewers, Viewers::Resolved(_)),
+            owners: searched,
+            query: req.query.clone(),
+            fetch: params.fetch,
+            k: params.k,
+            candidates: ranking.candidates,
+            fetched: ranking.fetched.iter().map(|r| ContextCandidate { item: name(r.iid), score: r.score }).collect(),
+            items,
+        };
+        let bytes = serde_json::to_vec(&context).map_err(|e| StoreError::Storage(format!("encode: {e}")))?;
+        self.backend().commit(self.id(), vec![Op::Put(key(SEALED_PREFIX, &a.id), bytes)])?;
+        *sealed = Some(Arc::new(context.clone()));
+        drop(sealed);
+        // The response carries the content itself; the sealed record keeps only its digest.
+        let mut response = context;
+        for item in &mut response.items {
+            item.content = self.content(&item.item)?.and_then(|c| c.content);
+        }
+        Ok(response)
+    }
+
+    /// The sealed context of an attempt: from the live attempt, else from the durable record
+    /// (after the attempt expired or the process restarted). `None`: never sealed, or unknown.
+    pub fn sealed_context(&self, attempt: &str) -> Result<Option<SealedContext>> {
+        if let Ok(a) = self.attempt(attempt) {
+            if let Some(s) = a.sealed.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                return Ok(Some(s.as_ref().clone()));
+            }
+        }
+        if attempt.is_empty() || attempt.len() > MAX_ATTEMPT_ID {
+            return Ok(None);
+        }
+        match self.backend().get(self.id(), &key(SEALED_PREFIX, attempt))? {
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Integrity(format!("sealed context of `{attempt}` is unreadable: {e}"))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Score descending, ties by item id (the name), truncated to `fetch`. Each item at most once.
+fn order(snapshot: &Snapshot, mut scored: Vec<(Iid, f32)>, fetch: usize) -> Vec<(Iid, f32)> {
+    scored.sort_unstable_by_key(|(iid, _)| *iid);
+    scored.dedup_by_key(|(iid, _)| *iid);
+    let name = |iid: Iid| snapshot.item(iid).map(|i| i.name.clone());
+    scored.sort_by(|a, b| match b.1.total_cmp(&a.1) {
+        Ordering::Equal => name(a.0).cmp(&name(b.0)),
+        other => other,
+    });
+    scored.truncate(fetch);
+    scored
+}

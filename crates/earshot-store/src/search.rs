@@ -1,0 +1,289 @@
+//! Full-text projection of item content: a BM25 index (tantivy, in memory) with one document per
+//! item, rebuilt from the durable content records and caught up to the items a read needs.
+//!
+//! The index is never authoritative and never decides admission. It answers one question: the
+//! BM25 score of each of a given set of items (the admissible candidates) for a query. Items
+//! outside that set are never scored: for each segment, the candidates' documents are visited in
+//! order and the query's scorer is advanced to each of them, so no other document reaches a
+//! score, a fetch slot or a context slot (SPEC §1.10, slot noninterference).
+//!
+//! Revisions: item ids are dense creation numbers, so "every item that exists at revision r" is
+//! the prefix `0..item_count(r)`. The index records how long a prefix it holds (`indexed`); a
+//! read at r first brings it to at least `item_count(r)`, waiting a bounded time when another
+//! thread is already doing that. Documents are never deleted (a deleted item is not current, so
+//! never a candidate), which keeps the scores a function of the indexed prefix alone: BM25's
+//! corpus statistics (document count, average length, document frequencies) are those of the
+//! whole prefix indexed when the read runs, not of the attempt's revision.
+
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Instant;
+
+use rustc_hash::FxHashMap;
+use sha2::{Digest as _, Sha256};
+use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, Schema, FAST, INDEXED, TEXT};
+use tantivy::{DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
+
+use crate::error::{Result, StoreError};
+use crate::snapshot::Iid;
+
+/// Bytes of indexing buffer (tantivy's minimum per indexing thread is 15 MB).
+const WRITER_HEAP: usize = 32 * 1024 * 1024;
+/// Documents added between two commits while catching up (bounds the work before progress shows).
+const COMMIT_EVERY: usize = 100_000;
+
+/// The SHA-256 of an item's content, hex; the digest a sealed context records.
+pub fn content_digest(content: &str) -> String {
+    hex::encode(Sha256::digest(content.as_bytes()))
+}
+
+/// Where the index reads content from while catching up: the text of items `from..to`
+/// (`None` for an item without content, or whose content was deleted).
+pub(crate) trait ContentSource {
+    fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>>;
+}
+
+struct Progress {
+    /// Items `0..indexed` are searchable.
+    indexed: Iid,
+    /// A thread is catching up.
+    busy: bool,
+}
+
+/// Per segment: item id → document.
+type SegmentMap = FxHashMap<Iid, DocId>;
+
+/// The BM25 index of one store.
+pub struct SearchIndex {
+    index: Index,
+    iid_field: Field,
+    text_field: Field,
+    writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
+    reader: IndexReader,
+    progress: Mutex<Progress>,
+    progress_cv: Condvar,
+    /// Content digest of every indexed item (`None`: no content), by item id.
+    digests: RwLock<Vec<Option<String>>>,
+    /// Item → document maps of the segments seen so far (segments are immutable).
+    segment_maps: Mutex<FxHashMap<tantivy::index::SegmentId, Arc<SegmentMap>>>,
+}
+
+fn search_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Search(e.to_string())
+}
+
+impl SearchIndex {
+    pub(crate) fn new() -> Result<Self> {
+        let mut schema = Schema::builder();
+        let iid_field = schema.add_u64_field("iid", INDEXED | FAST);
+        let text_field = schema.add_text_field("text", TEXT);
+        let index = Index::create_in_ram(schema.build());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(search_err)?;
+        Ok(SearchIndex {
+            index,
+            iid_field,
+            text_field,
+            writer: Mutex::new(None),
+            reader,
+            progress: Mutex::new(Progress { indexed: 0, busy: false }),
+            progress_cv: Condvar::new(),
+            digests: RwLock::new(Vec::new()),
+            segment_maps: Mutex::new(FxHashMap::default()),
+        })
+    }
+
+    /// How many items (a prefix of the item ids) are searchable.
+    pub fn indexed(&self) -> Iid {
+        lock(&self.progress).indexed
+    }
+
+    /// Makes items `0..need` searchable. When no other thread is catching up, this one indexes
+    /// up to `target` (at least `need`); otherwise it waits for that thread until `deadline`.
+    pub(crate) fn ensure(&self, need: Iid, target: Iid, deadline: Instant, source: &dyn ContentSource) -> Result<()> {
+        let mut p = lock(&self.progress);
+        loop {
+            if p.indexed >= need {
+                return Ok(());
+            }
+            if !p.busy {
+                p.busy = true;
+                let from = p.indexed;
+                drop(p);
+                let done = self.catch_up(from, target.max(need), source);
+                p = lock(&self.progress);
+                p.busy = false;
+                if let Ok(to) = &done {
+                    p.indexed = *to;
+                }
+                self.progress_cv.notify_all();
+                done?;
+                continue;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(StoreError::SearchLagging { indexed: u64::from(p.indexed), needed: u64::from(need) });
+            }
+            p = match self.progress_cv.wait_timeout(p, left) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+
+    /// Indexes items `from..to`, committing every [`COMMIT_EVERY`] documents; returns `to`.
+    fn catch_up(&self, from: Iid, to: Iid, source: &dyn ContentSource) -> Result<Iid> {
+        let mut guard = lock(&self.writer);
+        if guard.is_none() {
+            *guard = Some(self.index.writer_with_num_threads(1, WRITER_HEAP).map_err(search_err)?);
+        }
+        let Some(writer) = guard.as_mut() else { return Err(StoreError::Search("no index writer".into())) };
+        let mut at = from;
+        while at < to {
+            let end = to.min(at.saturating_add(COMMIT_EVERY as Iid));
+            let texts = source.contents(at, end)?;
+            let mut digests = Vec::with_capacity(texts.len());
+            for (n, text) in texts.iter().enumerate() {
+                let mut doc = TantivyDocument::default();
+                doc.add_u64(self.iid_field, u64::from(at) + n as u64);
+                if let Some(t) = text {
+                    doc.add_text(self.text_field, t);
+                }
+                writer.add_document(doc).map_err(search_err)?;
+                digests.push(text.as_deref().map(content_digest));
+            }
+            writer.commit().map_err(search_err)?;
+            self.reader.reload().map_err(search_err)?;
+            let mut d = self.digests.write().unwrap_or_else(|p| p.into_inner());
+            d.truncate(at as usize);
+            d.extend(digests);
+            at = end;
+        }
+        Ok(to)
+    }
+
+    /// The content digest recorded for an indexed item.
+    pub fn digest(&self, iid: Iid) -> Option<String> {
+        self.digests.read().unwrap_or_else(|p| p.into_inner()).get(iid as usize).cloned().flatten()
+    }
+
+    /// The distinct terms of a query, as the index's analyzer produces them.
+    fn terms(&self, query: &str) -> Result<Vec<Term>> {
+        let mut analyzer = self.index.tokenizer_for_field(self.text_field).map_err(search_err)?;
+        let mut stream = analyzer.token_stream(query);
+        let mut terms: Vec<Term> = Vec::new();
+        while stream.advance() {
+            let t = Term::from_field_text(self.text_field, &stream.token().text);
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+        Ok(terms)
+    }
+
+    /// BM25 scores, for `query`, of the candidates that match at least one of its terms. Only
+    /// candidates are ever scored. `candidates` must all be indexed (see [`SearchIndex::ensure`]).
+    pub fn score(&self, query: &str, candidates: &[Iid]) -> Result<Vec<(Iid, f32)>> {
+        let terms = self.terms(query)?;
+        if terms.is_empty() || candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .into_iter()
+            .map(|t| (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>))
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher)).map_err(search_err)?;
+        let mut out = Vec::new();
+        let mut docs: Vec<(DocId, Iid)> = Vec::with_capacity(candidates.len());
+        for segment in searcher.segment_readers() {
+            let map = self.segment_map(segment)?;
+            docs.clear();
+            docs.extend(candidates.iter().filter_map(|i| map.get(i).map(|d| (*d, *i))));
+            if docs.is_empty() {
+                continue;
+            }
+            docs.sort_unstable();
+            let mut scorer = weight.scorer(segment, 1.0).map_err(search_err)?;
+            for &(doc, iid) in &docs {
+                let mut at = scorer.doc();
+                if at < doc {
+                    at = scorer.seek(doc);
+                }
+                if at == TERMINATED {
+                    break;
+                }
+                if at == doc {
+                    out.push((iid, scorer.score()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn segment_map(&self, segment: &tantivy::SegmentReader) -> Result<Arc<SegmentMap>> {
+        let id = segment.segment_id();
+        if let Some(m) = lock(&self.segment_maps).get(&id) {
+            return Ok(m.clone());
+        }
+        let column = segment.fast_fields().u64("iid").map_err(search_err)?;
+        let mut map = SegmentMap::default();
+        map.reserve(segment.max_doc() as usize);
+        for doc in 0..segment.max_doc() {
+            if let Some(v) = column.first(doc) {
+                map.insert(v as Iid, doc);
+            }
+        }
+        let map = Arc::new(map);
+        let mut maps = lock(&self.segment_maps);
+        // Merged-away segments leave entries behind; forget them all now and then.
+        if maps.len() > 4 * searcher_segments(&self.reader).max(8) {
+            maps.clear();
+        }
+        maps.insert(id, map.clone());
+        Ok(map)
+    }
+
+    /// Checks the index against the durable content: one document per item of `0..indexed`,
+    /// and every recorded digest equal to the digest of the content now on disk (an item whose
+    /// content was deleted since it was indexed is allowed to keep its old digest).
+    pub(crate) fn agreement(&self, source: &dyn ContentSource) -> Result<String> {
+        let indexed = self.indexed();
+        let searcher = self.reader.searcher();
+        let mut seen = vec![false; indexed as usize];
+        let mut docs = 0u64;
+        for segment in searcher.segment_readers() {
+            let column = segment.fast_fields().u64("iid").map_err(search_err)?;
+            for doc in 0..segment.max_doc() {
+                docs += 1;
+                let iid = column.first(doc).ok_or_else(|| search_err(format!("document {doc} has no item")))?;
+                match seen.get_mut(iid as usize) {
+                    Some(s) if !*s => *s = true,
+                    Some(_) => return Err(search_err(format!("item #{iid} is indexed twice"))),
+                    None => return Err(search_err(format!("item #{iid} is indexed but beyond {indexed}"))),
+                }
+            }
+        }
+        if let Some(missing) = seen.iter().position(|s| !s) {
+            return Err(search_err(format!("item #{missing} is not indexed")));
+        }
+        let digests = self.digests.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let contents = source.contents(0, indexed)?;
+        for (iid, (now, recorded)) in contents.iter().zip(&digests).enumerate() {
+            if let Some(text) = now {
+                if recorded.as_deref() != Some(content_digest(text).as_str()) {
+                    return Err(search_err(format!("item #{iid}: indexed digest differs from its content")));
+                }
+            }
+        }
+        Ok(format!("search index: {docs} documents"))
+    }
+}
+
+fn searcher_segments(reader: &IndexReader) -> usize {
+    reader.searcher().segment_readers().len()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

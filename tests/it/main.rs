@@ -2,6 +2,7 @@
 
 mod crash;
 mod devices;
+mod devices_props;
 mod differential;
 mod e2e;
 mod http;

@@ -8,17 +8,23 @@
 //! - 5,000 owners, one device each; principal `hold-N` receives relation grants from owners
 //!   `0..N/2` and holds `N/2` root capabilities spread over up to 50 of those devices (literal,
 //!   `*` and `**` patterns, some with two patterns);
-//! - per size, a device of its own on which `hold-N` holds `N` more capabilities with distinct
-//!   literal paths (the adversarial layout for a scan; not counted in `N`), and one on which it
-//!   holds `N` capabilities that share the literal prefix `zone` before a `*` (all filed under
-//!   one key of the prefix index: the layout the index does not help);
-//! - noise: 12 other principals each holding 2,000 capabilities on the same devices, and a grant
-//!   from every owner to one of them;
-//! - a delegation chain of depth 8 (each link narrowing its paths, and its actions after the
-//!   root) and a depth-3 chain with a CEL condition on its middle link.
+//! - per size, two devices of its own (not counted in `N`): one on which `hold-N` holds `N` more
+//!   capabilities with distinct literal paths (the adversarial layout for a scan), and one on
+//!   which it holds `N` capabilities that share the literal prefix `zone` before a `*` (all filed
+//!   under one key of the prefix index: the layout the index does not help);
+//! - noise: 12 other principals each holding 2,000 capabilities (half on the devices the measured
+//!   principals use), and a grant from every owner to one of them;
+//! - two delegation chains of depth 8, authorized by the holder of each link (so depth d is the
+//!   chain of link d): a *long* one where every link narrows the paths by one segment, so every
+//!   depth is asked about the same 9-segment path; and a *short* one on the 3-segment path
+//!   `home/hall/light` (`home/**`, `home/hall/*`, then `home/hall/light` with a shrinking
+//!   `not_after` per link); plus a short depth-3 chain with a CEL condition on its middle link.
 //!
-//! Criterion medians are over one fixed request per case (in cache). A per-call report follows:
-//! 20,000 distinct requests per case, each timed on its own (the figures include the clock read).
+//! Criterion medians are over one fixed request per case (in cache). A per-call report follows,
+//! each call timed on its own (the figures include the clock read): 20,000 requests per case
+//! drawn at random over everything the principal holds (so the records read grow with `N`), and
+//! the same count cycling over 16 fixed targets spread over what it holds (the same working set
+//! for every `N`, so only the amount held differs).
 //!
 //! Run with `cargo bench -p earshot-benches --bench authorize`.
 
@@ -31,9 +37,9 @@ use criterion::{BenchmarkId, Criterion};
 use earshot_benches::{quantile, MemBackend, XorShift, NOW_MS};
 use earshot_core::capability::AuthReason;
 use earshot_core::condition::{ContextValue, RequestContext};
-use earshot_store::devices::model::{NewCapability, NewDevice, NewRelation, SchemaInput};
+use earshot_store::devices::model::{ConstraintsInput, NewCapability, NewDevice, NewRelation, SchemaInput};
 use earshot_store::devices::RawAuthority;
-use earshot_store::model::{Command, NewParticipant, ParticipantKind};
+use earshot_store::model::{format_time, Command, NewParticipant, ParticipantKind};
 use earshot_store::{Config, Earshot, ManualClock, Snapshot, StoreHandle};
 
 const STORE: &str = "devices";
@@ -47,7 +53,7 @@ const NOISE_CAPS_EACH: usize = 2_000;
 const CHAIN_DEPTH: usize = 8;
 /// Setup writers: the store's writer commits whatever is queued as one group.
 const SETUP_THREADS: usize = 16;
-/// Distinct requests per case in the per-call report.
+/// Requests per case and size in the per-call report.
 const CALLS: usize = 20_000;
 
 const SCHEMA: &str = "relation family {\n  opens status/waking\n  opens medication/**\n}\n\
@@ -73,6 +79,9 @@ fn prefix_device(n: usize) -> String {
 fn chain_holder(j: usize) -> String {
     format!("chain-{j}")
 }
+fn short_holder(j: usize) -> String {
+    format!("short-{j}")
+}
 fn cond_holder(j: usize) -> String {
     format!("cond-{j}")
 }
@@ -94,7 +103,7 @@ fn cap_paths(i: usize) -> Vec<String> {
         1 => format!("logs/l{i}/*"),
         _ => format!("files/f{i}/**"),
     }];
-    if i % 7 == 0 {
+    if i.is_multiple_of(7) {
         v.push(format!("status/c{i}/*"));
     }
     v
@@ -161,8 +170,48 @@ fn chain_pattern(j: usize) -> String {
     p
 }
 
-/// The request every chain link covers.
+/// The request every link of the long chain covers.
 const CHAIN_PATH: &str = "home/s2/s3/s4/s5/s6/s7/s8/leaf";
+
+/// Pattern of link `j` of the short chains.
+fn short_pattern(j: usize) -> String {
+    match j {
+        1 => "home/**".into(),
+        2 => "home/hall/*".into(),
+        _ => "home/hall/light".into(),
+    }
+}
+
+/// The request every link of the short chains covers.
+const SHORT_PATH: &str = "home/hall/light";
+
+/// One link of a chain: root minted by the device's owner, the others delegated by the holder
+/// of the previous link.
+struct Link {
+    id: String,
+    issuer: String,
+    holder: String,
+    paths: Vec<String>,
+    constraints: Option<ConstraintsInput>,
+}
+
+fn write_chain(store: &StoreHandle, links: Vec<Link>) {
+    let mut parent: Option<String> = None;
+    for (j, l) in links.into_iter().enumerate() {
+        store
+            .write(Command::CreateCapability(NewCapability {
+                id: Some(l.id.clone()),
+                issuer: l.issuer,
+                holder: l.holder,
+                device: "chain-dev".into(),
+                paths: l.paths,
+                actions: if j == 0 { vec!["read".into(), "write".into()] } else { vec!["read".into()] },
+                constraints: l.constraints,
+                parent: parent.replace(l.id),
+            }))
+            .expect("chain link");
+    }
+}
 
 fn build() -> (Earshot, Arc<StoreHandle>) {
     let t = Instant::now();
@@ -178,6 +227,7 @@ fn build() -> (Earshot, Arc<StoreHandle>) {
     cmds.extend(SIZES.iter().map(|&n| participant(holder(n), ParticipantKind::Agent)));
     cmds.extend((0..NOISE_PRINCIPALS).map(|j| participant(format!("noise-{j}"), ParticipantKind::Agent)));
     cmds.extend((1..=CHAIN_DEPTH).map(|j| participant(chain_holder(j), ParticipantKind::Agent)));
+    cmds.extend((1..=CHAIN_DEPTH).map(|j| participant(short_holder(j), ParticipantKind::Agent)));
     cmds.extend((1..=3).map(|j| participant(cond_holder(j), ParticipantKind::Agent)));
     cmds.push(participant("special-owner".into(), ParticipantKind::Person));
     write_all(&store, cmds);
@@ -205,7 +255,7 @@ fn build() -> (Earshot, Arc<StoreHandle>) {
                 constraints: None,
             }));
             let d = cap_device(k, n);
-            let actions: &[&str] = if k % 2 == 0 { &["read"] } else { &["read", "write"] };
+            let actions: &[&str] = if k.is_multiple_of(2) { &["read"] } else { &["read", "write"] };
             cmds.push(root_cap(owner(d), holder(n), device(d), cap_paths(k), actions));
         }
         for i in 0..n {
@@ -228,8 +278,8 @@ fn build() -> (Earshot, Arc<StoreHandle>) {
     let mut rng = XorShift::new(0xa07_4012e);
     for j in 0..NOISE_PRINCIPALS {
         for i in 0..NOISE_CAPS_EACH {
-            // Mostly on the devices the measured principals use, same pattern shapes.
-            let d = if i % 2 == 0 { rng.below(CAP_DEVICES) } else { rng.below(OWNERS) };
+            // Half on the devices the measured principals use; the same pattern shapes.
+            let d = if i.is_multiple_of(2) { rng.below(CAP_DEVICES) } else { rng.below(OWNERS) };
             cmds.push(root_cap(owner(d), format!("noise-{j}"), device(d), cap_paths(i), &["read"]));
         }
     }
@@ -246,29 +296,53 @@ fn build() -> (Earshot, Arc<StoreHandle>) {
     write_all(&store, cmds);
 
     // Chains, one link at a time (each needs its parent).
-    for (prefix, holder_of, depth) in
-        [("chain", chain_holder as fn(usize) -> String, CHAIN_DEPTH), ("cond", cond_holder, 3)]
-    {
-        let ids = chain_ids(prefix, depth);
-        for j in 1..=depth {
-            let cond = (prefix == "cond" && j == 2).then(|| earshot_store::devices::model::ConstraintsInput {
-                condition: Some("human_in_cell == false".into()),
-                ..Default::default()
-            });
-            store
-                .write(Command::CreateCapability(NewCapability {
-                    id: Some(ids[j - 1].clone()),
-                    issuer: if j == 1 { "special-owner".into() } else { holder_of(j - 1) },
-                    holder: holder_of(j),
-                    device: "chain-dev".into(),
-                    paths: vec![chain_pattern(j)],
-                    actions: if j == 1 { vec!["read".into(), "write".into()] } else { vec!["read".into()] },
-                    constraints: cond,
-                    parent: (j > 1).then(|| ids[j - 2].clone()),
-                }))
-                .expect("chain link");
-        }
-    }
+    let issuer = |j: usize, holder: fn(usize) -> String| if j == 1 { "special-owner".into() } else { holder(j - 1) };
+    let ids = chain_ids("chain", CHAIN_DEPTH);
+    write_chain(
+        &store,
+        (1..=CHAIN_DEPTH)
+            .map(|j| Link {
+                id: ids[j - 1].clone(),
+                issuer: issuer(j, chain_holder),
+                holder: chain_holder(j),
+                paths: vec![chain_pattern(j)],
+                constraints: None,
+            })
+            .collect(),
+    );
+    let ids = chain_ids("short", CHAIN_DEPTH);
+    write_chain(
+        &store,
+        (1..=CHAIN_DEPTH)
+            .map(|j| Link {
+                id: ids[j - 1].clone(),
+                issuer: issuer(j, short_holder),
+                holder: short_holder(j),
+                paths: vec![short_pattern(j)],
+                // From link 4 on, the paths cannot narrow further: the window does.
+                constraints: (j >= 4).then(|| ConstraintsInput {
+                    not_after: Some(format_time(NOW_MS + (100 - j as i64) * 86_400_000)),
+                    ..Default::default()
+                }),
+            })
+            .collect(),
+    );
+    let ids = chain_ids("cond", 3);
+    write_chain(
+        &store,
+        (1..=3)
+            .map(|j| Link {
+                id: ids[j - 1].clone(),
+                issuer: issuer(j, cond_holder),
+                holder: cond_holder(j),
+                paths: vec![short_pattern(j)],
+                constraints: (j == 2).then(|| ConstraintsInput {
+                    condition: Some("human_in_cell == false".into()),
+                    ..Default::default()
+                }),
+            })
+            .collect(),
+    );
     let snap = store.latest();
     eprintln!(
         "setup: {} owners and devices, {} grants and capabilities in the bulk phase; revision {}; built in {:.1?}",
@@ -360,8 +434,12 @@ fn chain_req(depth: usize) -> Req {
     Req::new(chain_holder(depth), "chain-dev".into(), CHAIN_PATH, "read", AuthReason::AllowedCapability)
 }
 
+fn short_req(depth: usize) -> Req {
+    Req::new(short_holder(depth), "chain-dev".into(), SHORT_PATH, "read", AuthReason::AllowedCapability)
+}
+
 fn cond_req() -> Req {
-    Req::new(cond_holder(3), "chain-dev".into(), CHAIN_PATH, "read", AuthReason::AllowedCapability)
+    Req::new(cond_holder(3), "chain-dev".into(), SHORT_PATH, "read", AuthReason::AllowedCapability)
 }
 
 fn cond_ctx() -> RequestContext {
@@ -382,12 +460,13 @@ fn verify(s: &Snapshot) {
         }
     }
     for d in 1..=CHAIN_DEPTH {
-        let r = chain_req(d);
-        let raw = s.authorize_raw(&r.principal, &r.device, &r.path, r.action, NOW_MS, &empty).expect("request");
-        assert_eq!(raw.reason, r.expect, "chain depth {d}");
-        assert!(matches!(raw.authority, Some(RawAuthority::Capability(_))), "chain depth {d}");
-        let chain = s.capability_chain(&format!("chain-k{d}")).expect("chain");
-        assert_eq!(chain.chain.len(), d, "chain depth {d}");
+        for (r, prefix) in [(chain_req(d), "chain"), (short_req(d), "short")] {
+            let raw = s.authorize_raw(&r.principal, &r.device, &r.path, r.action, NOW_MS, &empty).expect("request");
+            assert_eq!(raw.reason, r.expect, "{prefix} depth {d}");
+            assert!(matches!(raw.authority, Some(RawAuthority::Capability(_))), "{prefix} depth {d}");
+            let chain = s.capability_chain(&format!("{prefix}-k{d}")).expect("chain");
+            assert_eq!(chain.chain.len(), d, "{prefix} depth {d}");
+        }
     }
     let r = cond_req();
     assert_eq!(decide(s, &r, &cond_ctx()), AuthReason::AllowedCapability);
@@ -413,14 +492,20 @@ fn held(c: &mut Criterion, s: &Snapshot) {
 
 fn chains(c: &mut Criterion, s: &Snapshot) {
     let empty = RequestContext::new();
-    let mut g = c.benchmark_group("authorize/chain_depth");
-    for d in 1..=CHAIN_DEPTH {
-        let r = chain_req(d);
-        g.bench_with_input(BenchmarkId::from_parameter(d), &r, |b, r| {
-            b.iter(|| s.authorize_raw(black_box(&r.principal), &r.device, black_box(&r.path), r.action, NOW_MS, &empty))
-        });
+    for (group, req) in
+        [("authorize/chain_depth_long_path", chain_req as fn(usize) -> Req), ("authorize/chain_depth", short_req)]
+    {
+        let mut g = c.benchmark_group(group);
+        for d in 1..=CHAIN_DEPTH {
+            let r = req(d);
+            g.bench_with_input(BenchmarkId::from_parameter(d), &r, |b, r| {
+                b.iter(|| {
+                    s.authorize_raw(black_box(&r.principal), &r.device, black_box(&r.path), r.action, NOW_MS, &empty)
+                })
+            });
+        }
+        g.finish();
     }
-    g.finish();
     let ctx = cond_ctx();
     let mut g = c.benchmark_group("authorize/chain_condition");
     let r = cond_req();
@@ -441,35 +526,69 @@ fn per_call(s: &Snapshot, reqs: &[Req], ctx: &RequestContext) -> Vec<Duration> {
     lat
 }
 
-/// Per-call p50/p99 over distinct requests: each call picks a random grant or capability of the
-/// principal, so the records it reads are mostly not the previous call's.
+/// Requests per per-call row: the shared-prefix layout is linear in what is held, so it gets
+/// fewer calls at the larger sizes.
+fn calls_for(case: &str, n: usize) -> usize {
+    if case.starts_with("shared_prefix") {
+        (200_000 / n).clamp(50, CALLS)
+    } else {
+        CALLS
+    }
+}
+
+fn ns(lat: &[Duration], q: f64) -> String {
+    format!("{} ns", quantile(lat, q).as_nanos())
+}
+
+/// Per-call percentiles. For each case and size: `CALLS` requests at random over everything
+/// the principal holds (p50/p99/p99.9), then as many cycling over 16 fixed targets (p50).
 fn per_call_report(s: &Snapshot) {
     let empty = RequestContext::new();
-    eprintln!("\nauthorize latency per call ({CALLS} distinct random requests per row; includes the clock read):");
-    eprintln!("{:>24} {:>7} {:>9} {:>9} {:>9}", "case", "held", "p50", "p99", "p99.9");
+    eprintln!("\nauthorize latency per call (each call timed on its own; includes the clock read):");
+    eprintln!(
+        "{:>24} {:>7} {:>7} {:>10} {:>10} {:>10} {:>12}",
+        "case", "held", "calls", "p50 rand", "p99 rand", "p99.9 rand", "p50 16 fixed"
+    );
     let mut rng = XorShift::new(0xd1ce);
     for case in CASES {
         for &n in &SIZES {
-            let reqs: Vec<Req> = (0..CALLS).map(|_| held_case(case, n, rng.below(n))).collect();
-            // Answers first (untimed), then the timed pass.
-            for r in reqs.iter().step_by(97) {
+            let calls = calls_for(case, n);
+            let random: Vec<Req> = (0..calls).map(|_| held_case(case, n, rng.below(n))).collect();
+            let targets: Vec<Req> = (0..16).map(|t| held_case(case, n, t * n / 16 + 1)).collect();
+            let fixed: Vec<Req> = (0..calls).map(|i| targets[i % 16].clone()).collect();
+            // Answers first (untimed), then the timed passes.
+            for r in random.iter().step_by(97).chain(&targets) {
                 assert_eq!(decide(s, r, &empty), r.expect, "{case} n={n} {}", r.path);
             }
-            let lat = per_call(s, &reqs, &empty);
-            let ns = |q: f64| format!("{} ns", quantile(&lat, q).as_nanos());
-            eprintln!("{case:>24} {n:>7} {:>9} {:>9} {:>9}", ns(0.5), ns(0.99), ns(0.999));
+            let rand = per_call(s, &random, &empty);
+            let fix = per_call(s, &fixed, &empty);
+            eprintln!(
+                "{case:>24} {n:>7} {calls:>7} {:>10} {:>10} {:>10} {:>12}",
+                ns(&rand, 0.5),
+                ns(&rand, 0.99),
+                ns(&rand, 0.999),
+                ns(&fix, 0.5)
+            );
         }
     }
+    let row = |label: String, r: Req, ctx: &RequestContext| {
+        let lat = per_call(s, &vec![r; CALLS], ctx);
+        eprintln!(
+            "{label:>24} {:>7} {CALLS:>7} {:>10} {:>10} {:>10} {:>12}",
+            1,
+            ns(&lat, 0.5),
+            ns(&lat, 0.99),
+            ns(&lat, 0.999),
+            "-"
+        );
+    };
     for d in 1..=CHAIN_DEPTH {
-        let reqs = vec![chain_req(d); CALLS];
-        let lat = per_call(s, &reqs, &empty);
-        let ns = |q: f64| format!("{} ns", quantile(&lat, q).as_nanos());
-        eprintln!("{:>24} {:>7} {:>9} {:>9} {:>9}", format!("chain depth {d}"), 1, ns(0.5), ns(0.99), ns(0.999));
+        row(format!("chain depth {d}, 3 segs"), short_req(d), &empty);
     }
-    let reqs = vec![cond_req(); CALLS];
-    let lat = per_call(s, &reqs, &cond_ctx());
-    let ns = |q: f64| format!("{} ns", quantile(&lat, q).as_nanos());
-    eprintln!("{:>24} {:>7} {:>9} {:>9} {:>9}", "chain 3 + condition", 1, ns(0.5), ns(0.99), ns(0.999));
+    row("chain 3 + condition".into(), cond_req(), &cond_ctx());
+    for d in 1..=CHAIN_DEPTH {
+        row(format!("chain depth {d}, 9 segs"), chain_req(d), &empty);
+    }
 }
 
 fn main() {

@@ -3,6 +3,7 @@
 mod context;
 mod crash;
 mod devices;
+mod devices_props;
 mod differential;
 mod e2e;
 mod faults;

@@ -172,9 +172,19 @@ pub struct Path<'a> {
 impl<'a> Path<'a> {
     /// Parses a concrete path: no wildcards.
     pub fn parse(s: &'a str) -> Result<Self, PathError> {
+        // One pass over the string: this runs on every decision.
+        if s.is_empty() {
+            return Err(PathError::Empty);
+        }
+        if s.len() > MAX_PATH_LEN {
+            return Err(PathError::TooLong);
+        }
         let mut segs = [""; MAX_SEGMENTS];
         let mut len = 0;
-        for (i, seg) in split(s)?.enumerate() {
+        for (i, seg) in s.split('/').enumerate() {
+            if i >= MAX_SEGMENTS {
+                return Err(PathError::TooManySegments);
+            }
             if seg.is_empty() {
                 return Err(PathError::EmptySegment(i));
             }

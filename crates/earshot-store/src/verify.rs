@@ -135,9 +135,14 @@ fn device_facts(s: &Snapshot, out: &mut Vec<String>) {
         let v: Vec<String> = list.iter().map(|x| edge_name(*x)).collect();
         out.push(format!("posting edges {}->{} {v:?}", s.part_name(*g), s.part_name(*e)));
     }
-    for ((h, dev, n, hash), list) in d.caps_by_key.iter() {
-        let v: Vec<String> = list.iter().map(|x| cap_name(*x)).collect();
-        out.push(format!("posting capabilities {} {} {n}:{hash:016x} {v:?}", s.part_name(*h), s.part_name(*dev)));
+    for ((h, dev, n, hash), node) in d.cap_nodes.iter() {
+        let exact: Vec<String> = node.exact.iter().map(|x| cap_name(*x)).collect();
+        let rest: Vec<String> = node.rest.iter().map(|x| cap_name(*x)).collect();
+        out.push(format!(
+            "capability-trie {} {} {n}:{hash:016x} exact={exact:?} rest={rest:?}",
+            s.part_name(*h),
+            s.part_name(*dev)
+        ));
     }
     for (p, kids) in d.children.iter() {
         let v: Vec<String> = kids.iter().map(|x| cap_name(*x)).collect();

@@ -12,7 +12,7 @@ use earshot_core::path::PathPattern;
 use earshot_core::schema::{is_name, parse as parse_schema};
 
 use super::model::{limits, AuthorizeRequest, ConstraintsInput, NewCapability, NewDevice, NewRelation};
-use super::{pattern_key, CapRec, Cid, EdgeRec, Eid, RawAuthority};
+use super::{file_capability, CapRec, Cid, EdgeRec, Eid, RawAuthority};
 use crate::apply::Apply;
 use crate::error::{check_id, Result, StoreError};
 use crate::model::{parse_time, NewParticipant, ParticipantKind, WriteOutcome};
@@ -283,9 +283,6 @@ impl Apply<'_> {
         let id = self.fresh_name(c.id, |a, id| a.snap.dev.cap_ids.contains_key(id), StoreError::CapabilityExists)?;
         let cid = self.snap.dev.caps.len() as Cid;
         let name: Arc<str> = Arc::from(id.as_str());
-        let mut keys: Vec<_> = paths.iter().map(|p| pattern_key(holder, device, p)).collect();
-        keys.sort_unstable();
-        keys.dedup();
         self.snap.dev.caps.push_back(CapRec {
             name: name.clone(),
             holder,
@@ -302,10 +299,9 @@ impl Apply<'_> {
             created_at_ms: self.now_ms,
         });
         self.snap.dev.cap_ids.insert(name, cid);
-        for k in keys {
-            let mut list = self.snap.dev.caps_by_key.get(&k).map(|l| l.to_vec()).unwrap_or_default();
-            list.push(cid);
-            self.snap.dev.caps_by_key.insert(k, list.into());
+        if let Some(rec) = self.snap.dev.cap(cid) {
+            let paths = rec.paths.clone();
+            file_capability(&mut self.snap.dev.cap_nodes, holder, device, &paths, cid);
         }
         if let Some(p) = parent {
             let mut kids = self.snap.dev.children.get(&p).map(|l| l.to_vec()).unwrap_or_default();

@@ -5,9 +5,12 @@
 //! - `devices`: device → owner.
 //! - `edges_by_pair`: (grantor, grantee) → edges. A decision looks up exactly one pair (the
 //!   device's owner, the principal), whatever else either of them has granted or received.
-//! - `caps_by_key`: (holder, device, literal prefix of a path pattern) → capabilities. A decision
-//!   probes one key per prefix of the requested path (at most 16), so the capabilities a holder
-//!   has on other devices or other subtrees are never looked at.
+//! - `cap_nodes`: a segment trie of every holder's patterns on every device, flattened into one
+//!   map keyed by (holder, device, depth, hash of the pattern prefix, with `*` as its own
+//!   segment). A decision walks the requested path from the root, following at each level the
+//!   literal segment and `*`, so it only ever visits pattern prefixes that match the path: the
+//!   capabilities a holder has on other devices, other subtrees or other literals are never
+//!   looked at, however many there are.
 //! - `children`: capability → its delegations, for "what would this revocation invalidate".
 //!
 //! Ancestry is a parent pointer per capability; the chain is walked at every point of use.
@@ -20,7 +23,7 @@ use std::sync::Arc;
 
 use earshot_core::capability::{covers, link_holds, AuthReason, Constraints, LinkFailure};
 use earshot_core::condition::RequestContext;
-use earshot_core::path::{Path, PathPattern};
+use earshot_core::path::{Path, PathPattern, Segment};
 use earshot_core::schema::Schema;
 
 use crate::error::{Result, StoreError};
@@ -67,9 +70,18 @@ pub(crate) struct CapRec {
     pub created_at_ms: i64,
 }
 
-/// Key of the capability index: holder, device, and a hash of a literal path prefix with its
-/// length. A hash collision only adds candidates; every candidate is matched in full.
+/// Key of a capability trie node: holder, device, depth, and a hash of the pattern prefix (`*`
+/// hashed as its own segment). A hash collision only adds candidates; every candidate is then
+/// matched in full.
 pub(crate) type CapKey = (Pid, Pid, u8, u64);
+
+/// One node of the capability trie: the capabilities whose pattern ends exactly here, and those
+/// whose pattern continues with `**` here. A node exists for every prefix of every pattern.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CapNode {
+    pub exact: Box<[Cid]>,
+    pub rest: Box<[Cid]>,
+}
 
 /// The device half of a snapshot.
 #[derive(Clone, Default)]
@@ -82,7 +94,7 @@ pub(crate) struct DeviceState {
     pub edges_by_pair: Map<(Pid, Pid), Arc<[Eid]>>,
     pub caps: Vector<CapRec>,
     pub cap_ids: Map<Arc<str>, Cid>,
-    pub caps_by_key: Map<CapKey, Arc<[Cid]>>,
+    pub cap_nodes: Map<CapKey, Arc<CapNode>>,
     pub children: Map<Cid, Arc<[Cid]>>,
 }
 
@@ -98,14 +110,83 @@ fn extend_hash(mut h: u64, segment: &str) -> u64 {
     h
 }
 
-/// The index key a capability pattern is filed under.
-pub(crate) fn pattern_key(holder: Pid, device: Pid, p: &PathPattern) -> CapKey {
-    let (mut h, mut n) = (FNV_OFFSET, 0u8);
-    for seg in p.literal_prefix() {
-        h = extend_hash(h, seg);
-        n = n.saturating_add(1);
+/// The trie keys of a pattern, root first: one per prefix, the last one being where the pattern
+/// is filed (in `rest` when it ends in `**`, else in `exact`).
+pub(crate) fn pattern_keys(holder: Pid, device: Pid, p: &PathPattern) -> Vec<CapKey> {
+    let mut h = FNV_OFFSET;
+    let mut out = Vec::with_capacity(p.segments().len() + 1);
+    out.push((holder, device, 0, h));
+    for (i, seg) in p.segments().iter().enumerate() {
+        h = extend_hash(
+            h,
+            match seg {
+                Segment::Literal(l) => l,
+                Segment::Any => "*",
+            },
+        );
+        out.push((holder, device, u8::try_from(i + 1).unwrap_or(u8::MAX), h));
     }
-    (holder, device, n, h)
+    out
+}
+
+/// Files `cid` under every pattern in `paths` of (`holder`, `device`), creating missing nodes.
+pub(crate) fn file_capability(
+    nodes: &mut Map<CapKey, Arc<CapNode>>,
+    holder: Pid,
+    device: Pid,
+    paths: &[PathPattern],
+    cid: Cid,
+) {
+    for p in paths {
+        let keys = pattern_keys(holder, device, p);
+        let Some((last, prefixes)) = keys.split_last() else { continue };
+        for k in prefixes {
+            if !nodes.contains_key(k) {
+                nodes.insert(*k, Arc::new(CapNode::default()));
+            }
+        }
+        let mut node = nodes.get(last).map(|n| (**n).clone()).unwrap_or_default();
+        let list = if p.has_rest() { &mut node.rest } else { &mut node.exact };
+        if !list.contains(&cid) {
+            let mut v = list.to_vec();
+            v.push(cid);
+            *list = v.into();
+        }
+        nodes.insert(*last, Arc::new(node));
+    }
+}
+
+/// The frontier of a trie walk: the matching nodes at one depth. Almost always one or two
+/// nodes, so it lives on the stack until it outgrows it.
+struct Frontier<'a> {
+    inline: [(u64, &'a CapNode); 4],
+    len: usize,
+    spill: Vec<(u64, &'a CapNode)>,
+}
+
+impl<'a> Frontier<'a> {
+    fn new(fill: &'a CapNode) -> Self {
+        Frontier { inline: [(0, fill); 4], len: 0, spill: Vec::new() }
+    }
+    fn push(&mut self, x: (u64, &'a CapNode)) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) if self.spill.is_empty() => {
+                *slot = x;
+                self.len += 1;
+            }
+            _ => self.spill.push(x),
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.len == 0 && self.spill.is_empty()
+    }
+    fn iter(&self) -> impl Iterator<Item = &(u64, &'a CapNode)> {
+        self.inline.iter().take(self.len).chain(self.spill.iter())
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+        self.spill.clear();
+    }
 }
 
 /// A decision before it is rendered: ids, not names, and no allocation on the allow path.
@@ -218,13 +299,11 @@ impl DeviceState {
             }
         }
         let mut best: Option<Cid> = None;
-        let mut h = FNV_OFFSET;
         let segs = path.segments();
-        for k in 0..=segs.len() {
-            if k > 0 {
-                h = extend_hash(h, segs.get(k - 1).copied().unwrap_or(""));
-            }
-            let Some(list) = self.caps_by_key.get(&(principal, device, k as u8, h)) else { continue };
+        // Candidates: `rest` lists of the matching nodes above the path's end, `exact` lists of
+        // the matching nodes at its end.
+        type Failure = Option<(RawAuthority, RawLink, LinkFailure)>;
+        let candidates = |list: &[Cid], best: &mut Option<Cid>, first_failure: &mut Failure| {
             for &c in list.iter() {
                 // Creation order among all candidates, whichever prefix they were filed under.
                 if best.is_some_and(|b| b < c) {
@@ -235,18 +314,43 @@ impl DeviceState {
                     continue;
                 }
                 match self.chain_holds(c, now_ms, ctx) {
-                    Ok(()) => best = Some(c),
+                    Ok(()) => *best = Some(c),
                     Err((at, f)) => {
-                        let replace = match &first_failure {
+                        let replace = match &*first_failure {
                             None => true,
                             Some((RawAuthority::Capability(prev), _, _)) => c < *prev,
                             Some(_) => false,
                         };
                         if replace {
-                            first_failure = Some((RawAuthority::Capability(c), RawLink::Capability(at), f));
+                            *first_failure = Some((RawAuthority::Capability(c), RawLink::Capability(at), f));
                         }
                     }
                 }
+            }
+        };
+        let empty = CapNode::default();
+        if let Some(root) = self.cap_nodes.get(&(principal, device, 0, FNV_OFFSET)) {
+            let (mut here, mut next) = (Frontier::new(&empty), Frontier::new(&empty));
+            here.push((FNV_OFFSET, root));
+            for (k, seg) in segs.iter().enumerate() {
+                let depth = u8::try_from(k + 1).unwrap_or(u8::MAX);
+                next.clear();
+                for &(h, node) in here.iter() {
+                    candidates(&node.rest, &mut best, &mut first_failure);
+                    for step in [*seg, "*"] {
+                        let h2 = extend_hash(h, step);
+                        if let Some(child) = self.cap_nodes.get(&(principal, device, depth, h2)) {
+                            next.push((h2, child));
+                        }
+                    }
+                }
+                std::mem::swap(&mut here, &mut next);
+                if here.is_empty() {
+                    break;
+                }
+            }
+            for &(_, node) in here.iter() {
+                candidates(&node.exact, &mut best, &mut first_failure);
             }
         }
         if let Some(c) = best {

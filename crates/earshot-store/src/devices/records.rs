@@ -9,7 +9,7 @@ use earshot_core::path::PathPattern;
 use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
-use super::{pattern_key, CapRec, Cid, DeviceState, EdgeRec, Eid};
+use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid};
 use crate::durable::Op;
 use crate::error::{Result, StoreError};
 use crate::snapshot::{Pid, Snapshot};
@@ -246,7 +246,6 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
     }
     let mut caps = r.capabilities.clone();
     caps.sort_by_key(|c| c.seq);
-    let mut by_key: std::collections::HashMap<super::CapKey, Vec<Cid>> = std::collections::HashMap::new();
     let mut children: std::collections::BTreeMap<Cid, Vec<Cid>> = std::collections::BTreeMap::new();
     for (n, c) in caps.iter().enumerate() {
         if c.seq as usize != n {
@@ -293,13 +292,7 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
                 (Some(pc), pr.depth.saturating_add(1))
             }
         };
-        for p in &paths {
-            let k = pattern_key(holder, device, p);
-            let list = by_key.entry(k).or_default();
-            if list.last() != Some(&c.seq) {
-                list.push(c.seq);
-            }
-        }
+        file_capability(&mut st.cap_nodes, holder, device, &paths, c.seq);
         let name: Arc<str> = Arc::from(c.id.as_str());
         st.caps.push_back(CapRec {
             name: name.clone(),
@@ -319,9 +312,6 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
         if st.cap_ids.insert(name, c.seq as Cid).is_some() {
             return Err(bad(format!("capability `{}` stored twice", c.id)));
         }
-    }
-    for (k, list) in by_key {
-        st.caps_by_key.insert(k, list.into());
     }
     for (p, kids) in children {
         st.children.insert(p, kids.into());

@@ -853,7 +853,7 @@ struct RCap {
 
 /// Deliberately wrong readings of SPEC §2, to show the comparison catches them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Variant {
+pub(crate) enum Variant {
     Exact,
     /// Patterns match by string prefix.
     PrefixMatch,
@@ -863,6 +863,24 @@ enum Variant {
     LeafOnly,
     /// Uses are never consumed.
     NoUseCount,
+    /// A delegation wider than its parent is accepted (issue 5's fault table).
+    AcceptWidening,
+    /// An ancestor's revocation is not looked at (issue 5's fault table).
+    RevokedAncestorIgnored,
+}
+
+/// Runs the authorize harness with a reference `variant` over deterministic random universes;
+/// the first disagreement with the store, if any (issue 5's fault table, property column).
+pub(crate) fn variant_verdict(variant: Variant, cases: u32) -> Option<String> {
+    use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestRng, TestRunner};
+    let config = PtConfig { cases, failure_persistence: None, max_shrink_iters: 0, ..PtConfig::default() };
+    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let result = runner.run(&universe_strategy(32), |u| {
+        let mut uni = Uni::new(variant).map_err(fail)?;
+        uni.run_universe(&u).map_err(fail)?;
+        Ok(())
+    });
+    result.err().map(|e| e.to_string().lines().next().unwrap_or("").chars().take(160).collect())
 }
 
 /// A decision as the reference makes it: reason, authority id, failing link.
@@ -957,7 +975,8 @@ impl Reference {
         let links = if self.variant == Variant::LeafOnly { vec![leaf] } else { self.chain_up(leaf) };
         links.into_iter().find_map(|i| {
             let c = &self.caps[i];
-            self.link_fails(c.revoked, &c.c, c.uses_left, ctx).map(|r| (i, r))
+            let revoked = c.revoked && (i == leaf || self.variant != Variant::RevokedAncestorIgnored);
+            self.link_fails(revoked, &c.c, c.uses_left, ctx).map(|r| (i, r))
         })
     }
 
@@ -1120,7 +1139,7 @@ impl Reference {
                             na: px.c.na,
                             uses: px.uses_left,
                         };
-                        if !ref_widened(&child, &parent).is_empty() {
+                        if self.variant != Variant::AcceptWidening && !ref_widened(&child, &parent).is_empty() {
                             return Err("capability_not_within_parent");
                         }
                         (Some(p), px.depth + 1)

@@ -47,6 +47,7 @@ use earshot_tests::{TestApp, T0_MS};
 use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
 
+use crate::device_faults::{DeviceFault, DeviceFaultTarget};
 use crate::oracle::{contains, grant_live, Audience, OGrant, OOutcome, ORefusal, OViewers, Oracle};
 use crate::properties::{universe, Backing, Harness};
 use crate::scenarios::{fixture_files, parse, run_scenario_on, Target};
@@ -70,10 +71,12 @@ pub enum Fault {
     ExpiryInclusive,
     MemberRemovalIgnored,
     QuarantineCreatedActive,
+    WideningDelegationAccepted,
+    RevokedAncestorIgnored,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 16] = [
+    pub const ALL: [Fault; 18] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -90,6 +93,8 @@ impl Fault {
         Fault::ExpiryInclusive,
         Fault::MemberRemovalIgnored,
         Fault::QuarantineCreatedActive,
+        Fault::WideningDelegationAccepted,
+        Fault::RevokedAncestorIgnored,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the issue's list.
@@ -151,6 +156,21 @@ impl Fault {
                 "§1.5",
                 "a quarantine derivation is created active (current before release)",
             ),
+            Fault::WideningDelegationAccepted => {
+                ("widening_delegation_accepted", "§2.3", "a child capability wider than its parent is accepted")
+            }
+            Fault::RevokedAncestorIgnored => {
+                ("revoked_ancestor_ignored", "§2.3", "a capability whose ancestor is revoked still authorizes")
+            }
+        }
+    }
+
+    /// The SPEC §2 faults run through `device_faults.rs` instead of the oracle.
+    fn device(self) -> Option<DeviceFault> {
+        match self {
+            Fault::WideningDelegationAccepted => Some(DeviceFault::WideningAccepted),
+            Fault::RevokedAncestorIgnored => Some(DeviceFault::RevokedAncestorIgnored),
+            _ => None,
         }
     }
 
@@ -160,26 +180,12 @@ impl Fault {
 }
 
 /// Faults of features this branch does not have yet: (name, SPEC clause, fault, waiting for).
-pub const PENDING: [(&str, &str, &str, &str); 3] = [
-    (
-        "authorized_after_ranking",
-        "§1.10",
-        "context assembly ranks candidates before authorizing them",
-        "issue 4 (context assembly)",
-    ),
-    (
-        "widening_delegation_accepted",
-        "§2.3",
-        "a child capability wider than its parent is accepted",
-        "issue 3 (capabilities)",
-    ),
-    (
-        "revoked_ancestor_ignored",
-        "§2.3",
-        "a capability whose ancestor is revoked still authorizes",
-        "issue 3 (capabilities)",
-    ),
-];
+pub const PENDING: [(&str, &str, &str, &str); 1] = [(
+    "authorized_after_ranking",
+    "§1.10",
+    "context assembly ranks candidates before authorizing them",
+    "issue 4 (context assembly)",
+)];
 
 /// Which read asks: a check by id (single or bulk) or a lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -656,8 +662,10 @@ async fn scenario_verdict(fault: Option<Fault>) -> Verdict {
         let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("reading {}: {e}", f.display()));
         let sc = parse(&text).unwrap_or_else(|e| panic!("{stem}: {e}"));
-        let target = FaultTarget::new(fault);
-        let failures = run_scenario_on(&target, &sc).await;
+        let failures = match fault.and_then(Fault::device) {
+            Some(df) => run_scenario_on(&DeviceFaultTarget::new(df), &sc).await,
+            None => run_scenario_on(&FaultTarget::new(fault), &sc).await,
+        };
         if let Some(first) = failures.first() {
             v.example.get_or_insert_with(|| first.clone());
             v.fixtures.push(stem);
@@ -667,6 +675,9 @@ async fn scenario_verdict(fault: Option<Fault>) -> Verdict {
 }
 
 fn property_verdict(fault: Fault) -> Option<String> {
+    if let Some(df) = fault.device() {
+        return df.property_verdict(PROPERTY_CASES);
+    }
     let config =
         PtConfig { cases: PROPERTY_CASES, failure_persistence: None, max_shrink_iters: 0, ..PtConfig::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
@@ -695,7 +706,8 @@ fn render_table(verdicts: &[(Fault, Verdict)]) -> String {
     let _ = writeln!(
         t,
         "{killed} of {} faults killed ({} further rows pending). Property column: killed by \
-         `store_agrees_with_the_oracle`'s harness within {PROPERTY_CASES} deterministic cases.\n",
+         `store_agrees_with_the_oracle`'s harness (SPEC §1) or `authorize_agrees_with_the_reference`'s \
+         (SPEC §2) within {PROPERTY_CASES} deterministic cases.\n",
         verdicts.len(),
         PENDING.len()
     );

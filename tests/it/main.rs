@@ -2,6 +2,7 @@
 
 mod context;
 mod crash;
+mod device_faults;
 mod devices;
 mod devices_props;
 mod differential;

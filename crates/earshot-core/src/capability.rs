@@ -269,4 +269,66 @@ mod tests {
         ctx.insert("ok".into(), crate::condition::ContextValue::Bool(true));
         assert_eq!(link_holds(false, &c, None, 0, &ctx), Ok(()));
     }
+
+    #[test]
+    fn equal_bounds_are_within() {
+        let (pp, pa) = (pats(&["a/**"]), acts(&["read"]));
+        let pc = Constraints { not_before_ms: Some(10), not_after_ms: Some(100), uses: Some(5), condition: None };
+        let parent = Scope { device: 1, paths: &pp, actions: &pa, constraints: &pc, uses_left: Some(3) };
+        let child = Scope { uses_left: Some(3), ..parent };
+        assert!(widenings(&child, &parent).is_empty(), "the same window and the uses left are within");
+    }
+
+    #[test]
+    fn covers_needs_both_the_action_and_a_matching_path() {
+        let (ps, acts_) = (pats(&["a/*"]), acts(&["read"]));
+        let p = Path::parse("a/b").unwrap();
+        assert!(covers(&ps, &acts_, &p, "read"));
+        assert!(!covers(&ps, &acts_, &p, "write"));
+        assert!(!covers(&ps, &acts_, &Path::parse("b/b").unwrap(), "read"));
+        assert!(!covers(&ps, &acts_, &Path::parse("b/b").unwrap(), "write"));
+    }
+
+    #[test]
+    fn reason_codes_are_distinct_snake_case_and_agree_with_allowed() {
+        use AuthReason as R;
+        let all = [
+            R::AllowedOwner,
+            R::AllowedRelation,
+            R::AllowedCapability,
+            R::DeniedUnknownPrincipal,
+            R::DeniedUnknownDevice,
+            R::DeniedNoAuthority,
+            R::DeniedRevoked,
+            R::DeniedNotYetValid,
+            R::DeniedExpired,
+            R::DeniedUsesExhausted,
+            R::DeniedConditionFalse,
+            R::DeniedConditionError,
+        ];
+        let codes: std::collections::BTreeSet<&str> = all.iter().map(|r| r.code()).collect();
+        assert_eq!(codes.len(), all.len());
+        for r in all {
+            let json = serde_json_like(r);
+            assert_eq!(r.code(), json, "code and serde name agree");
+            assert_eq!(r.allowed(), r.code().starts_with("allowed_"), "{r:?}");
+        }
+        assert_eq!(R::DeniedConditionError.code(), "denied_condition_error");
+    }
+
+    /// The serde name of a reason, without a JSON dependency: the `Debug` name in snake case.
+    fn serde_json_like(r: AuthReason) -> String {
+        let mut out = String::new();
+        for (i, ch) in format!("{r:?}").chars().enumerate() {
+            if ch.is_ascii_uppercase() {
+                if i > 0 {
+                    out.push('_');
+                }
+                out.push(ch.to_ascii_lowercase());
+            } else {
+                out.push(ch);
+            }
+        }
+        out
+    }
 }

@@ -192,4 +192,16 @@ mod tests {
         assert!(matches!(Condition::compile("a ==="), Err(ConditionError::Syntax(_))));
         assert_eq!(Condition::compile(&"a".repeat(MAX_CONDITION_BYTES + 1)).err(), Some(ConditionError::TooLong));
     }
+
+    #[test]
+    fn a_condition_shows_and_compares_by_its_source() {
+        let a = Condition::compile("x == 1").unwrap();
+        assert_eq!(a.source(), "x == 1");
+        assert_eq!(format!("{a:?}"), "Condition(\"x == 1\")");
+        assert_eq!(a, Condition::compile("x == 1").unwrap());
+        assert_ne!(a, Condition::compile("x == 2").unwrap());
+        let at_limit = format!("x == 1{}", " ".repeat(MAX_CONDITION_BYTES - 6));
+        assert_eq!(at_limit.len(), MAX_CONDITION_BYTES);
+        assert!(Condition::compile(&at_limit).is_ok(), "exactly the limit is allowed");
+    }
 }

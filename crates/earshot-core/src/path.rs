@@ -276,4 +276,41 @@ mod tests {
         assert_eq!(p("a/b/**").literal_prefix().collect::<Vec<_>>(), vec!["a", "b"]);
         assert_eq!(p("*/b").literal_prefix().count(), 0);
     }
+
+    #[test]
+    fn limits_are_inclusive() {
+        let seg = "s".repeat(MAX_SEGMENT_LEN);
+        assert!(PathPattern::parse(&seg).is_ok());
+        assert!(matches!(PathPattern::parse(&format!("{seg}s")), Err(PathError::BadSegment(_))));
+        let sixteen = vec!["a"; MAX_SEGMENTS].join("/");
+        assert!(PathPattern::parse(&sixteen).is_ok());
+        assert!(Path::parse(&sixteen).is_ok());
+        assert_eq!(PathPattern::parse(&format!("{sixteen}/a")), Err(PathError::TooManySegments));
+        assert!(matches!(Path::parse(&format!("{sixteen}/a")), Err(PathError::TooManySegments)));
+        let long = format!("{}/{}/{}/{}", "a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(63));
+        assert_eq!(long.len(), MAX_PATH_LEN - 1);
+        let exact = format!("{long}e");
+        assert!(PathPattern::parse(&exact).is_ok() && Path::parse(&exact).is_ok(), "exactly the limit");
+        assert_eq!(PathPattern::parse(&format!("{exact}e")), Err(PathError::TooLong));
+        assert!(matches!(Path::parse(&format!("{exact}e")), Err(PathError::TooLong)));
+    }
+
+    #[test]
+    fn accessors_show_the_pattern_as_written() {
+        let q = p("calendar/*/**");
+        assert_eq!(q.as_str(), "calendar/*/**");
+        assert_eq!(q.to_string(), "calendar/*/**");
+        assert_eq!(q.segments(), &[Segment::Literal("calendar".into()), Segment::Any]);
+        assert!(q.has_rest());
+        assert!(!p("calendar/*").has_rest());
+        let path = Path::parse("calendar/next-start").unwrap();
+        assert_eq!(path.as_str(), "calendar/next-start");
+        assert_eq!(path.segments(), &["calendar", "next-start"]);
+    }
+
+    #[test]
+    fn a_shorter_pattern_is_not_within_a_longer_one_sharing_its_prefix() {
+        assert!(!p("a").within(&p("a/b")));
+        assert!(!p("a/*").within(&p("a/*/c")));
+    }
 }

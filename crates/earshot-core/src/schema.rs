@@ -399,4 +399,42 @@ mod tests {
         let s = parse("\n# c\nrelation a { # c\n opens x # c\n}\n").unwrap();
         assert_eq!(s.relation("a").unwrap().opens.len(), 1);
     }
+
+    #[test]
+    fn problems_display_as_line_column_code_message() {
+        let p = parse("relation a {\n opens x\n opens x\n}\n").unwrap_err();
+        assert_eq!(p[0].to_string(), "3:8: duplicate_pattern: relation `a` already opens `x`");
+    }
+
+    #[test]
+    fn names_allow_underscores_and_dashes_only() {
+        assert!(is_name("care_provider") && is_name("co-parent") && is_name("a1"));
+        assert!(!is_name("a.b") && !is_name("a b") && !is_name("1a") && !is_name("") && !is_name("aB"));
+        assert!(!is_name(&"a".repeat(MAX_NAME_LEN + 1)) && is_name(&"a".repeat(MAX_NAME_LEN)));
+    }
+
+    #[test]
+    fn malformed_opens_and_includes_lines_are_refused() {
+        assert_eq!(codes("relation a {\n opens x y\n}\n"), vec![(2, 10, "syntax")]);
+        assert_eq!(codes("relation a {\n opens x for read write\n}\n"), vec![(2, 19, "bad_name")]);
+        assert_eq!(codes("relation a {\n opens x for read,\n}\n"), vec![(2, 10, "syntax")]);
+        assert_eq!(codes("relation b {\n}\nrelation a {\n includes b c\n}\n"), vec![(4, 2, "syntax")]);
+        let ok = parse("relation a {\n opens x for read, write\n}\n").unwrap();
+        assert_eq!(ok.relation("a").unwrap().opens[0].actions, vec!["read", "write"]);
+    }
+
+    #[test]
+    fn size_limits_are_inclusive_and_problems_are_capped() {
+        let body = "relation a {\n opens x\n}\n";
+        let padded = format!("{body}{}", "#".repeat(MAX_SCHEMA_BYTES - body.len()));
+        assert_eq!(padded.len(), MAX_SCHEMA_BYTES);
+        assert!(parse(&padded).is_ok(), "exactly the limit parses");
+        assert_eq!(codes(&format!("{padded}#")), vec![(1, 1, "too_large")]);
+        let many: String = (0..MAX_RELATIONS).map(|i| format!("relation r{i} {{\n}}\n")).collect();
+        assert_eq!(parse(&many).unwrap().relations.len(), MAX_RELATIONS);
+        let too_many = format!("{many}relation extra {{\n}}\n");
+        assert_eq!(codes(&too_many), vec![(1, 1, "too_large")]);
+        let noisy: String = (0..MAX_PROBLEMS + 10).map(|_| "bogus\n").collect();
+        assert_eq!(parse(&noisy).unwrap_err().len(), MAX_PROBLEMS);
+    }
 }

@@ -416,6 +416,7 @@ mod tests {
     #[test]
     fn malformed_opens_and_includes_lines_are_refused() {
         assert_eq!(codes("relation a {\n opens x y\n}\n"), vec![(2, 10, "syntax")]);
+        assert_eq!(codes("relation a {\n opens x y read\n}\n"), vec![(2, 10, "syntax")]);
         assert_eq!(codes("relation a {\n opens x for read write\n}\n"), vec![(2, 19, "bad_name")]);
         assert_eq!(codes("relation a {\n opens x for read,\n}\n"), vec![(2, 10, "syntax")]);
         assert_eq!(codes("relation b {\n}\nrelation a {\n includes b c\n}\n"), vec![(4, 2, "syntax")]);

@@ -4,6 +4,7 @@ mod context;
 mod crash;
 mod differential;
 mod e2e;
+mod eval;
 mod http;
 mod openapi;
 mod oracle;

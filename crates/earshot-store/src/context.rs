@@ -150,6 +150,21 @@ impl StoreHandle {
         Ok(Ranking { candidates: candidates.len(), fetched })
     }
 
+    /// Ranks an arbitrary candidate set by the same BM25 scores and order as
+    /// [`StoreHandle::rank_admissible`] (for evaluation baselines that choose candidates
+    /// another way): score descending, ties by item id, the first `fetch`.
+    pub fn rank_candidates(
+        &self,
+        snapshot: &Snapshot,
+        candidates: &[Iid],
+        query: &str,
+        fetch: usize,
+    ) -> Result<Vec<(Iid, f32)>> {
+        self.search_ready(snapshot, self.config().consistency_wait)?;
+        let scored = self.search.score(query, candidates)?;
+        Ok(order(snapshot, scored, fetch))
+    }
+
     /// Assembles and seals the one context of an attempt. A second request for the same
     /// attempt is refused (`attempt_sealed`): a retry is a new attempt.
     pub fn assemble_context(&self, attempt: &str, req: &ContextRequest) -> Result<SealedContext> {

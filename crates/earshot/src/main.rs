@@ -1,5 +1,6 @@
 //! The `earshot` binary: `serve` runs the HTTP service on the embedded sled store; `verify`
-//! rebuilds every store's indexes from disk and checks them against the durable records.
+//! rebuilds every store's indexes from disk and checks them against the durable records;
+//! `eval` reproduces the paper's retrieval evaluation (logic in `earshot-eval`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,6 +31,25 @@ enum Cmd {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Reproduce the paper's retrieval evaluation on generated histories: six arms, forbidden
+    /// items per context, entitled Recall@k, Recall@5 by distractor dose (table, CSV, SVG plot).
+    Eval(EvalArgs),
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// Seed of the generator: the same seed gives the same report, byte for byte.
+    #[arg(long, default_value_t = 40)]
+    seed: u64,
+    /// Number of generated histories.
+    #[arg(long, default_value_t = 10_000)]
+    histories: usize,
+    /// Directory for `report.txt`, `report.csv` and `recall_by_dose.svg` (created if missing).
+    #[arg(long, default_value = "eval-out")]
+    out: PathBuf,
+    /// Worker threads answering questions.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
 }
 
 #[derive(clap::Args)]
@@ -62,7 +82,8 @@ struct FileConfig {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sled=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sled=warn,tantivy=warn".into()),
         )
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
@@ -74,7 +95,29 @@ fn main() -> anyhow::Result<()> {
             println!("{}", earshot_api::OPENAPI_JSON);
             Ok(())
         }
+        Cmd::Eval(args) => eval(&args),
     }
+}
+
+fn eval(args: &EvalArgs) -> anyhow::Result<()> {
+    if args.histories == 0 {
+        bail!("--histories must be at least 1");
+    }
+    let cfg = earshot_eval::EvalConfig { seed: args.seed, histories: args.histories, threads: args.threads };
+    let report = earshot_eval::run(&cfg).context("running the evaluation")?;
+    earshot_eval::write_outputs(&report, &args.out)
+        .with_context(|| format!("writing the report to {}", args.out.display()))?;
+    print!("{}", report.table());
+    if let Some((generated, indexed, total)) = report.timing {
+        println!(
+            "time: generated and imported {:.1} s, indexed {:.1} s, total {:.1} s",
+            generated.as_secs_f64(),
+            indexed.as_secs_f64(),
+            total.as_secs_f64()
+        );
+    }
+    println!("wrote {}/report.txt, report.csv, recall_by_dose.svg", args.out.display());
+    Ok(())
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {

@@ -284,14 +284,20 @@ impl Report {
                 (RGBColor(255, 127, 14), 3),
                 (RGBColor(23, 190, 207), 1),
             ];
-            for (a, (color, width)) in self.arms.iter().zip(styles) {
+            let reference = self.arms.first().map(|a| a.recall_by_dose.clone()).unwrap_or_default();
+            for (n, (a, (color, width))) in self.arms.iter().zip(styles).enumerate() {
+                let label = if n > 0 && a.recall_by_dose == reference {
+                    format!("{} (= {})", a.arm, ARMS[0])
+                } else {
+                    a.arm.to_string()
+                };
                 let points: Vec<(f64, f64)> =
                     a.recall_by_dose.iter().enumerate().map(|(i, r)| (i as f64, *r)).collect();
                 let style = ShapeStyle::from(&color).stroke_width(width);
                 chart
                     .draw_series(LineSeries::new(points.clone(), style))
                     .map_err(|e| plot(&e))?
-                    .label(a.arm)
+                    .label(label)
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
                 chart
                     .draw_series(points.iter().map(|p| Circle::new(*p, 3 + width / 2, color.filled())))

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use earshot_core::{AudienceDigest, AudienceKind, State};
 use earshot_store::durable::{
-    AudienceRecord, ContentRecord, GrantRecord, ItemRecord, MetaRecord, ParticipantRecord, Records,
+    AudienceRecord, ContentRecord, GrantRecord, IdentityRecord, ItemRecord, MetaRecord, ParticipantRecord, Records,
 };
 use earshot_store::model::ParticipantKind;
 
@@ -137,6 +137,18 @@ const FILLER: [&str; 24] = [
     "perhaps",
 ];
 const TRANSPORTS: [&str; 3] = ["email", "chat", "sms"];
+
+/// The identifier of a participant on a transport (an address, an account, a number).
+pub fn identifier(transport: &str, participant: &str) -> String {
+    match transport {
+        "email" => format!("{participant}@example.com"),
+        "sms" => format!(
+            "+1555{:07}",
+            participant.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))) % 10_000_000
+        ),
+        _ => format!("U{}", participant.replace('.', "_").to_uppercase()),
+    }
+}
 
 /// Who may see an item: everyone, or a set of participant ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -360,6 +372,12 @@ fn history(h: usize, seed: u64, seq: &mut u32, grant_seq: &mut u32) -> History {
     // Containers: one-to-one with each contact (0..5), group A = {0,1,2}, group B = {2,3,4}.
     for p in &pids {
         let transport = *b.rng.pick(&TRANSPORTS);
+        // Each contact is known on its one-to-one transport by an identity of that transport.
+        b.records.identities.push(IdentityRecord {
+            transport: transport.into(),
+            identifier: identifier(transport, p),
+            participants: vec![p.clone()],
+        });
         b.channels.push(Channel { transport, viewers: [owner.clone(), p.clone()].into() });
     }
     let group = |ix: &[usize]| -> BTreeSet<String> {
@@ -561,6 +579,7 @@ impl World {
         };
         for h in &self.histories {
             r.participants.extend(h.records.participants.iter().cloned());
+            r.identities.extend(h.records.identities.iter().cloned());
             r.audiences.extend(h.records.audiences.iter().cloned());
             r.items.extend(h.records.items.iter().cloned());
             r.grants.extend(h.records.grants.iter().cloned());

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use earshot_store::durable::{encode_records, Records};
 use earshot_store::flat::{Flat, FlatViewers};
-use earshot_store::model::{ContainerInput, ViewersInput};
+use earshot_store::model::{ContainerInput, Identity, ViewersInput};
 use earshot_store::{Backend, Earshot, Iid, Op, Snapshot, StoreHandle};
 
 pub use gen::{History, Kind, World, DOSES};
@@ -190,15 +190,30 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
     let postings = Postings::new(h);
     let mut cells = Vec::with_capacity(h.questions.len() * ARMS.len());
     for q in &h.questions {
-        let viewers = h.channels.get(q.channel).map(|c| c.viewers.clone()).unwrap_or_default();
-        let container = ContainerInput {
-            owner: h.owner.clone(),
-            viewers: ViewersInput {
-                participants: viewers.iter().filter(|v| **v != h.owner).cloned().collect(),
-                ..ViewersInput::default()
+        let channel = h.channels.get(q.channel).ok_or_else(|| missing("a question's container"))?;
+        let viewers = channel.viewers.clone();
+        let others: Vec<String> = viewers.iter().filter(|v| **v != h.owner).cloned().collect();
+        // One-to-one containers name their viewer by transport identity, groups by participant.
+        let container = match others.as_slice() {
+            [one] => ContainerInput {
+                owner: h.owner.clone(),
+                viewers: ViewersInput {
+                    identities: vec![Identity {
+                        transport: channel.transport.into(),
+                        identifier: gen::identifier(channel.transport, one),
+                    }],
+                    ..ViewersInput::default()
+                },
+            },
+            _ => ContainerInput {
+                owner: h.owner.clone(),
+                viewers: ViewersInput { participants: others.clone(), ..ViewersInput::default() },
             },
         };
         let resolved = snap.resolve_container(&container)?;
+        if !matches!(&resolved.viewers, earshot_core::Viewers::Resolved(v) if v.len() == viewers.len()) {
+            return Err(EvalError::Invariant(format!("the container of `{}` did not resolve", q.query)));
+        }
         // Scores are per item and fixed before authorization, so one full ranking of the
         // owner's memory orders every arm's candidates.
         let full = handle.rank_candidates(snap, &iids, &q.query, iids.len())?;

@@ -31,6 +31,8 @@ use crate::snapshot::Iid;
 const WRITER_HEAP: usize = 32 * 1024 * 1024;
 /// Documents added between two commits while catching up (bounds the work before progress shows).
 const COMMIT_EVERY: usize = 100_000;
+/// A catch-up of at least this many documents ends by merging the index into one segment.
+const MERGE_AFTER: Iid = 10_000;
 
 /// The SHA-256 of an item's content, hex; the digest a sealed context records.
 pub fn content_digest(content: &str) -> String {
@@ -157,6 +159,15 @@ impl SearchIndex {
             d.truncate(at as usize);
             d.extend(digests);
             at = end;
+        }
+        // A large catch-up (a rebuild) leaves many segments; every query pays per segment, so
+        // fold them into one. Small catch-ups leave merging to tantivy's merge policy.
+        if to.saturating_sub(from) >= MERGE_AFTER {
+            let segments = self.index.searchable_segment_ids().map_err(search_err)?;
+            if segments.len() > 1 {
+                writer.merge(&segments).wait().map_err(search_err)?;
+                self.reader.reload().map_err(search_err)?;
+            }
         }
         Ok(to)
     }

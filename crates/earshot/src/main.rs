@@ -148,6 +148,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let earshot = Arc::new(Earshot::open(&data, config).context("opening the store")?);
     tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), "rebuilt indexes");
+    earshot.warm_search();
     let state = AppState::new(earshot.clone(), auth);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {

@@ -142,10 +142,14 @@ const TRANSPORTS: [&str; 3] = ["email", "chat", "sms"];
 pub fn identifier(transport: &str, participant: &str) -> String {
     match transport {
         "email" => format!("{participant}@example.com"),
-        "sms" => format!(
-            "+1555{:07}",
-            participant.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))) % 10_000_000
-        ),
+        "sms" => {
+            // Unique per participant (a collision would bind one number to two people, which
+            // the store then reads as the later binding): history number and name's place.
+            let (h, name) = participant.split_once('.').unwrap_or(("h0", participant));
+            let h: u64 = h.trim_start_matches('h').parse().unwrap_or(0);
+            let n = NAMES.iter().position(|x| *x == name).unwrap_or(NAMES.len()) as u64;
+            format!("+1{:010}", h * 16 + n)
+        }
         _ => format!("U{}", participant.replace('.', "_").to_uppercase()),
     }
 }

@@ -239,6 +239,21 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
             )));
         }
         let fv = FlatViewers::Set(viewers.clone());
+        // The three authorizing evaluators (store, flat, postings) are policy-equivalent: they
+        // must agree on every item of the memory, not only on the ones that rank.
+        for (iid, n) in &all {
+            let Some(item) = h.items.get(*n) else { continue };
+            let (s, f, p) =
+                (store_admits(*iid), flat.check(&item.name, &fv, 0).admitted, postings.admits(h, *n, &viewers));
+            if s != f || s != p || s != h.admits(item, &viewers) {
+                return Err(EvalError::Invariant(format!(
+                    "admission of `{}` for `{}`: store {s}, flat {f}, postings {p}, ledger {}",
+                    item.name,
+                    q.query,
+                    h.admits(item, &viewers)
+                )));
+            }
+        }
         let unscoped = pick(&|_, _| true);
         let arms: [Vec<usize>; 6] = [
             indexed,

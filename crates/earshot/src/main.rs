@@ -174,6 +174,8 @@ fn verify(data: &std::path::Path) -> anyhow::Result<()> {
     let mut failed = false;
     for id in earshot.store_ids() {
         let h = earshot.store(&id)?;
+        // Build the search projection too, so that its agreement is checked as well.
+        h.search_ready(&h.latest(), std::time::Duration::from_secs(3600))?;
         match h.verify() {
             Ok(report) => println!("{id}: ok ({report})"),
             Err(e) => {

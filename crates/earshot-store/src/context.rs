@@ -216,14 +216,19 @@ impl StoreHandle {
             fetched: ranking.fetched.iter().map(|r| ContextCandidate { item: name(r.iid), score: r.score }).collect(),
             items,
         };
+        // The response carries the content itself; the sealed record keeps only its digest.
+        // Contents are read before sealing, so a failed read leaves the attempt unsealed.
+        let mut contents = Vec::with_capacity(context.items.len());
+        for item in &context.items {
+            contents.push(self.content(&item.item)?.and_then(|c| c.content));
+        }
         let bytes = serde_json::to_vec(&context).map_err(|e| StoreError::Storage(format!("encode: {e}")))?;
         self.backend().commit(self.id(), vec![Op::Put(key(SEALED_PREFIX, &a.id), bytes)])?;
         *sealed = Some(Arc::new(context.clone()));
         drop(sealed);
-        // The response carries the content itself; the sealed record keeps only its digest.
         let mut response = context;
-        for item in &mut response.items {
-            item.content = self.content(&item.item)?.and_then(|c| c.content);
+        for (item, content) in response.items.iter_mut().zip(contents) {
+            item.content = content;
         }
         Ok(response)
     }

@@ -111,12 +111,11 @@ impl SearchIndex {
                 p.busy = true;
                 let from = p.indexed;
                 drop(p);
+                // `catch_up` advances `indexed` after each commit, so a failure part-way keeps
+                // what was committed and a retry starts after it (no document is added twice).
                 let done = self.catch_up(from, target.max(need), source);
                 p = lock(&self.progress);
                 p.busy = false;
-                if let Ok(to) = &done {
-                    p.indexed = *to;
-                }
                 self.progress_cv.notify_all();
                 done?;
                 continue;
@@ -142,22 +141,36 @@ impl SearchIndex {
         let mut at = from;
         while at < to {
             let end = to.min(at.saturating_add(COMMIT_EVERY as Iid));
-            let texts = source.contents(at, end)?;
-            let mut digests = Vec::with_capacity(texts.len());
-            for (n, text) in texts.iter().enumerate() {
-                let mut doc = TantivyDocument::default();
-                doc.add_u64(self.iid_field, u64::from(at) + n as u64);
-                if let Some(t) = text {
-                    doc.add_text(self.text_field, t);
+            let chunk = (|| -> Result<Vec<Option<String>>> {
+                let texts = source.contents(at, end)?;
+                let mut digests = Vec::with_capacity(texts.len());
+                for (n, text) in texts.iter().enumerate() {
+                    let mut doc = TantivyDocument::default();
+                    doc.add_u64(self.iid_field, u64::from(at) + n as u64);
+                    if let Some(t) = text {
+                        doc.add_text(self.text_field, t);
+                    }
+                    writer.add_document(doc).map_err(search_err)?;
+                    digests.push(text.as_deref().map(content_digest));
                 }
-                writer.add_document(doc).map_err(search_err)?;
-                digests.push(text.as_deref().map(content_digest));
-            }
-            writer.commit().map_err(search_err)?;
+                writer.commit().map_err(search_err)?;
+                Ok(digests)
+            })();
+            let digests = match chunk {
+                Ok(d) => d,
+                Err(e) => {
+                    // Nothing of this chunk may stay behind: the next catch-up adds it again.
+                    let _ = writer.rollback();
+                    return Err(e);
+                }
+            };
             self.reader.reload().map_err(search_err)?;
-            let mut d = self.digests.write().unwrap_or_else(|p| p.into_inner());
-            d.truncate(at as usize);
-            d.extend(digests);
+            {
+                let mut d = self.digests.write().unwrap_or_else(|p| p.into_inner());
+                d.truncate(at as usize);
+                d.extend(digests);
+            }
+            lock(&self.progress).indexed = end;
             at = end;
         }
         // A large catch-up (a rebuild) leaves many segments; every query pays per segment, so

@@ -311,3 +311,53 @@ fn searcher_segments(reader: &IndexReader) -> usize {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    /// Items `0..n` with text `word{i}`; fails once when asked for `fail_at`.
+    struct Source {
+        fail_at: Cell<Option<Iid>>,
+    }
+
+    impl ContentSource for Source {
+        fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>> {
+            if let Some(f) = self.fail_at.get() {
+                if (from..to).contains(&f) {
+                    self.fail_at.set(None);
+                    return Err(StoreError::Storage("disk hiccup".into()));
+                }
+            }
+            Ok((from..to).map(|i| (i % 3 != 0).then(|| format!("shared word{i}"))).collect())
+        }
+    }
+
+    fn later() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[test]
+    fn only_candidates_are_scored_and_a_failed_catch_up_adds_nothing_twice() {
+        let index = SearchIndex::new().expect("index");
+        let source = Source { fail_at: Cell::new(Some(7)) };
+        assert!(index.ensure(10, 10, later(), &source).is_err(), "the first catch-up fails");
+        assert_eq!(index.indexed(), 0, "nothing of the failed chunk counts");
+        index.ensure(10, 10, later(), &source).expect("the retry succeeds");
+        assert_eq!(index.indexed(), 10);
+        index.agreement(&source).expect("one document per item, digests agree");
+        // Items 0, 3, 6, 9 have no content and match nothing; only candidates are scored.
+        let scored = index.score("shared", &[1, 2, 3, 4]).expect("score");
+        let ids: Vec<Iid> = scored.iter().map(|(i, _)| *i).collect();
+        assert_eq!(ids, [1, 2, 4]);
+        assert_eq!(index.score("word5", &[1, 2, 4]).expect("score"), []);
+        assert_eq!(index.score("word5", &[5]).expect("score").len(), 1);
+        assert_eq!(index.digest(1), Some(content_digest("shared word1")));
+        assert_eq!(index.digest(3), None);
+        // A wrong digest is reported.
+        index.digests.write().expect("lock")[1] = Some(content_digest("tampered"));
+        assert!(index.agreement(&source).is_err());
+    }
+}

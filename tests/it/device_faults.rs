@@ -91,10 +91,10 @@ impl Target for DeviceFaultTarget {
                     return accepted;
                 }
             }
-            DeviceFault::RevokedAncestorIgnored if method == "POST" && path.ends_with("/authorize") => {
-                if revoked_ancestor(&resp) {
-                    allow(&mut resp);
-                }
+            DeviceFault::RevokedAncestorIgnored
+                if method == "POST" && path.ends_with("/authorize") && revoked_ancestor(&resp) =>
+            {
+                allow(&mut resp);
             }
             DeviceFault::RevokedAncestorIgnored if method == "POST" && path.ends_with("/uses") => {
                 if let Some(d) = resp.get_mut("decision") {

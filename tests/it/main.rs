@@ -7,6 +7,7 @@ mod devices;
 mod devices_props;
 mod differential;
 mod e2e;
+mod eval;
 mod faults;
 mod fuzz_replay;
 mod http;

@@ -1263,3 +1263,27 @@ async fn the_harness_reports_wrong_expectations() {
     assert!(parse(&GOOD.replace("expect: [f1]", "expected: [f1]")).is_err());
     assert!(parse(&GOOD.replace("origin: [alice]}", "origin: [alice], colour: red}")).is_err());
 }
+
+/// A context step with a wrong expectation fails and shows what the service answered.
+#[tokio::test]
+async fn the_harness_reports_a_wrong_context() {
+    let text = r#"
+name: inline-context
+description: control for the context step
+containers:
+  bob_dm: {owner: o, viewers: [bob]}
+setup:
+  - participants: [o, alice, bob]
+  - item: {id: f1, owner: o, origin: [alice, bob], content: "ferry at nine"}
+  - item: {id: f2, owner: o, origin: [alice], content: "ferry ferry ferry at ten"}
+steps:
+  - context: {container: bob_dm, query: ferry}
+    expect: [f1]
+"#;
+    let failures = run_scenario(&parse(text).expect("parses")).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+    let wrong = text.replace("expect: [f1]", "expect: [f2, f1]");
+    let failures = run_scenario(&parse(&wrong).expect("parses")).await;
+    let all = failures.join("\n");
+    assert!(all.contains("steps[0]") && all.contains("[\"f1\"]"), "{all}");
+}

@@ -150,6 +150,21 @@ impl StoreHandle {
         Ok(Ranking { candidates: candidates.len(), fetched })
     }
 
+    /// Ranks an arbitrary candidate set by the same BM25 scores and order as
+    /// [`StoreHandle::rank_admissible`] (for evaluation baselines that choose candidates
+    /// another way): score descending, ties by item id, the first `fetch`.
+    pub fn rank_candidates(
+        &self,
+        snapshot: &Snapshot,
+        candidates: &[Iid],
+        query: &str,
+        fetch: usize,
+    ) -> Result<Vec<(Iid, f32)>> {
+        self.search_ready(snapshot, self.config().consistency_wait)?;
+        let scored = self.search.score(query, candidates)?;
+        Ok(order(snapshot, scored, fetch))
+    }
+
     /// Assembles and seals the one context of an attempt. A second request for the same
     /// attempt is refused (`attempt_sealed`): a retry is a new attempt.
     pub fn assemble_context(&self, attempt: &str, req: &ContextRequest) -> Result<SealedContext> {
@@ -201,14 +216,19 @@ impl StoreHandle {
             fetched: ranking.fetched.iter().map(|r| ContextCandidate { item: name(r.iid), score: r.score }).collect(),
             items,
         };
+        // The response carries the content itself; the sealed record keeps only its digest.
+        // Contents are read before sealing, so a failed read leaves the attempt unsealed.
+        let mut contents = Vec::with_capacity(context.items.len());
+        for item in &context.items {
+            contents.push(self.content(&item.item)?.and_then(|c| c.content));
+        }
         let bytes = serde_json::to_vec(&context).map_err(|e| StoreError::Storage(format!("encode: {e}")))?;
         self.backend().commit(self.id(), vec![Op::Put(key(SEALED_PREFIX, &a.id), bytes)])?;
         *sealed = Some(Arc::new(context.clone()));
         drop(sealed);
-        // The response carries the content itself; the sealed record keeps only its digest.
         let mut response = context;
-        for item in &mut response.items {
-            item.content = self.content(&item.item)?.and_then(|c| c.content);
+        for (item, content) in response.items.iter_mut().zip(contents) {
+            item.content = content;
         }
         Ok(response)
     }

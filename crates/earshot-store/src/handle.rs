@@ -101,18 +101,23 @@ impl StoreHandle {
             .spawn(move || writer_loop(weak, rx, start))
             .map_err(|e| StoreError::Storage(format!("cannot start writer: {e}")))?;
         *lock(&handle.writer) = Some(thread);
-        if snap.item_count() > 0 {
-            // Rebuild the search projection in the background; context reads wait for it.
-            let weak = Arc::downgrade(&handle);
-            let _ = std::thread::Builder::new().name(format!("earshot-index-{id}")).spawn(move || {
-                if let Some(h) = weak.upgrade() {
-                    if let Err(e) = h.search_ready(&h.latest(), Duration::from_secs(3600)) {
-                        tracing::warn!(store = %h.id, error = %e, "rebuilding the search index failed");
-                    }
-                }
-            });
-        }
         Ok(handle)
+    }
+
+    /// Rebuilds the search projection in a background thread (the service calls this at
+    /// start-up; otherwise the first context read does it). Context reads wait for it, bounded.
+    pub fn warm_search(self: &Arc<Self>) {
+        if self.latest().item_count() == 0 {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let _ = std::thread::Builder::new().name(format!("earshot-index-{}", self.id)).spawn(move || {
+            if let Some(h) = weak.upgrade() {
+                if let Err(e) = h.search_ready(&h.latest(), Duration::from_secs(3600)) {
+                    tracing::warn!(store = %h.id, error = %e, "rebuilding the search index failed");
+                }
+            }
+        });
     }
 
     pub fn id(&self) -> &str {

@@ -168,6 +168,13 @@ impl Earshot {
         v
     }
 
+    /// Starts rebuilding every store's search index in the background.
+    pub fn warm_search(&self) {
+        for e in self.stores.iter() {
+            e.value().warm_search();
+        }
+    }
+
     /// Stops every writer after draining queued writes.
     pub fn shutdown(&self) {
         for e in self.stores.iter() {

@@ -333,6 +333,21 @@ impl Snapshot {
         })
     }
 
+    /// The interned id of an item by name.
+    pub fn item_id(&self, name: &str) -> Option<Iid> {
+        self.iid(name)
+    }
+
+    /// The name of an item by interned id.
+    pub fn item_name(&self, iid: Iid) -> Option<&str> {
+        self.item(iid).map(|i| &*i.name)
+    }
+
+    /// The interned id of a participant by name.
+    pub fn participant_id(&self, name: &str) -> Option<Pid> {
+        self.pid(name)
+    }
+
     /// Names of every item ever created, in creation order.
     pub fn item_names(&self) -> Vec<String> {
         self.items.iter().map(|i| i.name.to_string()).collect()

@@ -31,6 +31,8 @@ use crate::snapshot::Iid;
 const WRITER_HEAP: usize = 32 * 1024 * 1024;
 /// Documents added between two commits while catching up (bounds the work before progress shows).
 const COMMIT_EVERY: usize = 100_000;
+/// A catch-up of at least this many documents ends by merging the index into one segment.
+const MERGE_AFTER: Iid = 10_000;
 
 /// The SHA-256 of an item's content, hex; the digest a sealed context records.
 pub fn content_digest(content: &str) -> String {
@@ -109,12 +111,11 @@ impl SearchIndex {
                 p.busy = true;
                 let from = p.indexed;
                 drop(p);
+                // `catch_up` advances `indexed` after each commit, so a failure part-way keeps
+                // what was committed and a retry starts after it (no document is added twice).
                 let done = self.catch_up(from, target.max(need), source);
                 p = lock(&self.progress);
                 p.busy = false;
-                if let Ok(to) = &done {
-                    p.indexed = *to;
-                }
                 self.progress_cv.notify_all();
                 done?;
                 continue;
@@ -140,23 +141,46 @@ impl SearchIndex {
         let mut at = from;
         while at < to {
             let end = to.min(at.saturating_add(COMMIT_EVERY as Iid));
-            let texts = source.contents(at, end)?;
-            let mut digests = Vec::with_capacity(texts.len());
-            for (n, text) in texts.iter().enumerate() {
-                let mut doc = TantivyDocument::default();
-                doc.add_u64(self.iid_field, u64::from(at) + n as u64);
-                if let Some(t) = text {
-                    doc.add_text(self.text_field, t);
+            let chunk = (|| -> Result<Vec<Option<String>>> {
+                let texts = source.contents(at, end)?;
+                let mut digests = Vec::with_capacity(texts.len());
+                for (n, text) in texts.iter().enumerate() {
+                    let mut doc = TantivyDocument::default();
+                    doc.add_u64(self.iid_field, u64::from(at) + n as u64);
+                    if let Some(t) = text {
+                        doc.add_text(self.text_field, t);
+                    }
+                    writer.add_document(doc).map_err(search_err)?;
+                    digests.push(text.as_deref().map(content_digest));
                 }
-                writer.add_document(doc).map_err(search_err)?;
-                digests.push(text.as_deref().map(content_digest));
-            }
-            writer.commit().map_err(search_err)?;
+                writer.commit().map_err(search_err)?;
+                Ok(digests)
+            })();
+            let digests = match chunk {
+                Ok(d) => d,
+                Err(e) => {
+                    // Nothing of this chunk may stay behind: the next catch-up adds it again.
+                    let _ = writer.rollback();
+                    return Err(e);
+                }
+            };
             self.reader.reload().map_err(search_err)?;
-            let mut d = self.digests.write().unwrap_or_else(|p| p.into_inner());
-            d.truncate(at as usize);
-            d.extend(digests);
+            {
+                let mut d = self.digests.write().unwrap_or_else(|p| p.into_inner());
+                d.truncate(at as usize);
+                d.extend(digests);
+            }
+            lock(&self.progress).indexed = end;
             at = end;
+        }
+        // A large catch-up (a rebuild) leaves many segments; every query pays per segment, so
+        // fold them into one. Small catch-ups leave merging to tantivy's merge policy.
+        if to.saturating_sub(from) >= MERGE_AFTER {
+            let segments = self.index.searchable_segment_ids().map_err(search_err)?;
+            if segments.len() > 1 {
+                writer.merge(&segments).wait().map_err(search_err)?;
+                self.reader.reload().map_err(search_err)?;
+            }
         }
         Ok(to)
     }
@@ -286,4 +310,54 @@ fn searcher_segments(reader: &IndexReader) -> usize {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    /// Items `0..n` with text `word{i}`; fails once when asked for `fail_at`.
+    struct Source {
+        fail_at: Cell<Option<Iid>>,
+    }
+
+    impl ContentSource for Source {
+        fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>> {
+            if let Some(f) = self.fail_at.get() {
+                if (from..to).contains(&f) {
+                    self.fail_at.set(None);
+                    return Err(StoreError::Storage("disk hiccup".into()));
+                }
+            }
+            Ok((from..to).map(|i| (i % 3 != 0).then(|| format!("shared word{i}"))).collect())
+        }
+    }
+
+    fn later() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[test]
+    fn only_candidates_are_scored_and_a_failed_catch_up_adds_nothing_twice() {
+        let index = SearchIndex::new().expect("index");
+        let source = Source { fail_at: Cell::new(Some(7)) };
+        assert!(index.ensure(10, 10, later(), &source).is_err(), "the first catch-up fails");
+        assert_eq!(index.indexed(), 0, "nothing of the failed chunk counts");
+        index.ensure(10, 10, later(), &source).expect("the retry succeeds");
+        assert_eq!(index.indexed(), 10);
+        index.agreement(&source).expect("one document per item, digests agree");
+        // Items 0, 3, 6, 9 have no content and match nothing; only candidates are scored.
+        let scored = index.score("shared", &[1, 2, 3, 4]).expect("score");
+        let ids: Vec<Iid> = scored.iter().map(|(i, _)| *i).collect();
+        assert_eq!(ids, [1, 2, 4]);
+        assert_eq!(index.score("word5", &[1, 2, 4]).expect("score"), []);
+        assert_eq!(index.score("word5", &[5]).expect("score").len(), 1);
+        assert_eq!(index.digest(1), Some(content_digest("shared word1")));
+        assert_eq!(index.digest(3), None);
+        // A wrong digest is reported.
+        index.digests.write().expect("lock")[1] = Some(content_digest("tampered"));
+        assert!(index.agreement(&source).is_err());
+    }
 }

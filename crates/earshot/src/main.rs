@@ -1,7 +1,8 @@
 //! The `earshot` binary: `serve` runs the HTTP service on the embedded sled store; `verify`
 //! rebuilds every store's indexes from disk and checks them against the durable records;
 //! `schema check|apply` validates or loads a relation schema; `demo fridges` runs the
-//! four-fridges demonstration.
+//! four-fridges demonstration; `eval` reproduces the paper's retrieval evaluation (logic in
+//! `earshot-eval`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -38,6 +39,9 @@ enum Cmd {
     /// Demonstrations that run in process on a temporary store.
     #[command(subcommand)]
     Demo(DemoCmd),
+    /// Reproduce the paper's retrieval evaluation on generated histories: six arms, forbidden
+    /// items per context, entitled Recall@k, Recall@5 by distractor dose (table, CSV, SVG plot).
+    Eval(EvalArgs),
 }
 
 #[derive(Subcommand)]
@@ -66,6 +70,22 @@ enum DemoCmd {
         #[arg(long, default_value = "earshot")]
         seed: String,
     },
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// Seed of the generator: the same seed gives the same report, byte for byte.
+    #[arg(long, default_value_t = 40)]
+    seed: u64,
+    /// Number of generated histories.
+    #[arg(long, default_value_t = 10_000)]
+    histories: usize,
+    /// Directory for `report.txt`, `report.csv` and `recall_by_dose.svg` (created if missing).
+    #[arg(long, default_value = "eval-out")]
+    out: PathBuf,
+    /// Worker threads answering questions.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
 }
 
 #[derive(clap::Args)]
@@ -98,7 +118,8 @@ struct FileConfig {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sled=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sled=warn,tantivy=warn".into()),
         )
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
@@ -110,6 +131,7 @@ fn main() -> anyhow::Result<()> {
             println!("{}", earshot_api::OPENAPI_JSON);
             Ok(())
         }
+        Cmd::Eval(args) => eval(&args),
         Cmd::Schema(SchemaCmd::Check { file }) => schema_check(&file),
         Cmd::Schema(SchemaCmd::Apply { file, store, url, token }) => {
             schema_apply(&file, &store, &url, token.as_deref())
@@ -185,6 +207,27 @@ fn schema_apply(file: &std::path::Path, store: &str, url: &str, token: Option<&s
     }
 }
 
+fn eval(args: &EvalArgs) -> anyhow::Result<()> {
+    if args.histories == 0 {
+        bail!("--histories must be at least 1");
+    }
+    let cfg = earshot_eval::EvalConfig { seed: args.seed, histories: args.histories, threads: args.threads };
+    let report = earshot_eval::run(&cfg).context("running the evaluation")?;
+    earshot_eval::write_outputs(&report, &args.out)
+        .with_context(|| format!("writing the report to {}", args.out.display()))?;
+    print!("{}", report.table());
+    if let Some((generated, indexed, total)) = report.timing {
+        println!(
+            "time: generated and imported {:.1} s, indexed {:.1} s, total {:.1} s",
+            generated.as_secs_f64(),
+            indexed.as_secs_f64(),
+            total.as_secs_f64()
+        );
+    }
+    println!("wrote {}/report.txt, report.csv, recall_by_dose.svg", args.out.display());
+    Ok(())
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let file: FileConfig = match &args.config {
         Some(path) => {
@@ -213,6 +256,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let earshot = Arc::new(Earshot::open(&data, config).context("opening the store")?);
     tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), "rebuilt indexes");
+    earshot.warm_search();
     let state = AppState::new(earshot.clone(), auth);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -238,6 +282,8 @@ fn verify(data: &std::path::Path) -> anyhow::Result<()> {
     let mut failed = false;
     for id in earshot.store_ids() {
         let h = earshot.store(&id)?;
+        // Build the search projection too, so that its agreement is checked as well.
+        h.search_ready(&h.latest(), std::time::Duration::from_secs(3600))?;
         match h.verify() {
             Ok(report) => println!("{id}: ok ({report})"),
             Err(e) => {

@@ -1,0 +1,323 @@
+//! `earshot eval`: the paper's retrieval confirmation (its §5–6) reproduced on Earshot's own
+//! generator, deterministic from a seed.
+//!
+//! One store holds every generated history (each history is its owner's memory); one BM25 index
+//! (the store's search projection) serves every arm; every arm answers the same questions with a
+//! fetch budget of 20 and a context of k = 5. The six arms differ only in their candidates:
+//! - `earshot_indexed`: the service's own path (`StoreHandle::rank_admissible`: postings lookup,
+//!   then BM25 over the admissible items only);
+//! - `earshot_flat`: admission by the flat evaluator over the history's durable records;
+//! - `unscoped`: every item of the owner's memory, no authorization;
+//! - `session_silo`: only current items recorded in the asking container;
+//! - `post_filter`: the unscoped top 20, then the inadmissible ones dropped (bounded post-filter);
+//! - `principal_postings`: an independent implementation of per-participant postings
+//!   `N_p = {(m, A) : p ∈ A ∈ AuthSets(m)}`, admitting m when one pair is in every viewer's postings.
+//!
+//! Forbidden items are counted against the generator's own ledger, never against the store.
+
+mod gen;
+mod report;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use earshot_store::durable::{encode_records, Records};
+use earshot_store::flat::{Flat, FlatViewers};
+use earshot_store::model::{ContainerInput, Identity, ViewersInput};
+use earshot_store::{Backend, Earshot, Iid, Op, Snapshot, StoreHandle};
+
+pub use gen::{History, Kind, World, DOSES};
+pub use report::{Cell, Report};
+
+/// The store every history is imported into.
+const STORE: &str = "eval";
+/// Fetch budget and context size (the paper's frozen values).
+pub const FETCH: usize = 20;
+pub const K: usize = 5;
+
+/// The six arms, in report order.
+pub const ARMS: [&str; 6] =
+    ["earshot_indexed", "earshot_flat", "unscoped", "session_silo", "post_filter", "principal_postings"];
+
+/// Whether an arm authorizes (every authorized arm must show zero forbidden items).
+pub fn authorized(arm: &str) -> bool {
+    arm != "unscoped"
+}
+
+/// Everything that can stop an evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("store: {0}")]
+    Store(#[from] earshot_store::StoreError),
+    #[error("writing {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("plot: {0}")]
+    Plot(String),
+    #[error("invariant broken: {0}")]
+    Invariant(String),
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct EvalConfig {
+    pub seed: u64,
+    pub histories: usize,
+    /// Worker threads answering questions (histories are split between them).
+    pub threads: usize,
+}
+
+/// A backend in memory: the evaluation's store lives for one run.
+#[derive(Default)]
+struct MemBackend {
+    trees: Mutex<BTreeMap<String, Tree>>,
+}
+
+type Tree = BTreeMap<Vec<u8>, Vec<u8>>;
+
+impl Backend for MemBackend {
+    fn stores(&self) -> earshot_store::Result<Vec<String>> {
+        Ok(self.trees.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect())
+    }
+    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(trees
+            .get(store)
+            .map(|t| t.iter().filter(|(k, _)| !k.starts_with(b"c/")).map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default())
+    }
+    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
+        let mut trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
+        let tree = trees.entry(store.to_string()).or_default();
+        for op in ops {
+            match op {
+                Op::Put(k, v) => {
+                    tree.insert(k, v);
+                }
+                Op::Del(k) => {
+                    tree.remove(&k);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(trees.get(store).and_then(|t| t.get(key).cloned()))
+    }
+}
+
+/// A clock fixed at the epoch: every grant in the generator is unexpiring.
+struct Epoch;
+impl earshot_store::Clock for Epoch {
+    fn now_ms(&self) -> i64 {
+        0
+    }
+}
+
+/// Generates the histories, imports them into one store, builds the index, answers every
+/// question with every arm and aggregates the report.
+pub fn run(cfg: &EvalConfig) -> Result<Report, EvalError> {
+    let started = Instant::now();
+    let world = World::generate(cfg.seed, cfg.histories);
+    let records: Records = world.records(STORE);
+    let backend = Arc::new(MemBackend::default());
+    backend.commit(STORE, encode_records(&records)?)?;
+    drop(records);
+    let generated = started.elapsed();
+    let earshot = Earshot::open_with(backend, Arc::new(Epoch), earshot_store::Config::default())?;
+    let handle = earshot.store(STORE)?;
+    let snapshot = handle.latest();
+    handle.search_ready(&snapshot, std::time::Duration::from_secs(3600))?;
+    let indexed = started.elapsed();
+
+    let threads = cfg.threads.max(1);
+    let chunk = world.histories.len().div_ceil(threads).max(1);
+    let results: Vec<Result<Vec<Vec<Cell>>, EvalError>> = std::thread::scope(|scope| {
+        let jobs: Vec<_> = world
+            .histories
+            .chunks(chunk)
+            .map(|part| {
+                let (handle, snapshot) = (&handle, &snapshot);
+                scope.spawn(move || part.iter().map(|h| answer(handle, snapshot, h)).collect::<Result<Vec<_>, _>>())
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| j.join().unwrap_or_else(|_| Err(EvalError::Invariant("a worker thread panicked".into()))))
+            .collect()
+    });
+    let mut cells = Vec::new();
+    for part in results {
+        for history in part? {
+            cells.extend(history);
+        }
+    }
+    earshot.shutdown();
+    let mut report = Report::aggregate(cfg, &cells);
+    report.timing = Some((generated, indexed, started.elapsed()));
+    report.items = snapshot.item_count();
+    Ok(report)
+}
+
+/// Writes the table (`report.txt`), the CSV (`report.csv`) and the plot (`recall_by_dose.svg`).
+pub fn write_outputs(report: &Report, dir: &Path) -> Result<(), EvalError> {
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| EvalError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let table = dir.join("report.txt");
+    std::fs::write(&table, report.table()).map_err(io(&table))?;
+    let csv = dir.join("report.csv");
+    std::fs::write(&csv, report.csv()).map_err(io(&csv))?;
+    let svg = dir.join("recall_by_dose.svg");
+    std::fs::write(&svg, report.svg()?).map_err(io(&svg))?;
+    Ok(())
+}
+
+/// Answers every question of one history with every arm.
+fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell>, EvalError> {
+    let missing = |what: &str| EvalError::Invariant(format!("{what} missing from the store"));
+    let owner = snap.participant_id(&h.owner).ok_or_else(|| missing(&h.owner))?;
+    let mut all: Vec<(Iid, usize)> = Vec::with_capacity(h.items.len());
+    for (n, i) in h.items.iter().enumerate() {
+        all.push((snap.item_id(&i.name).ok_or_else(|| missing(&i.name))?, n));
+    }
+    let by_iid: BTreeMap<Iid, usize> = all.iter().copied().collect();
+    let iids: Vec<Iid> = all.iter().map(|(i, _)| *i).collect();
+    let flat = Flat::new(&h.records);
+    let postings = Postings::new(h);
+    let mut cells = Vec::with_capacity(h.questions.len() * ARMS.len());
+    for q in &h.questions {
+        let channel = h.channels.get(q.channel).ok_or_else(|| missing("a question's container"))?;
+        let viewers = channel.viewers.clone();
+        let others: Vec<String> = viewers.iter().filter(|v| **v != h.owner).cloned().collect();
+        // One-to-one containers name their viewer by transport identity, groups by participant.
+        let container = match others.as_slice() {
+            [one] => ContainerInput {
+                owner: h.owner.clone(),
+                viewers: ViewersInput {
+                    identities: vec![Identity {
+                        transport: channel.transport.into(),
+                        identifier: gen::identifier(channel.transport, one),
+                    }],
+                    ..ViewersInput::default()
+                },
+            },
+            _ => ContainerInput {
+                owner: h.owner.clone(),
+                viewers: ViewersInput { participants: others.clone(), ..ViewersInput::default() },
+            },
+        };
+        let resolved = snap.resolve_container(&container)?;
+        if !matches!(&resolved.viewers, earshot_core::Viewers::Resolved(v) if v.len() == viewers.len()) {
+            return Err(EvalError::Invariant(format!("the container of `{}` did not resolve", q.query)));
+        }
+        // Scores are per item and fixed before authorization, so one full ranking of the
+        // owner's memory orders every arm's candidates.
+        let full = handle.rank_candidates(snap, &iids, &q.query, iids.len())?;
+        let pick = |keep: &dyn Fn(Iid, usize) -> bool| -> Vec<usize> {
+            full.iter()
+                .filter_map(|(iid, _)| by_iid.get(iid).map(|n| (*iid, *n)))
+                .filter(|(iid, n)| keep(*iid, *n))
+                .map(|(_, n)| n)
+                .take(FETCH)
+                .collect()
+        };
+        let indexed: Vec<usize> = handle
+            .rank_admissible(snap, &resolved, &[owner], 0, &q.query, FETCH)?
+            .fetched
+            .iter()
+            .filter_map(|r| by_iid.get(&r.iid).copied())
+            .collect();
+        let store_admits = |iid: Iid| snap.check_iid(iid, &resolved.viewers, 0).admitted;
+        if indexed != pick(&|iid, _| store_admits(iid)) {
+            return Err(EvalError::Invariant(format!(
+                "the indexed path ranked `{}` differently from the same scores filtered by admission",
+                q.query
+            )));
+        }
+        let fv = FlatViewers::Set(viewers.clone());
+        // The three authorizing evaluators (store, flat, postings) are policy-equivalent: they
+        // must agree on every item of the memory, not only on the ones that rank.
+        for (iid, n) in &all {
+            let Some(item) = h.items.get(*n) else { continue };
+            let (s, f, p) =
+                (store_admits(*iid), flat.check(&item.name, &fv, 0).admitted, postings.admits(h, *n, &viewers));
+            if s != f || s != p || s != h.admits(item, &viewers) {
+                return Err(EvalError::Invariant(format!(
+                    "admission of `{}` for `{}`: store {s}, flat {f}, postings {p}, ledger {}",
+                    item.name,
+                    q.query,
+                    h.admits(item, &viewers)
+                )));
+            }
+        }
+        let unscoped = pick(&|_, _| true);
+        let arms: [Vec<usize>; 6] = [
+            indexed,
+            pick(&|_, n| h.items.get(n).is_some_and(|i| flat.check(&i.name, &fv, 0).admitted)),
+            unscoped.clone(),
+            pick(&|_, n| h.items.get(n).is_some_and(|i| i.current && i.channel == Some(q.channel))),
+            unscoped.iter().copied().filter(|n| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect(),
+            pick(&|_, n| postings.admits(h, n, &viewers)),
+        ];
+        // The post-filter's window is exhausted when it returned fewer than K items although
+        // more admissible matches exist beyond the unscoped top 20.
+        let exhausted = arms[4].len() < K && arms[0].len() > arms[4].len();
+        for (arm, ranked) in ARMS.iter().zip(arms) {
+            let mut cell = Cell::score(arm, h, q, &ranked, &viewers);
+            cell.exhausted = *arm == "post_filter" && exhausted;
+            cells.push(cell);
+        }
+    }
+    Ok(cells)
+}
+
+/// Per-participant postings of one history, built from the generator's ledger:
+/// participant → the (item, audience) pairs whose audience contains it (audience 0 is the
+/// origin, 1.. the grants; the public audience contains everyone).
+struct Postings {
+    by_participant: BTreeMap<String, BTreeSet<(usize, usize)>>,
+    public: BTreeSet<(usize, usize)>,
+}
+
+impl Postings {
+    fn new(h: &History) -> Self {
+        let mut by_participant: BTreeMap<String, BTreeSet<(usize, usize)>> = BTreeMap::new();
+        let mut public = BTreeSet::new();
+        for (n, item) in h.items.iter().enumerate() {
+            let auds = std::iter::once(match &item.audience {
+                gen::Aud::Public => None,
+                gen::Aud::Members(m) => Some(m),
+            })
+            .chain(item.grants.iter().map(Some));
+            for (a, aud) in auds.enumerate() {
+                match aud {
+                    None => {
+                        public.insert((n, a));
+                    }
+                    Some(members) => {
+                        for p in members {
+                            by_participant.entry(p.clone()).or_default().insert((n, a));
+                        }
+                    }
+                }
+            }
+        }
+        Postings { by_participant, public }
+    }
+
+    /// Current, and some (item, audience) pair is in the postings of every viewer.
+    fn admits(&self, h: &History, n: usize, viewers: &BTreeSet<String>) -> bool {
+        if !h.items.get(n).is_some_and(|i| i.current) {
+            return false;
+        }
+        let pairs = |p: &str| self.by_participant.get(p);
+        let audiences = 1 + h.items.get(n).map_or(0, |i| i.grants.len());
+        (0..audiences).any(|a| {
+            self.public.contains(&(n, a)) || viewers.iter().all(|v| pairs(v).is_some_and(|s| s.contains(&(n, a))))
+        })
+    }
+}

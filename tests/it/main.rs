@@ -1,6 +1,7 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
 mod context;
+mod context_fault;
 mod crash;
 mod device_faults;
 mod devices;

@@ -458,3 +458,35 @@ fn lookup_refuses_bad_limits_and_cursors() {
     assert!(snap.expand("nope", w.now).is_err());
     assert!(snap.item_view("nope", w.now).is_err());
 }
+
+#[test]
+fn a_new_store_answers_its_first_revision() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let earshot = Earshot::temporary(clock).unwrap();
+    let out = earshot.create_store("fresh", None).unwrap();
+    assert_eq!(out.outcome, "created");
+    assert_eq!(out.ids, vec!["fresh".to_string()]);
+    assert_eq!(out.revision, 1);
+    assert_eq!(out.token, crate::token::encode("fresh", 1));
+    assert!(earshot.create_store("fresh", None).is_err());
+    assert_eq!(earshot.store("fresh").unwrap().latest().revision(), 1);
+}
+
+#[test]
+fn only_a_participant_without_items_can_be_removed() {
+    let mut w = World::new();
+    w.write(Command::CreateItem(NewItem {
+        id: Some("m".into()),
+        owner: "p0".into(),
+        content: None,
+        attributes: None,
+        origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+    }));
+    let err = w.store.write(Command::RemoveParticipant { id: "p0".into() }).unwrap_err();
+    assert_eq!(err.code(), "participant_owns_items");
+    // p1 owns nothing: it goes, and with it its identity-free postings.
+    let out = w.store.write(Command::RemoveParticipant { id: "p1".into() }).unwrap();
+    assert_eq!(out.outcome, "removed");
+    assert!(w.store.latest().pid("p1").is_none());
+    w.store.verify().unwrap();
+}

@@ -94,8 +94,10 @@ impl World {
     }
 
     fn write(&mut self, cmd: Command) {
-        let before = self.store.latest().revision();
+        let snap = self.store.latest();
+        let before = snap.revision();
         let adds_items = matches!(&cmd, Command::CreateItem(_) | Command::Derive { .. });
+        let (want_outcome, want_reason) = expected_outcome(&snap, &cmd, self.now);
         match self.store.write(cmd) {
             Ok(out) => {
                 if out.outcome == "granted" {
@@ -106,6 +108,21 @@ impl World {
                 let after = self.store.latest().revision();
                 let expect = if out.outcome == "suppressed" { before } else { before + 1 };
                 assert_eq!(after, expect, "{out:?}");
+                assert_eq!(out.revision, after, "{out:?}");
+                assert_eq!(out.token, crate::token::encode("t", after), "{out:?}");
+                if let Some(w) = want_outcome {
+                    assert_eq!(out.outcome, w, "{out:?}");
+                }
+                if let Some(w) = want_reason {
+                    assert_eq!((out.reason.as_deref(), out.source.as_deref()), (w.0, w.1.as_deref()), "{out:?}");
+                }
+                let makes_ids = out.outcome != "suppressed";
+                assert_eq!(!out.ids.is_empty(), makes_ids, "{out:?}");
+                if adds_items && out.outcome != "granted" {
+                    for id in &out.ids {
+                        assert_eq!(self.store.latest().item_view(id, self.now).unwrap().created_revision, after);
+                    }
+                }
             }
             Err(e) => {
                 assert!(!matches!(e.code(), "integrity_failure" | "storage_failure"), "{e}");
@@ -392,6 +409,64 @@ impl World {
         assert_eq!(snap.item_count(), names.len());
         self.store.verify().unwrap();
     }
+}
+
+/// What a write should answer, decided from the snapshot before it: the outcome word and, for a
+/// derivation, the suppress reason and source (`None`: not checked, e.g. for a refusal).
+type Reason = (Option<&'static str>, Option<String>);
+
+fn expected_outcome(snap: &crate::Snapshot, cmd: &Command, now: i64) -> (Option<&'static str>, Option<Reason>) {
+    let r = match cmd {
+        Command::CreateParticipant(_) | Command::BindIdentity(_) | Command::CreateItem(_) => {
+            return (Some("created"), None)
+        }
+        Command::RemoveParticipant { .. } => return (Some("removed"), None),
+        Command::Lifecycle { .. } => return (Some("updated"), None),
+        Command::Grant { .. } => return (Some("granted"), None),
+        Command::RevokeGrant { .. } => return (Some("revoked"), None),
+        Command::Derive { request, .. } => request,
+    };
+    if r.disposition == Disposition::Declassification {
+        return (Some("granted"), None);
+    }
+    if r.disposition == Disposition::Suppress {
+        return (Some("suppressed"), Some((Some("requested"), None)));
+    }
+    // SPEC §1.5 suppress rule, restated from the item views: incomplete provenance first, then
+    // a container that reaches a source only through a grant, or not at all.
+    let views: Vec<_> = r.sources.iter().filter_map(|s| snap.item_view(s, now).ok()).collect();
+    let mut reason: Option<(&'static str, String)> =
+        views.iter().find(|v| !v.current).map(|v| ("source_not_current", v.id.clone()));
+    if reason.is_none() {
+        if let Some(c) = &r.container {
+            let viewers = snap.resolve_viewers(snap.pid(&r.owner), c).ok();
+            for v in &views {
+                let members = |kind: AudienceKind, m: &[String]| match &viewers {
+                    Some(earshot_core::Viewers::Resolved(ps)) => {
+                        kind == AudienceKind::Public
+                            || ps.iter().all(|p| m.iter().any(|x| Some(x.as_str()) == snap.part(*p).map(|r| &*r.name)))
+                    }
+                    _ => kind == AudienceKind::Public,
+                };
+                if !members(v.audience.kind, &v.audience.members) {
+                    let by_grant = v.grants.iter().any(|g| g.live && members(g.kind, &g.members));
+                    let code = if by_grant { "source_reachable_only_through_grant" } else { "source_not_admissible" };
+                    reason = Some((code, v.id.clone()));
+                    break;
+                }
+            }
+        }
+    }
+    let outcome = match (r.disposition, &reason) {
+        (Disposition::Quarantine, _) => "quarantined",
+        (_, Some(_)) => "suppressed",
+        _ => "created",
+    };
+    let reason = match reason {
+        Some((code, source)) => (Some(code), Some(source)),
+        None => (None, None),
+    };
+    (Some(outcome), Some(reason))
 }
 
 /// `V(C)` by name from the durable records (SPEC §1.2), independently of the index.

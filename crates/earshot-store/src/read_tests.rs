@@ -407,6 +407,36 @@ impl World {
             }
         }
         assert_eq!(snap.item_count(), names.len());
+        assert_eq!(snap.store(), "t");
+        // The public audience has no record; every other live audience has one.
+        assert_eq!(snap.audience_count(), records.audiences.len() + 1);
+        // The views against the durable records themselves (a fault that the live index and a
+        // rebuild would share is invisible to `verify`).
+        assert_eq!(records.items.len(), views.len());
+        for rec in &records.items {
+            let v = views.iter().find(|v| v.id == rec.id).unwrap();
+            assert_eq!(
+                (&v.owner, v.state, &v.sources, &v.superseded_by, &v.audience.digest, v.created_revision),
+                (&rec.owner, rec.state, &rec.sources, &rec.superseded_by, &rec.audience, rec.created_rev),
+                "item view vs record"
+            );
+        }
+        for g in &records.grants {
+            let v = views.iter().find(|v| v.id == g.item).unwrap();
+            let gv = v.grants.iter().find(|x| x.id == g.id).unwrap();
+            assert_eq!(
+                (gv.revoked, gv.expires_at.clone(), gv.created_at.clone(), &gv.issuer, &gv.reason, &gv.digest),
+                (
+                    g.revoked,
+                    g.expires_at_ms.map(format_time),
+                    format_time(g.created_at_ms),
+                    &g.issuer,
+                    &g.reason,
+                    &g.audience
+                ),
+                "grant view vs record"
+            );
+        }
         self.store.verify().unwrap();
     }
 }
@@ -522,6 +552,15 @@ fn lookup_refuses_bad_limits_and_cursors() {
     assert!(snap.lookup(&r, &[], Some("c0"), None, w.now).is_ok());
     let too_many: Vec<String> = (0..=crate::model::limits::MAX_OWNERS).map(|i| format!("o{i}")).collect();
     assert!(snap.lookup(&r, &too_many, None, None, w.now).is_err());
+    // Exactly at each bound is still accepted.
+    assert!(snap.lookup(&r, &too_many[1..], None, None, w.now).is_ok());
+    let at_bound = ViewersInput {
+        participants: (0..crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
+        ..Default::default()
+    };
+    assert_eq!(snap.resolve_viewers(snap.pid("p0"), &at_bound).ok(), Some(earshot_core::Viewers::Unresolved));
+    let at_items: Vec<String> = (0..crate::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
+    assert_eq!(snap.check_bulk(&at_items, &r, w.now).map(|v| v.len()).ok(), Some(at_items.len()));
     let many_viewers = ViewersInput {
         participants: (0..=crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
         ..Default::default()

@@ -604,3 +604,37 @@ fn only_a_participant_without_items_can_be_removed() {
     assert!(w.store.latest().pid("p1").is_none());
     w.store.verify().unwrap();
 }
+
+#[test]
+fn a_suppress_disposition_writes_nothing_and_says_so() {
+    let mut w = World::new();
+    w.write(Command::CreateItem(NewItem {
+        id: Some("m".into()),
+        owner: "p0".into(),
+        content: None,
+        attributes: None,
+        origin: OriginInput::Keyword(OriginKeyword::Public),
+    }));
+    let before = w.store.latest().revision();
+    let request = DeriveRequest {
+        disposition: Disposition::Suppress,
+        owner: "p0".into(),
+        sources: vec!["m".into()],
+        id: None,
+        content: None,
+        attributes: None,
+        container: None,
+        outputs: None,
+        members: None,
+        reason: None,
+        expires_at: None,
+    };
+    let out = w.store.write(Command::Derive { request, issuer: "admin".into() }).unwrap();
+    assert_eq!(
+        (out.outcome.as_str(), out.reason.as_deref(), out.source.as_deref()),
+        ("suppressed", Some("requested"), None)
+    );
+    assert!(out.ids.is_empty());
+    assert_eq!(w.store.latest().revision(), before);
+    assert_eq!(w.store.latest().item_count(), 1);
+}

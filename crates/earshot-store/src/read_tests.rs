@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use earshot_core::{Action, AudienceKind, Disposition, Quality};
@@ -63,6 +63,10 @@ struct World {
     items: Vec<String>,
     grants: Vec<String>,
     seq: usize,
+    /// What the writes asked for, kept independently of the store: each derived item's sources
+    /// and each superseded item's successor.
+    sources: BTreeMap<String, Vec<String>>,
+    superseded_by: BTreeMap<String, String>,
 }
 
 fn ident(i: &str) -> Identity {
@@ -75,7 +79,17 @@ impl World {
         let earshot = Earshot::temporary(clock.clone()).unwrap();
         earshot.create_store("t", None).unwrap();
         let store = earshot.store("t").unwrap();
-        let mut w = World { _earshot: earshot, clock, store, now: T0, items: vec![], grants: vec![], seq: 0 };
+        let mut w = World {
+            _earshot: earshot,
+            clock,
+            store,
+            now: T0,
+            items: vec![],
+            grants: vec![],
+            seq: 0,
+            sources: BTreeMap::new(),
+            superseded_by: BTreeMap::new(),
+        };
         for p in PARTS {
             w.write(Command::CreateParticipant(NewParticipant {
                 id: p.into(),
@@ -98,8 +112,32 @@ impl World {
         let before = snap.revision();
         let adds_items = matches!(&cmd, Command::CreateItem(_) | Command::Derive { .. });
         let (want_outcome, want_reason) = expected_outcome(&snap, &cmd, self.now);
+        let asked = cmd.clone();
         match self.store.write(cmd) {
             Ok(out) => {
+                match &asked {
+                    Command::Derive { request, .. } if out.outcome == "created" || out.outcome == "quarantined" => {
+                        match &request.outputs {
+                            Some(outputs) => {
+                                for (o, id) in outputs.iter().zip(&out.ids) {
+                                    self.sources.insert(id.clone(), o.sources.clone());
+                                }
+                            }
+                            None => {
+                                for id in &out.ids {
+                                    self.sources.insert(id.clone(), request.sources.clone());
+                                }
+                            }
+                        }
+                    }
+                    Command::Lifecycle {
+                        item,
+                        request: LifecycleRequest { action: Action::Supersede, by: Some(b) },
+                    } => {
+                        self.superseded_by.insert(item.clone(), b.clone());
+                    }
+                    _ => {}
+                }
                 if out.outcome == "granted" {
                     self.grants.extend(out.ids.iter().cloned());
                 } else if adds_items {
@@ -203,8 +241,13 @@ impl World {
                     Action::Delete,
                 ];
                 let action = actions[r.below(actions.len())];
-                let by =
-                    (action == Action::Supersede && r.below(2) == 0).then(|| r.pick(&self.items).cloned()).flatten();
+                // A successor is usually the newest item (valid unless it is the item itself).
+                let by = match r.below(4) {
+                    0 => None,
+                    1 => r.pick(&self.items).cloned(),
+                    _ => self.items.last().cloned(),
+                }
+                .filter(|_| action == Action::Supersede);
                 Command::Lifecycle { item, request: LifecycleRequest { action, by } }
             }
             8 | 9 => {
@@ -413,6 +456,10 @@ impl World {
         // The views against the durable records themselves (a fault that the live index and a
         // rebuild would share is invisible to `verify`).
         assert_eq!(records.items.len(), views.len());
+        for v in &views {
+            assert_eq!(v.sources, self.sources.get(&v.id).cloned().unwrap_or_default(), "sources of {}", v.id);
+            assert_eq!(v.superseded_by.as_ref(), self.superseded_by.get(&v.id), "successor of {}", v.id);
+        }
         for rec in &records.items {
             let v = views.iter().find(|v| v.id == rec.id).unwrap();
             assert_eq!(

@@ -685,3 +685,28 @@ fn a_suppress_disposition_writes_nothing_and_says_so() {
     assert_eq!(w.store.latest().revision(), before);
     assert_eq!(w.store.latest().item_count(), 1);
 }
+
+#[test]
+fn a_lookup_always_finishes() {
+    // A lookup merges sorted posting streams; a stream that never ends would spin forever. The
+    // lookup runs on another thread so that such a fault fails here within seconds.
+    let mut r = Rng(7);
+    let mut w = World::new();
+    for _ in 0..30 {
+        w.step(&mut r);
+    }
+    let snap = w.store.latest();
+    let now = w.now;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut pages = 0;
+        for c in World::containers() {
+            let Ok(rc) = snap.resolve_container(&c) else { continue };
+            let _ = snap.lookup(&rc, &[], None, Some(1000), now);
+            pages += 1;
+        }
+        let _ = tx.send(pages);
+    });
+    let done = rx.recv_timeout(std::time::Duration::from_secs(20));
+    assert_eq!(done.ok(), Some(World::containers().len()), "a lookup did not finish within 20 s");
+}

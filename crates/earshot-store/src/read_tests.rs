@@ -524,6 +524,8 @@ impl World {
             );
         }
         for g in &records.grants {
+            // Grants are revoked by name: every recorded grant must be found by its name.
+            assert!(snap.gids.get(&g.id).is_some(), "grant {} cannot be found by name", g.id);
             let v = views.iter().find(|v| v.id == g.item).unwrap();
             let gv = v.grants.iter().find(|x| x.id == g.id).unwrap();
             assert_eq!(

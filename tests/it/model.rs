@@ -116,7 +116,7 @@ fn run_model(u: &Universe) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(config(8))]
+    #![proptest_config(config(24))]
 
     /// The store equals its model after every step, restarts included, in its answers and in
     /// its durable records.

@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use earshot_core::{Action, AudienceKind, Disposition, Quality};
@@ -56,13 +56,18 @@ impl Rng {
 }
 
 struct World {
-    _earshot: Earshot,
+    /// Kept so the store stays open; `None` only while reopening.
+    earshot: Option<Earshot>,
     clock: Arc<ManualClock>,
     store: Arc<StoreHandle>,
     now: i64,
     items: Vec<String>,
     grants: Vec<String>,
     seq: usize,
+    /// What the writes asked for, kept independently of the store: each derived item's sources
+    /// and each superseded item's successor.
+    sources: BTreeMap<String, Vec<String>>,
+    superseded_by: BTreeMap<String, String>,
 }
 
 fn ident(i: &str) -> Identity {
@@ -73,9 +78,24 @@ impl World {
     fn new() -> Self {
         let clock = Arc::new(ManualClock::new(T0));
         let earshot = Earshot::temporary(clock.clone()).unwrap();
+        Self::on(earshot, clock)
+    }
+
+    /// A world on an opened instance (a temporary one, or sled in a directory).
+    fn on(earshot: Earshot, clock: Arc<ManualClock>) -> Self {
         earshot.create_store("t", None).unwrap();
         let store = earshot.store("t").unwrap();
-        let mut w = World { _earshot: earshot, clock, store, now: T0, items: vec![], grants: vec![], seq: 0 };
+        let mut w = World {
+            earshot: Some(earshot),
+            clock,
+            store,
+            now: T0,
+            items: vec![],
+            grants: vec![],
+            seq: 0,
+            sources: BTreeMap::new(),
+            superseded_by: BTreeMap::new(),
+        };
         for p in PARTS {
             w.write(Command::CreateParticipant(NewParticipant {
                 id: p.into(),
@@ -94,10 +114,36 @@ impl World {
     }
 
     fn write(&mut self, cmd: Command) {
-        let before = self.store.latest().revision();
+        let snap = self.store.latest();
+        let before = snap.revision();
         let adds_items = matches!(&cmd, Command::CreateItem(_) | Command::Derive { .. });
+        let (want_outcome, want_reason) = expected_outcome(&snap, &cmd, self.now);
+        let asked = cmd.clone();
         match self.store.write(cmd) {
             Ok(out) => {
+                match &asked {
+                    Command::Derive { request, .. } if out.outcome == "created" || out.outcome == "quarantined" => {
+                        match &request.outputs {
+                            Some(outputs) => {
+                                for (o, id) in outputs.iter().zip(&out.ids) {
+                                    self.sources.insert(id.clone(), o.sources.clone());
+                                }
+                            }
+                            None => {
+                                for id in &out.ids {
+                                    self.sources.insert(id.clone(), request.sources.clone());
+                                }
+                            }
+                        }
+                    }
+                    Command::Lifecycle {
+                        item,
+                        request: LifecycleRequest { action: Action::Supersede, by: Some(b) },
+                    } => {
+                        self.superseded_by.insert(item.clone(), b.clone());
+                    }
+                    _ => {}
+                }
                 if out.outcome == "granted" {
                     self.grants.extend(out.ids.iter().cloned());
                 } else if adds_items {
@@ -106,12 +152,76 @@ impl World {
                 let after = self.store.latest().revision();
                 let expect = if out.outcome == "suppressed" { before } else { before + 1 };
                 assert_eq!(after, expect, "{out:?}");
+                assert_eq!(out.revision, after, "{out:?}");
+                assert_eq!(out.token, crate::token::encode("t", after), "{out:?}");
+                if let Some(w) = want_outcome {
+                    assert_eq!(out.outcome, w, "{out:?}");
+                }
+                if let Some(w) = want_reason {
+                    assert_eq!((out.reason.as_deref(), out.source.as_deref()), (w.0, w.1.as_deref()), "{out:?}");
+                }
+                let makes_ids = out.outcome != "suppressed";
+                assert_eq!(!out.ids.is_empty(), makes_ids, "{out:?}");
+                if adds_items && out.outcome != "granted" {
+                    for id in &out.ids {
+                        assert_eq!(self.store.latest().item_view(id, self.now).unwrap().created_revision, after);
+                    }
+                }
             }
             Err(e) => {
                 assert!(!matches!(e.code(), "integrity_failure" | "storage_failure"), "{e}");
                 assert_eq!(self.store.latest().revision(), before, "a refused write moved the revision: {e}");
             }
         }
+    }
+
+    /// Every answer a client can get, as text: decisions, lookup pages and item views.
+    fn answers(&self) -> Vec<String> {
+        let snap = self.store.latest();
+        let mut out = vec![format!("revision {}", snap.revision())];
+        for c in Self::containers() {
+            let r = snap.resolve_container(&c).unwrap();
+            for n in snap.item_names() {
+                out.push(format!("{:?}", snap.check(&n, &r, self.now).unwrap()));
+            }
+            let mut cursor: Option<String> = None;
+            for _ in 0..200 {
+                let page = snap.lookup(&r, &[], cursor.as_deref(), Some(2), self.now).unwrap();
+                out.push(format!("{page:?}"));
+                cursor = page.cursor;
+                if cursor.is_none() {
+                    break;
+                }
+            }
+        }
+        for n in snap.item_names() {
+            out.push(format!("{:?} {:?}", snap.item_view(&n, self.now).unwrap(), snap.expand(&n, self.now).unwrap()));
+        }
+        out
+    }
+
+    /// Closes the instance and opens it again from `path`, as a restart does.
+    fn reopen(&mut self, path: &std::path::Path) {
+        // Every handle holds the backend: swap ours for a throwaway one before closing.
+        let placeholder = Earshot::temporary(self.clock.clone()).unwrap();
+        placeholder.create_store("t", None).unwrap();
+        self.store = placeholder.store("t").unwrap();
+        drop(self.earshot.take());
+        let mut tries = 0;
+        let backend = loop {
+            match crate::SledBackend::open(path) {
+                Ok(b) => break b,
+                // sled lets go of its file lock from a background thread, shortly after.
+                Err(e) if tries < 250 && e.to_string().contains("could not acquire lock") => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => panic!("reopening: {e}"),
+            }
+        };
+        let earshot = Earshot::open_with(Arc::new(backend), self.clock.clone(), crate::Config::default()).unwrap();
+        self.store = earshot.store("t").unwrap();
+        self.earshot = Some(earshot);
     }
 
     fn fresh(&mut self) -> String {
@@ -186,8 +296,13 @@ impl World {
                     Action::Delete,
                 ];
                 let action = actions[r.below(actions.len())];
-                let by =
-                    (action == Action::Supersede && r.below(2) == 0).then(|| r.pick(&self.items).cloned()).flatten();
+                // A successor is usually the newest item (valid unless it is the item itself).
+                let by = match r.below(4) {
+                    0 => None,
+                    1 => r.pick(&self.items).cloned(),
+                    _ => self.items.last().cloned(),
+                }
+                .filter(|_| action == Action::Supersede);
                 Command::Lifecycle { item, request: LifecycleRequest { action, by } }
             }
             8 | 9 => {
@@ -390,8 +505,102 @@ impl World {
             }
         }
         assert_eq!(snap.item_count(), names.len());
+        assert_eq!(snap.store(), "t");
+        // The public audience has no record; every other live audience has one.
+        assert_eq!(snap.audience_count(), records.audiences.len() + 1);
+        // The views against the durable records themselves (a fault that the live index and a
+        // rebuild would share is invisible to `verify`).
+        assert_eq!(records.items.len(), views.len());
+        for v in &views {
+            assert_eq!(v.sources, self.sources.get(&v.id).cloned().unwrap_or_default(), "sources of {}", v.id);
+            assert_eq!(v.superseded_by.as_ref(), self.superseded_by.get(&v.id), "successor of {}", v.id);
+        }
+        for rec in &records.items {
+            let v = views.iter().find(|v| v.id == rec.id).unwrap();
+            assert_eq!(
+                (&v.owner, v.state, &v.sources, &v.superseded_by, &v.audience.digest, v.created_revision),
+                (&rec.owner, rec.state, &rec.sources, &rec.superseded_by, &rec.audience, rec.created_rev),
+                "item view vs record"
+            );
+        }
+        for g in &records.grants {
+            // Grants are revoked by name: every recorded grant must be found by its name.
+            assert!(snap.gids.get(&g.id).is_some(), "grant {} cannot be found by name", g.id);
+            let v = views.iter().find(|v| v.id == g.item).unwrap();
+            let gv = v.grants.iter().find(|x| x.id == g.id).unwrap();
+            assert_eq!(
+                (gv.revoked, gv.expires_at.clone(), gv.created_at.clone(), &gv.issuer, &gv.reason, &gv.digest),
+                (
+                    g.revoked,
+                    g.expires_at_ms.map(format_time),
+                    format_time(g.created_at_ms),
+                    &g.issuer,
+                    &g.reason,
+                    &g.audience
+                ),
+                "grant view vs record"
+            );
+        }
         self.store.verify().unwrap();
     }
+}
+
+/// What a write should answer, decided from the snapshot before it: the outcome word and, for a
+/// derivation, the suppress reason and source (`None`: not checked, e.g. for a refusal).
+type Reason = (Option<&'static str>, Option<String>);
+
+fn expected_outcome(snap: &crate::Snapshot, cmd: &Command, now: i64) -> (Option<&'static str>, Option<Reason>) {
+    let r = match cmd {
+        Command::CreateParticipant(_) | Command::BindIdentity(_) | Command::CreateItem(_) => {
+            return (Some("created"), None)
+        }
+        Command::RemoveParticipant { .. } => return (Some("removed"), None),
+        Command::Lifecycle { .. } => return (Some("updated"), None),
+        Command::Grant { .. } => return (Some("granted"), None),
+        Command::RevokeGrant { .. } => return (Some("revoked"), None),
+        Command::Derive { request, .. } => request,
+    };
+    if r.disposition == Disposition::Declassification {
+        return (Some("granted"), None);
+    }
+    if r.disposition == Disposition::Suppress {
+        return (Some("suppressed"), Some((Some("requested"), None)));
+    }
+    // SPEC §1.5 suppress rule, restated from the item views: incomplete provenance first, then
+    // a container that reaches a source only through a grant, or not at all.
+    let views: Vec<_> = r.sources.iter().filter_map(|s| snap.item_view(s, now).ok()).collect();
+    let mut reason: Option<(&'static str, String)> =
+        views.iter().find(|v| !v.current).map(|v| ("source_not_current", v.id.clone()));
+    if reason.is_none() {
+        if let Some(c) = &r.container {
+            let viewers = snap.resolve_viewers(snap.pid(&r.owner), c).ok();
+            for v in &views {
+                let members = |kind: AudienceKind, m: &[String]| match &viewers {
+                    Some(earshot_core::Viewers::Resolved(ps)) => {
+                        kind == AudienceKind::Public
+                            || ps.iter().all(|p| m.iter().any(|x| Some(x.as_str()) == snap.part(*p).map(|r| &*r.name)))
+                    }
+                    _ => kind == AudienceKind::Public,
+                };
+                if !members(v.audience.kind, &v.audience.members) {
+                    let by_grant = v.grants.iter().any(|g| g.live && members(g.kind, &g.members));
+                    let code = if by_grant { "source_reachable_only_through_grant" } else { "source_not_admissible" };
+                    reason = Some((code, v.id.clone()));
+                    break;
+                }
+            }
+        }
+    }
+    let outcome = match (r.disposition, &reason) {
+        (Disposition::Quarantine, _) => "quarantined",
+        (_, Some(_)) => "suppressed",
+        _ => "created",
+    };
+    let reason = match reason {
+        Some((code, source)) => (Some(code), Some(source)),
+        None => (None, None),
+    };
+    (Some(outcome), Some(reason))
 }
 
 /// `V(C)` by name from the durable records (SPEC §1.2), independently of the index.
@@ -447,6 +656,15 @@ fn lookup_refuses_bad_limits_and_cursors() {
     assert!(snap.lookup(&r, &[], Some("c0"), None, w.now).is_ok());
     let too_many: Vec<String> = (0..=crate::model::limits::MAX_OWNERS).map(|i| format!("o{i}")).collect();
     assert!(snap.lookup(&r, &too_many, None, None, w.now).is_err());
+    // Exactly at each bound is still accepted.
+    assert!(snap.lookup(&r, &too_many[1..], None, None, w.now).is_ok());
+    let at_bound = ViewersInput {
+        participants: (0..crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
+        ..Default::default()
+    };
+    assert_eq!(snap.resolve_viewers(snap.pid("p0"), &at_bound).ok(), Some(earshot_core::Viewers::Unresolved));
+    let at_items: Vec<String> = (0..crate::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
+    assert_eq!(snap.check_bulk(&at_items, &r, w.now).map(|v| v.len()).ok(), Some(at_items.len()));
     let many_viewers = ViewersInput {
         participants: (0..=crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
         ..Default::default()
@@ -457,4 +675,121 @@ fn lookup_refuses_bad_limits_and_cursors() {
     assert!(snap.check("nope", &r, w.now).is_err());
     assert!(snap.expand("nope", w.now).is_err());
     assert!(snap.item_view("nope", w.now).is_err());
+}
+
+#[test]
+fn a_new_store_answers_its_first_revision() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let earshot = Earshot::temporary(clock).unwrap();
+    let out = earshot.create_store("fresh", None).unwrap();
+    assert_eq!(out.outcome, "created");
+    assert_eq!(out.ids, vec!["fresh".to_string()]);
+    assert_eq!(out.revision, 1);
+    assert_eq!(out.token, crate::token::encode("fresh", 1));
+    assert!(earshot.create_store("fresh", None).is_err());
+    assert_eq!(earshot.store("fresh").unwrap().latest().revision(), 1);
+}
+
+#[test]
+fn only_a_participant_without_items_can_be_removed() {
+    let mut w = World::new();
+    w.write(Command::CreateItem(NewItem {
+        id: Some("m".into()),
+        owner: "p0".into(),
+        content: None,
+        attributes: None,
+        origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+    }));
+    let err = w.store.write(Command::RemoveParticipant { id: "p0".into() }).unwrap_err();
+    assert_eq!(err.code(), "participant_owns_items");
+    // p1 owns nothing: it goes, and with it its identity-free postings.
+    let out = w.store.write(Command::RemoveParticipant { id: "p1".into() }).unwrap();
+    assert_eq!(out.outcome, "removed");
+    assert!(w.store.latest().pid("p1").is_none());
+    w.store.verify().unwrap();
+}
+
+#[test]
+fn a_suppress_disposition_writes_nothing_and_says_so() {
+    let mut w = World::new();
+    w.write(Command::CreateItem(NewItem {
+        id: Some("m".into()),
+        owner: "p0".into(),
+        content: None,
+        attributes: None,
+        origin: OriginInput::Keyword(OriginKeyword::Public),
+    }));
+    let before = w.store.latest().revision();
+    let request = DeriveRequest {
+        disposition: Disposition::Suppress,
+        owner: "p0".into(),
+        sources: vec!["m".into()],
+        id: None,
+        content: None,
+        attributes: None,
+        container: None,
+        outputs: None,
+        members: None,
+        reason: None,
+        expires_at: None,
+    };
+    let out = w.store.write(Command::Derive { request, issuer: "admin".into() }).unwrap();
+    assert_eq!(
+        (out.outcome.as_str(), out.reason.as_deref(), out.source.as_deref()),
+        ("suppressed", Some("requested"), None)
+    );
+    assert!(out.ids.is_empty());
+    assert_eq!(w.store.latest().revision(), before);
+    assert_eq!(w.store.latest().item_count(), 1);
+}
+
+#[test]
+fn a_lookup_always_finishes() {
+    // A lookup merges sorted posting streams; a stream that never ends would spin forever. The
+    // lookup runs on another thread so that such a fault fails here within seconds.
+    let mut r = Rng(7);
+    let mut w = World::new();
+    for _ in 0..30 {
+        w.step(&mut r);
+    }
+    let snap = w.store.latest();
+    let now = w.now;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut pages = 0;
+        for c in World::containers() {
+            let Ok(rc) = snap.resolve_container(&c) else { continue };
+            let _ = snap.lookup(&rc, &[], None, Some(1000), now);
+            pages += 1;
+        }
+        let _ = tx.send(pages);
+    });
+    let done = rx.recv_timeout(std::time::Duration::from_secs(20));
+    assert_eq!(done.ok(), Some(World::containers().len()), "a lookup did not finish within 20 s");
+}
+
+#[test]
+fn a_reopened_store_answers_exactly_as_before() {
+    // The start-up rebuild (records → snapshot, the flat bases of every index) against the
+    // snapshot the writer grew step by step.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let clock = Arc::new(ManualClock::new(T0));
+    let backend = crate::SledBackend::open(&path).unwrap();
+    let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), crate::Config::default()).unwrap();
+    let mut w = World::on(earshot, clock);
+    let mut r = Rng(11);
+    for round in 0..3 {
+        for _ in 0..25 {
+            w.step(&mut r);
+        }
+        let before = w.answers();
+        w.reopen(&path);
+        let after = w.answers();
+        assert_eq!(before.len(), after.len(), "round {round}");
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(b, a, "round {round}: an answer changed across a restart");
+        }
+        w.compare();
+    }
 }

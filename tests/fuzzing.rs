@@ -36,7 +36,7 @@ use crate::T0_MS;
 pub const STORE: &str = "s";
 
 /// Route templates, `{x}` standing for the fuzzed segment. Index = `data[1] % ROUTES.len()`.
-pub const ROUTES: [&str; 22] = [
+pub const ROUTES: [&str; 33] = [
     "/v1/stores",
     "/v1/stores/s",
     "/v1/stores/s/participants",
@@ -58,6 +58,17 @@ pub const ROUTES: [&str; 22] = [
     "/metrics",
     "/readyz",
     "/openapi.json",
+    "/v1/stores/s/schema",
+    "/v1/stores/s/devices",
+    "/v1/stores/s/relations",
+    "/v1/stores/s/relations/{x}",
+    "/v1/stores/s/capabilities",
+    "/v1/stores/s/capabilities/{x}",
+    "/v1/stores/s/capabilities/{x}/chain",
+    "/v1/stores/s/capabilities/{x}/dependents",
+    "/v1/stores/s/authorize",
+    "/v1/stores/s/uses",
+    "/v1/stores/s/attempts/{x}/context",
     "{x}",
 ];
 
@@ -89,7 +100,7 @@ async fn build_app() -> App {
     let earshot = Arc::new(Earshot::open_with(Arc::new(backend), clock, config).expect("earshot"));
     let router = earshot_api::router(AppState::new(earshot.clone(), Auth::disabled()));
     let app = App { earshot, router, served: 0 };
-    let setup: [(&str, &str, Value); 11] = [
+    let setup: [(&str, &str, Value); 15] = [
         ("POST", "/v1/stores", json!({"id": STORE})),
         ("POST", "/v1/stores/s/participants", json!({"id": "owner", "kind": "person"})),
         ("POST", "/v1/stores/s/participants", json!({"id": "alice", "kind": "agent"})),
@@ -112,6 +123,23 @@ async fn build_app() -> App {
             "POST",
             "/v1/stores/s/attempts",
             json!({"container": {"owner": "owner", "viewers": {"participants": ["bob"]}}}),
+        ),
+        (
+            "PUT",
+            "/v1/stores/s/schema",
+            json!({"schema": "relation family {\n opens status/*\n opens medication/**\n}\n"}),
+        ),
+        ("POST", "/v1/stores/s/devices", json!({"id": "fridge", "owner": "owner"})),
+        (
+            "POST",
+            "/v1/stores/s/relations",
+            json!({"id": "e1", "grantor": "owner", "relation": "family", "grantee": "alice"}),
+        ),
+        (
+            "POST",
+            "/v1/stores/s/capabilities",
+            json!({"id": "k1", "issuer": "owner", "holder": "alice", "device": "fridge", "paths": ["calendar/**"],
+                   "actions": ["read"], "constraints": {"uses": 3, "condition": "ok == true"}}),
         ),
     ];
     for (method, path, body) in setup {
@@ -298,6 +326,103 @@ pub fn http_seeds() -> Vec<Vec<u8>> {
         input(get, "/readyz", "", ""),
         input(get, "/openapi.json", "", ""),
         input(get, "{x}", "/v1/stores/s/items/f1?x=1", ""),
+        input(
+            3,
+            "/v1/stores/s/schema",
+            "",
+            r#"{"schema":"relation care {\n opens vitals/** for read, subscribe\n includes family\n}\n"}"#,
+        ),
+        input(get, "/v1/stores/s/schema", "", ""),
+        input(post, "/v1/stores/s/devices", "", r#"{"id":"clock","owner":"owner","name":"c"}"#),
+        input(
+            post,
+            "/v1/stores/s/relations",
+            "",
+            r#"{"grantor":"owner","relation":"family","grantee":"bob","constraints":{"not_after":"2026-01-02T00:00:00Z"}}"#,
+        ),
+        input(delete, "/v1/stores/s/relations/{x}", "e1?by=owner", ""),
+        input(
+            post,
+            "/v1/stores/s/capabilities",
+            "",
+            r#"{"issuer":"alice","holder":"bob","device":"fridge","paths":["calendar/next-start"],"actions":["read"],"parent":"k1","constraints":{"uses":1}}"#,
+        ),
+        input(delete, "/v1/stores/s/capabilities/{x}", "k1?by=owner", ""),
+        input(get, "/v1/stores/s/capabilities/{x}/chain", "k1", ""),
+        input(get, "/v1/stores/s/capabilities/{x}/dependents", "k1", ""),
+        input(
+            post,
+            "/v1/stores/s/authorize",
+            "",
+            r#"{"principal":"alice","device":"fridge","path":"calendar/next-start","action":"read","context":{"ok":true}}"#,
+        ),
+        input(
+            post,
+            "/v1/stores/s/uses",
+            "",
+            r#"{"principal":"alice","device":"fridge","path":"calendar/x","action":"read","context":{"ok":true}}"#,
+        ),
+        input(post, "/v1/stores/s/attempts/{x}/context", "nope", r#"{"query":"hi","fetch":20,"k":5}"#),
         input(post, "/v1/stores/s/items", "", r#"{"owner":"owner","origin":"#),
     ]
+}
+
+/// The relation schema parser (`earshot_core::schema::parse`) on any text: it never panics; a
+/// refusal lists between one and `MAX_PROBLEMS` problems, each at a line and column inside the
+/// text with a known code; an accepted schema parses again from its own source to the same
+/// relations, and every relation it opens refers only to declared relations.
+pub fn schema(data: &[u8]) {
+    use earshot_core::schema::{parse, MAX_PROBLEMS};
+    const CODES: [&str; 8] = [
+        "syntax",
+        "bad_name",
+        "bad_pattern",
+        "unknown_relation",
+        "duplicate_relation",
+        "duplicate_pattern",
+        "include_cycle",
+        "too_large",
+    ];
+    let text = String::from_utf8_lossy(data);
+    match parse(&text) {
+        Ok(s) => {
+            let again = parse(&s.source).expect("an accepted schema parses again");
+            assert_eq!(again.relations, s.relations);
+            for r in s.relations.values() {
+                for inc in &r.includes {
+                    assert!(s.relations.contains_key(inc), "relation `{}` includes undeclared `{inc}`", r.name);
+                }
+            }
+        }
+        Err(problems) => {
+            assert!(!problems.is_empty() && problems.len() <= MAX_PROBLEMS, "{} problems", problems.len());
+            let lines = text.lines().count().max(1);
+            for p in &problems {
+                assert!(CODES.contains(&p.code), "unknown problem code {}", p.code);
+                assert!(p.line >= 1 && p.line <= lines, "line {} outside 1..={lines}: {p}", p.line);
+                let width = text.lines().nth(p.line - 1).map_or(0, |l| l.chars().count());
+                assert!(p.column >= 1 && p.column <= width + 1, "column {} outside the line: {p}", p.column);
+            }
+        }
+    }
+}
+
+/// Seed inputs for [`schema`]: the household schema, the README's example and one of each problem.
+pub fn schema_seeds() -> Vec<Vec<u8>> {
+    [
+        include_str!("../schema/household.schema"),
+        "relation family {\n    opens status/waking\n    opens medication/**\n}\nrelation care_provider {\n    opens vitals/** for read, subscribe\n}\nrelation guardian {\n    includes family\n    opens location/*\n}\n",
+        "relation family {\n  opens calendar/priv*\n}\n",
+        "relation guardian {\n  includes parent\n}\n",
+        "relation family {\n}\nrelation family {\n}\n",
+        "relation a {\n opens x\n opens x\n}\n",
+        "relation a {\n includes b\n}\nrelation b {\n includes a\n}\n",
+        "relation Bad {\n}\n",
+        "relation a {\n opens x for read,\n",
+        "opens x\n}\n# comment only\n",
+        "relation a { # c\n opens */**\n opens a/*/b for read, write, move\n}\n",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect()
 }

@@ -10,7 +10,7 @@ use earshot_tests::fuzzing;
 type Target = fn(&[u8]);
 
 /// Every fuzz target: its directory name and its function.
-const TARGETS: [(&str, Target); 1] = [("http", fuzzing::http_request)];
+const TARGETS: [(&str, Target); 2] = [("http", fuzzing::http_request), ("schema", fuzzing::schema)];
 
 fn fuzz_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("fuzz")
@@ -35,6 +35,11 @@ fn the_fuzz_corpus_replays_cleanly() {
         let dir = fuzz_dir().join("corpus").join("http");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         for (n, seed) in fuzzing::http_seeds().iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{n:02}")), seed).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let dir = fuzz_dir().join("corpus").join("schema");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        for (n, seed) in fuzzing::schema_seeds().iter().enumerate() {
             std::fs::write(dir.join(format!("seed-{n:02}")), seed).unwrap_or_else(|e| panic!("{e}"));
         }
     }

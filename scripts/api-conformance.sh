@@ -53,6 +53,11 @@ post /v1/stores/s/items '{"id":"f1","owner":"owner","content":"x","origin":{"par
 post /v1/stores/s/items '{"id":"f2","owner":"owner","origin":"owner_private"}'
 post /v1/stores/s/items '{"id":"p1","owner":"owner","origin":"public"}'
 post /v1/stores/s/items/f2/grants '{"members":["carol"],"reason":"seed"}'
+curl -fs -o /dev/null -X PUT -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' "$BASE/v1/stores/s/schema" \
+  -d '{"schema":"relation family {\n opens status/*\n opens medication/**\n}\n"}'
+post /v1/stores/s/devices '{"id":"fridge","owner":"owner"}'
+post /v1/stores/s/relations '{"id":"e1","grantor":"owner","relation":"family","grantee":"alice"}'
+post /v1/stores/s/capabilities '{"id":"k1","issuer":"owner","holder":"bob","device":"fridge","paths":["calendar/**"],"actions":["read"]}'
 
 # Two checks are left out, for reasons of this set-up rather than of the API:
 # - positive_data_acceptance expects 2xx for any schema-valid body, but a schema-valid request

@@ -315,7 +315,7 @@ async fn context_inputs_are_bounded_and_client_mistakes_are_not_500s() {
         (json!({"query": "a", "fetch": 3, "k": 4}), 400, "invalid_request"),
         (json!({"query": "a", "k": 0}), 400, "invalid_request"),
         (json!({"query": "a", "colour": "red"}), 400, "invalid_request"),
-        (json!({"query": "a", "owners": ["bad id!"]}), 200, ""),
+        (json!({"query": "a", "owners": ["bad id!"]}), 400, "invalid_id"),
         (json!({}), 400, "invalid_request"),
     ];
     for (body, status, code) in cases {

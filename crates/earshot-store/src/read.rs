@@ -126,6 +126,10 @@ impl Snapshot {
         if owners.len() > limits::MAX_OWNERS {
             return Err(StoreError::LimitExceeded { field: "owners", limit: limits::MAX_OWNERS });
         }
+        // A malformed owner id is refused (fail closed), even when the list would not be used.
+        for o in owners {
+            crate::error::check_id("owners", o)?;
+        }
         if owners.is_empty() {
             return Ok(c.owner.into_iter().collect());
         }

@@ -15,7 +15,7 @@ use earshot_store::durable::{
     encode_records, AudienceRecord, ContentRecord, GrantRecord, ItemRecord, MetaRecord, ParticipantRecord,
 };
 use earshot_store::model::{ContainerInput, ParticipantKind, ViewersInput};
-use earshot_store::{Backend, Config, Earshot, ManualClock, Op, Records, SledBackend, StoreHandle};
+use earshot_store::{Backend, Config, Earshot, ManualClock, Records, SledBackend, StoreHandle};
 
 /// Id of the one store the synthetic records describe.
 pub const STORE: &str = "bench";
@@ -523,54 +523,8 @@ pub fn import(backend: &dyn Backend, records: &Records) -> earshot_store::Result
     Ok(())
 }
 
-/// A backend in memory (one ordered map per store). Commits are atomic and "durable" for the
-/// life of the process; the memory bench uses it so sled's page cache is not counted.
-#[derive(Default)]
-pub struct MemBackend {
-    trees: Mutex<BTreeMap<String, Tree>>,
-}
-
-type Tree = BTreeMap<Vec<u8>, Vec<u8>>;
-
-impl MemBackend {
-    /// Total bytes of keys and values held.
-    pub fn bytes(&self) -> usize {
-        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        trees.values().flat_map(|t| t.iter()).map(|(k, v)| k.len() + v.len()).sum()
-    }
-}
-
-impl Backend for MemBackend {
-    fn stores(&self) -> earshot_store::Result<Vec<String>> {
-        Ok(self.trees.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect())
-    }
-
-    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(trees.get(store).map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default())
-    }
-
-    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
-        let mut trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        let tree = trees.entry(store.to_string()).or_default();
-        for op in ops {
-            match op {
-                Op::Put(k, v) => {
-                    tree.insert(k, v);
-                }
-                Op::Del(k) => {
-                    tree.remove(&k);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
-        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(trees.get(store).and_then(|t| t.get(key).cloned()))
-    }
-}
+/// The store's in-memory backend, under the name the benches use.
+pub use earshot_store::MemoryBackend as MemBackend;
 
 /// A synthetic store imported into a sled directory (removed on drop).
 pub struct BuiltDir {

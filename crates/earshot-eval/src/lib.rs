@@ -20,13 +20,13 @@ mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use earshot_store::durable::{encode_records, Records};
 use earshot_store::flat::{Flat, FlatViewers};
 use earshot_store::model::{ContainerInput, Identity, ViewersInput};
-use earshot_store::{Backend, Earshot, Iid, Op, Snapshot, StoreHandle};
+use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, StoreHandle};
 
 pub use gen::{History, Kind, World, DOSES};
 pub use report::{Cell, Report};
@@ -68,46 +68,6 @@ pub struct EvalConfig {
     pub threads: usize,
 }
 
-/// A backend in memory: the evaluation's store lives for one run.
-#[derive(Default)]
-struct MemBackend {
-    trees: Mutex<BTreeMap<String, Tree>>,
-}
-
-type Tree = BTreeMap<Vec<u8>, Vec<u8>>;
-
-impl Backend for MemBackend {
-    fn stores(&self) -> earshot_store::Result<Vec<String>> {
-        Ok(self.trees.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect())
-    }
-    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(trees
-            .get(store)
-            .map(|t| t.iter().filter(|(k, _)| !k.starts_with(b"c/")).map(|(k, v)| (k.clone(), v.clone())).collect())
-            .unwrap_or_default())
-    }
-    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
-        let mut trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        let tree = trees.entry(store.to_string()).or_default();
-        for op in ops {
-            match op {
-                Op::Put(k, v) => {
-                    tree.insert(k, v);
-                }
-                Op::Del(k) => {
-                    tree.remove(&k);
-                }
-            }
-        }
-        Ok(())
-    }
-    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
-        let trees = self.trees.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(trees.get(store).and_then(|t| t.get(key).cloned()))
-    }
-}
-
 /// A clock fixed at the epoch: every grant in the generator is unexpiring.
 struct Epoch;
 impl earshot_store::Clock for Epoch {
@@ -122,7 +82,7 @@ pub fn run(cfg: &EvalConfig) -> Result<Report, EvalError> {
     let started = Instant::now();
     let world = World::generate(cfg.seed, cfg.histories);
     let records: Records = world.records(STORE);
-    let backend = Arc::new(MemBackend::default());
+    let backend = Arc::new(MemoryBackend::default());
     backend.commit(STORE, encode_records(&records)?)?;
     drop(records);
     let generated = started.elapsed();

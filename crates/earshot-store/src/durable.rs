@@ -121,6 +121,61 @@ impl Backend for SledBackend {
     }
 }
 
+/// A backend in memory: one ordered map per store. Commits are atomic and last as long as the
+/// process (benchmarks, the evaluation, tools); `load` follows the trait's contract and leaves
+/// out content (`c/…`) and sealed contexts (`t/…`), which are read one by one with `get`.
+#[derive(Default)]
+pub struct MemoryBackend {
+    trees: std::sync::Mutex<MemoryTrees>,
+}
+
+/// Store id → its records, in key order.
+type MemoryTrees = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
+
+impl MemoryBackend {
+    /// Total bytes of keys and values held.
+    pub fn bytes(&self) -> usize {
+        self.trees().values().flat_map(|t| t.iter()).map(|(k, v)| k.len() + v.len()).sum()
+    }
+
+    fn trees(&self) -> std::sync::MutexGuard<'_, MemoryTrees> {
+        self.trees.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn stores(&self) -> Result<Vec<String>> {
+        Ok(self.trees().keys().cloned().collect())
+    }
+
+    fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let trees = self.trees();
+        let Some(tree) = trees.get(store) else { return Ok(Vec::new()) };
+        let on_demand = |k: &[u8]| k.starts_with(b"c/") || k.starts_with(b"t/");
+        Ok(tree.iter().filter(|(k, _)| !on_demand(k)).map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+
+    fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()> {
+        let mut trees = self.trees();
+        let tree = trees.entry(store.to_string()).or_default();
+        for op in ops {
+            match op {
+                Op::Put(k, v) => {
+                    tree.insert(k, v);
+                }
+                Op::Del(k) => {
+                    tree.remove(&k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.trees().get(store).and_then(|t| t.get(key).cloned()))
+    }
+}
+
 // ---- records -------------------------------------------------------------------------------
 
 pub(crate) const META_KEY: &[u8] = b"m";

@@ -30,7 +30,7 @@ use std::time::Duration;
 use dashmap::DashMap;
 
 pub use context::{Params, Ranked, Ranking};
-pub use durable::{Backend, Op, Records, SledBackend};
+pub use durable::{Backend, MemoryBackend, Op, Records, SledBackend};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, StoreHandle};
 pub use read::{RawDecision, ResolvedContainer};

@@ -4,45 +4,16 @@
 //! step, index agreement under concurrent (group-committed) writes, and decisions that survive
 //! closing and reopening the store.
 //!
-//! The flat evaluator takes viewer names; they are resolved here straight from the durable
+//! The flat evaluator takes viewer names, resolved by `flat::resolve` straight from the durable
 //! participant and identity records (SPEC §1.2), independently of the index.
-
-use std::collections::BTreeSet;
 
 use crate::properties::{
     config, fail, lookup_all, standard_containers, universe, Backing, Harness, Step, Universe, OWNERS,
 };
 use earshot_core::Quality;
-use earshot_store::durable::Records;
-use earshot_store::flat::{Flat, FlatViewers};
+use earshot_store::flat::Flat;
 use earshot_store::model::{Command, ContainerInput};
 use proptest::prelude::*;
-
-/// `V(C)` by name from the durable records: the owner and every id must be participants, every
-/// identity bound to exactly one, and the quality fresh; else everyone.
-fn resolve_from_records(records: &Records, c: &ContainerInput) -> FlatViewers {
-    let known = |p: &str| records.participants.iter().any(|r| r.id == p);
-    if !known(&c.owner) || c.viewers.quality != Quality::Fresh {
-        return FlatViewers::Everyone;
-    }
-    let mut set = BTreeSet::from([c.owner.clone()]);
-    for p in &c.viewers.participants {
-        if !known(p) {
-            return FlatViewers::Everyone;
-        }
-        set.insert(p.clone());
-    }
-    for i in &c.viewers.identities {
-        let bound = records.identities.iter().find(|x| x.transport == i.transport && x.identifier == i.identifier);
-        match bound.map(|x| x.participants.as_slice()) {
-            Some([one]) if known(one) => {
-                set.insert(one.clone());
-            }
-            _ => return FlatViewers::Everyone,
-        }
-    }
-    FlatViewers::Set(set)
-}
 
 /// Indexed and flat evaluators agree on every item × container: decision, grant basis, lookup.
 fn compare_with_flat(h: &Harness, containers: &[ContainerInput]) -> Result<(), String> {
@@ -60,7 +31,7 @@ fn compare_with_flat(h: &Harness, containers: &[ContainerInput]) -> Result<(), S
     }
     for c in containers {
         let r = snap.resolve_container(c).map_err(|e| format!("resolve {c:?}: {e}"))?;
-        let fv = resolve_from_records(&records, c);
+        let fv = earshot_store::flat::resolve(&records, c);
         for id in &items {
             let d = snap.check(id, &r, h.now).map_err(|e| format!("check `{id}`: {e}"))?;
             let f = flat.check(id, &fv, h.now);

@@ -1,19 +1,47 @@
 //! The flat evaluator: admission computed straight from the durable records by scanning, with
 //! no postings, no interning and no memoised currentness. Differential tests compare it with
-//! the indexed evaluator; it is deliberately simple and slow.
+//! the indexed evaluator; it is deliberately simple and slow. Viewers are resolved from the
+//! participant and identity records too ([`resolve`]), independently of the index.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use earshot_core::admission::grant_is_live;
-use earshot_core::{AudienceKind, State};
+use earshot_core::{AudienceKind, Quality, State};
 
 use crate::durable::{AudienceRecord, ItemRecord, Records};
+use crate::model::ContainerInput;
 
 /// The viewers of a container as the flat evaluator sees them: member names, or everyone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlatViewers {
     Everyone,
     Set(BTreeSet<String>),
+}
+
+/// `V(C)` by name from the durable records (SPEC §1.2): the owner and every id must be
+/// participants, every identity bound to exactly one, and the quality fresh; else everyone.
+pub fn resolve(records: &Records, c: &ContainerInput) -> FlatViewers {
+    let known = |p: &str| records.participants.iter().any(|r| r.id == p);
+    if !known(&c.owner) || c.viewers.quality != Quality::Fresh {
+        return FlatViewers::Everyone;
+    }
+    let mut set = BTreeSet::from([c.owner.clone()]);
+    for p in &c.viewers.participants {
+        if !known(p) {
+            return FlatViewers::Everyone;
+        }
+        set.insert(p.clone());
+    }
+    for i in &c.viewers.identities {
+        let bound = records.identities.iter().find(|x| x.transport == i.transport && x.identifier == i.identifier);
+        match bound.map(|x| x.participants.as_slice()) {
+            Some([one]) if known(one) => {
+                set.insert(one.clone());
+            }
+            _ => return FlatViewers::Everyone,
+        }
+    }
+    FlatViewers::Set(set)
 }
 
 /// A decision from the flat evaluator: admitted, and by which grant id if not by origin.

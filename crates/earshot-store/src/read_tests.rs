@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use earshot_core::{Action, AudienceKind, Disposition, Quality};
@@ -20,7 +20,7 @@ use crate::model::{
     format_time, Command, ContainerInput, DecisionView, DeriveRequest, Identity, LifecycleRequest, NewGrant,
     NewIdentity, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind, PartitionOutput, ViewersInput,
 };
-use crate::{Earshot, ManualClock, Records, StoreHandle};
+use crate::{Earshot, ManualClock, StoreHandle};
 
 const T0: i64 = 1_767_225_600_000;
 const PARTS: [&str; 5] = ["p0", "p1", "p2", "p3", "p4"];
@@ -428,7 +428,7 @@ impl World {
         let views: Vec<_> = names.iter().map(|n| snap.item_view(n, self.now).unwrap()).collect();
         for c in Self::containers() {
             let r = snap.resolve_container(&c).unwrap();
-            let fv = resolve(&records, &c);
+            let fv = crate::flat::resolve(&records, &c);
             let mut singles: Vec<DecisionView> = Vec::new();
             for (name, view) in names.iter().zip(&views) {
                 let d = snap.check(name, &r, self.now).unwrap();
@@ -603,31 +603,6 @@ fn expected_outcome(snap: &crate::Snapshot, cmd: &Command, now: i64) -> (Option<
         None => (None, None),
     };
     (Some(outcome), Some(reason))
-}
-
-/// `V(C)` by name from the durable records (SPEC §1.2), independently of the index.
-fn resolve(records: &Records, c: &ContainerInput) -> FlatViewers {
-    let known = |p: &str| records.participants.iter().any(|r| r.id == p);
-    if !known(&c.owner) || c.viewers.quality != Quality::Fresh {
-        return FlatViewers::Everyone;
-    }
-    let mut set = BTreeSet::from([c.owner.clone()]);
-    for p in &c.viewers.participants {
-        if !known(p) {
-            return FlatViewers::Everyone;
-        }
-        set.insert(p.clone());
-    }
-    for i in &c.viewers.identities {
-        let bound = records.identities.iter().find(|x| x.transport == i.transport && x.identifier == i.identifier);
-        match bound.map(|x| x.participants.as_slice()) {
-            Some([one]) if known(one) => {
-                set.insert(one.clone());
-            }
-            _ => return FlatViewers::Everyone,
-        }
-    }
-    FlatViewers::Set(set)
 }
 
 #[test]

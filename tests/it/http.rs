@@ -214,7 +214,7 @@ async fn bad_input_is_refused_with_a_stable_code_and_writes_nothing() {
             404,
             "item_not_found",
         ),
-        ("GET", format!("/v1/stores/s/items/{long_id}"), None, 404, "item_not_found"),
+        ("GET", format!("/v1/stores/s/items/{long_id}"), None, 400, "invalid_path"),
         ("GET", "/v1/stores/nope".into(), None, 404, "store_not_found"),
         (
             "POST",
@@ -939,4 +939,90 @@ async fn admin_view_and_expand_list_grants_separately() {
     assert_eq!(view.1["grants"][1]["live"], false);
     let exp = app.call("GET", "/v1/stores/s/items/shared/audiences", None).await;
     assert_eq!(exp.1["audiences"].as_array().map(Vec::len), Some(2), "{}", exp.1);
+}
+
+/// A concrete path for a route template: every `{param}` becomes a well-formed identifier.
+fn concrete(template: &str, store: &str) -> String {
+    template
+        .split('/')
+        .map(|s| {
+            if s == "{store}" {
+                store
+            } else if s.starts_with('{') {
+                "x1"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Issue 9: scope is decided before the body is read. For every authenticated route and
+/// method of the route table, a caller without the access it needs gets 403 whatever the body
+/// (an empty object, garbage, no content type), never a body error that reveals the shape.
+#[tokio::test]
+async fn access_is_decided_before_the_body_on_every_route() {
+    use earshot_api::Access;
+    let app = TestApp::with_tokens(vec![
+        token("root", ADMIN, Scope::Admin, None),
+        token("viewer", READER, Scope::Reader, None),
+        token("tenant-t", LIMITED, Scope::Admin, Some(&["t"])),
+    ]);
+    setup(&app, Some(ADMIN)).await;
+    let rev = app.revision("s");
+    let bodies: [(Option<&str>, &str); 3] =
+        [(Some("application/json"), "{}"), (Some("application/json"), "{nope"), (None, "")];
+    let mut probed = 0;
+    for route in earshot_api::routes().iter().filter(|r| r.authenticated) {
+        for (method, access) in route.access {
+            let method = method.to_ascii_uppercase();
+            let path = concrete(route.path, "s");
+            // Who must be refused: a reader on admin routes; a token limited to another store
+            // on every route that names a store.
+            let mut refused_tokens = Vec::new();
+            if matches!(access, Access::Admin | Access::GlobalAdmin) {
+                refused_tokens.push(READER);
+            }
+            if route.path.contains("{store}") || *access == Access::GlobalAdmin {
+                refused_tokens.push(LIMITED);
+            }
+            for tok in refused_tokens {
+                for (ct, body) in bodies {
+                    let mut b = Request::builder()
+                        .method(method.as_str())
+                        .uri(&path)
+                        .header("authorization", format!("Bearer {tok}"));
+                    if let Some(ct) = ct {
+                        b = b.header("content-type", ct);
+                    }
+                    let got = app.send(b.body(Body::from(body)).expect("request")).await;
+                    assert_eq!(
+                        (got.0.as_u16(), code(&got.1)),
+                        (403, "forbidden"),
+                        "{method} {path} with body {body:?}: {}",
+                        got.1
+                    );
+                    probed += 1;
+                }
+            }
+        }
+    }
+    assert!(probed > 60, "only {probed} probes: the route table lost its gated routes");
+    assert_eq!(app.revision("s"), rev, "a refused request changed the store");
+}
+
+/// Issue 9: a malformed identifier in the path is a path error, not "not found".
+#[tokio::test]
+async fn malformed_path_identifiers_are_path_errors() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    for path in ["/v1/stores/s/items/%ZZ", "/v1/stores/s/items/Shared", "/v1/stores/S", "/v1/stores/s/attempts/a%20b"] {
+        let got = app.call("GET", path, None).await;
+        refused(&got, 400, "invalid_path");
+    }
+    let long = "a".repeat(129);
+    refused(&app.call("GET", &format!("/v1/stores/s/items/{long}"), None).await, 400, "invalid_path");
+    // A well-formed unknown id is still "not found".
+    refused(&app.call("GET", "/v1/stores/s/items/nope", None).await, 404, "item_not_found");
 }

@@ -106,7 +106,7 @@ impl Auth {
         !self.entries.is_empty()
     }
 
-    fn authenticate(&self, header: Option<&str>) -> Result<Principal, ApiError> {
+    pub(crate) fn authenticate(&self, header: Option<&str>) -> Result<Principal, ApiError> {
         if !self.enabled() {
             return Ok(Principal { name: "local".into(), scope: Scope::Admin, stores: None });
         }

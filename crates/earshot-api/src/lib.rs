@@ -7,6 +7,7 @@
 pub mod auth;
 mod devices;
 pub mod error;
+mod gate;
 mod reads;
 mod writes;
 
@@ -21,6 +22,7 @@ use earshot_store::Earshot;
 
 pub use auth::{Auth, Principal, Scope, TokenConfig};
 pub use error::{ApiError, ApiResult};
+pub use gate::Access;
 
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -41,58 +43,82 @@ impl AppState {
     }
 }
 
-/// One route: its path, the methods it answers and the handlers.
+/// One route: its path, the methods it answers with the access each needs, and the handlers.
 pub struct RouteSpec {
     pub path: &'static str,
-    pub methods: &'static [&'static str],
+    /// Lowercase method names, each with the access the gate checks before any handler runs.
+    pub access: &'static [(&'static str, Access)],
     handler: MethodRouter<AppState>,
     pub authenticated: bool,
 }
 
-fn route(path: &'static str, methods: &'static [&'static str], handler: MethodRouter<AppState>) -> RouteSpec {
-    RouteSpec { path, methods, handler, authenticated: true }
+impl RouteSpec {
+    /// The methods this route answers (lowercase).
+    pub fn methods(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.access.iter().map(|(m, _)| *m)
+    }
 }
 
-fn open_route(path: &'static str, methods: &'static [&'static str], handler: MethodRouter<AppState>) -> RouteSpec {
-    RouteSpec { path, methods, handler, authenticated: false }
+fn route(path: &'static str, access: &'static [(&'static str, Access)], handler: MethodRouter<AppState>) -> RouteSpec {
+    RouteSpec { path, access, handler, authenticated: true }
 }
+
+fn open_route(
+    path: &'static str,
+    methods: &'static [(&'static str, Access)],
+    handler: MethodRouter<AppState>,
+) -> RouteSpec {
+    RouteSpec { path, access: methods, handler, authenticated: false }
+}
+
+const READ: &[(&str, Access)] = &[("get", Access::Reader)];
+const QUERY: &[(&str, Access)] = &[("post", Access::Reader)];
+const WRITE: &[(&str, Access)] = &[("post", Access::Admin)];
+const REMOVE: &[(&str, Access)] = &[("delete", Access::Admin)];
+const ADMIN_READ: &[(&str, Access)] = &[("get", Access::Admin)];
+const OPEN: &[(&str, Access)] = &[("get", Access::Open)];
 
 /// Every route the service answers. The router is built from exactly this table, and a test
 /// keeps it equal to the paths and methods of the OpenAPI document.
 pub fn routes() -> Vec<RouteSpec> {
     vec![
-        route("/v1/stores", &["post"], post(writes::create_store)),
-        route("/v1/stores/{store}", &["get"], get(reads::store_info)),
-        route("/v1/stores/{store}/participants", &["post"], post(writes::create_participant)),
-        route("/v1/stores/{store}/participants/{participant}", &["delete"], delete(writes::remove_participant)),
-        route("/v1/stores/{store}/identities", &["post"], post(writes::bind_identity)),
-        route("/v1/stores/{store}/items", &["post"], post(writes::create_item)),
-        route("/v1/stores/{store}/items/{item}", &["get"], get(reads::item_view)),
-        route("/v1/stores/{store}/items/{item}/lifecycle", &["post"], post(writes::lifecycle)),
-        route("/v1/stores/{store}/items/{item}/grants", &["post"], post(writes::grant)),
-        route("/v1/stores/{store}/items/{item}/audiences", &["get"], get(reads::expand)),
-        route("/v1/stores/{store}/derivations", &["post"], post(writes::derive)),
-        route("/v1/stores/{store}/grants/{grant}", &["delete"], delete(writes::revoke_grant)),
-        route("/v1/stores/{store}/check", &["post"], post(reads::check)),
-        route("/v1/stores/{store}/check/bulk", &["post"], post(reads::check_bulk)),
-        route("/v1/stores/{store}/lookup", &["post"], post(reads::lookup)),
-        route("/v1/stores/{store}/attempts", &["post"], post(reads::create_attempt)),
-        route("/v1/stores/{store}/attempts/{attempt}", &["get"], get(reads::get_attempt)),
-        route("/v1/stores/{store}/schema", &["get", "put"], get(devices::get_schema).put(devices::put_schema)),
-        route("/v1/stores/{store}/devices", &["post"], post(devices::create_device)),
-        route("/v1/stores/{store}/relations", &["post"], post(devices::create_relation)),
-        route("/v1/stores/{store}/relations/{edge}", &["delete"], delete(devices::revoke_relation)),
-        route("/v1/stores/{store}/capabilities", &["post"], post(devices::create_capability)),
-        route("/v1/stores/{store}/capabilities/{capability}", &["delete"], delete(devices::revoke_capability)),
-        route("/v1/stores/{store}/capabilities/{capability}/chain", &["get"], get(devices::capability_chain)),
-        route("/v1/stores/{store}/capabilities/{capability}/dependents", &["get"], get(devices::capability_dependents)),
-        route("/v1/stores/{store}/authorize", &["post"], post(devices::authorize)),
-        route("/v1/stores/{store}/uses", &["post"], post(devices::consume_use)),
-        route("/metrics", &["get"], get(reads::metrics)),
-        open_route("/healthz", &["get"], get(healthz)),
-        open_route("/readyz", &["get"], get(readyz)),
-        open_route("/openapi.json", &["get"], get(openapi)),
-        route("/v1/stores/{store}/attempts/{attempt}/context", &["post"], post(reads::attempt_context)),
+        route("/v1/stores", &[("post", Access::GlobalAdmin)], post(writes::create_store)),
+        route("/v1/stores/{store}", READ, get(reads::store_info)),
+        route("/v1/stores/{store}/participants", WRITE, post(writes::create_participant)),
+        route("/v1/stores/{store}/participants/{participant}", REMOVE, delete(writes::remove_participant)),
+        route("/v1/stores/{store}/identities", WRITE, post(writes::bind_identity)),
+        route("/v1/stores/{store}/items", WRITE, post(writes::create_item)),
+        route("/v1/stores/{store}/items/{item}", ADMIN_READ, get(reads::item_view)),
+        route("/v1/stores/{store}/items/{item}/lifecycle", WRITE, post(writes::lifecycle)),
+        route("/v1/stores/{store}/items/{item}/grants", WRITE, post(writes::grant)),
+        route("/v1/stores/{store}/items/{item}/audiences", ADMIN_READ, get(reads::expand)),
+        route("/v1/stores/{store}/derivations", WRITE, post(writes::derive)),
+        route("/v1/stores/{store}/grants/{grant}", REMOVE, delete(writes::revoke_grant)),
+        route("/v1/stores/{store}/check", QUERY, post(reads::check)),
+        route("/v1/stores/{store}/check/bulk", QUERY, post(reads::check_bulk)),
+        route("/v1/stores/{store}/lookup", QUERY, post(reads::lookup)),
+        route("/v1/stores/{store}/attempts", QUERY, post(reads::create_attempt)),
+        route("/v1/stores/{store}/attempts/{attempt}", READ, get(reads::get_attempt)),
+        route(
+            "/v1/stores/{store}/schema",
+            &[("get", Access::Reader), ("put", Access::Admin)],
+            get(devices::get_schema).put(devices::put_schema),
+        ),
+        route("/v1/stores/{store}/devices", WRITE, post(devices::create_device)),
+        route("/v1/stores/{store}/relations", WRITE, post(devices::create_relation)),
+        route("/v1/stores/{store}/relations/{edge}", REMOVE, delete(devices::revoke_relation)),
+        route("/v1/stores/{store}/capabilities", WRITE, post(devices::create_capability)),
+        route("/v1/stores/{store}/capabilities/{capability}", REMOVE, delete(devices::revoke_capability)),
+        route("/v1/stores/{store}/capabilities/{capability}/chain", READ, get(devices::capability_chain)),
+        route("/v1/stores/{store}/capabilities/{capability}/dependents", READ, get(devices::capability_dependents)),
+        route("/v1/stores/{store}/authorize", QUERY, post(devices::authorize)),
+        // Reader scope: a use can only ever use up authority, never add any.
+        route("/v1/stores/{store}/uses", QUERY, post(devices::consume_use)),
+        route("/metrics", READ, get(reads::metrics)),
+        open_route("/healthz", OPEN, get(healthz)),
+        open_route("/readyz", OPEN, get(readyz)),
+        open_route("/openapi.json", OPEN, get(openapi)),
+        route("/v1/stores/{store}/attempts/{attempt}/context", QUERY, post(reads::attempt_context)),
     ]
 }
 
@@ -102,12 +128,15 @@ pub fn router(state: AppState) -> Router {
     let mut open = Router::new();
     for r in routes() {
         if r.authenticated {
-            authed = authed.route(r.path, r.handler);
+            // The gate runs after routing and before any extractor: a caller learns nothing
+            // about the body of an endpoint it may not use (401/403 come first).
+            let gate = gate::Gate { auth: state.auth.clone(), access: r.access };
+            authed =
+                authed.route(r.path, r.handler.route_layer(axum::middleware::from_fn_with_state(gate, gate::gate)));
         } else {
             open = open.route(r.path, r.handler);
         }
     }
-    let authed = authed.layer(axum::middleware::from_fn_with_state(state.auth.clone(), auth::authenticate));
     authed
         .merge(open)
         .fallback(not_found)

@@ -463,6 +463,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
         name: Some("synthetic".into()),
         revision: rev0 + grant_records.len() as u64,
         created_at_ms: T0_MS,
+        committed_at_ms: None,
     };
     let probe = |seq: u32| ProbeItem { id: item_id(seq), seq };
     let names = |v: &[u32]| v.iter().map(|&p| pname(p as usize)).collect::<Vec<_>>();

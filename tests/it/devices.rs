@@ -303,3 +303,65 @@ async fn malformed_device_requests_are_refused_with_a_code_and_write_nothing() {
         assert_eq!(app.revision("s"), before, "{method} {path} wrote something: {resp}");
     }
 }
+
+/// Issue 9, SPEC §2.6 (the "new enemy" rule): a token taken before a revocation, or before the
+/// last use was consumed, never authorizes afterwards. `at_exact` of an older revision answers
+/// what was decided then, marked historical, with `allowed: false`.
+#[tokio::test]
+async fn an_old_token_never_authorizes_after_a_revocation_or_the_last_use() {
+    let app = TestApp::new();
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    ok(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await);
+    for p in ["ann", "bob"] {
+        ok(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await);
+    }
+    ok(app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await);
+    let root = json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x/**"],
+                      "actions": ["read"]});
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(root)).await);
+    let once = json!({"id": "k1", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["y/once"],
+                      "actions": ["read"], "constraints": {"uses": 1}});
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(once)).await);
+
+    let ask = |path: &str, consistency: Option<&Value>| {
+        let mut a = json!({"principal": "bob", "device": "fridge", "path": path, "action": "read"});
+        if let Some(c) = consistency {
+            a["consistency"] = c.clone();
+        }
+        a
+    };
+    // Before: allowed, and the token of that decision is remembered.
+    let before = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask("x/a", None))).await);
+    assert_eq!(before["reason"], "allowed_capability", "{before}");
+    let old = json!({"at_exact": before["token"]});
+
+    // The last use of k1 is consumed; then the root is revoked.
+    let before_once = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask("y/once", None))).await);
+    assert_eq!((before_once["reason"].as_str(), &before_once["token"]), (Some("allowed_capability"), &before["token"]));
+    let used = ok(app.call("POST", "/v1/stores/s/uses", Some(ask("y/once", None))).await);
+    assert_eq!(used["outcome"], "consumed", "{used}");
+    ok(app.call("DELETE", "/v1/stores/s/capabilities/k?by=ann", None).await);
+    let latest = app.revision("s");
+
+    for path in ["x/a", "y/once"] {
+        let now = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask(path, None))).await);
+        assert_eq!(now["allowed"], false, "{now}");
+        // Quoting the old token: the decision of then, as history, never a usable allow.
+        let then = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask(path, Some(&old)))).await);
+        assert_eq!(then["allowed"], false, "{path}: an old token authorized after the revocation: {then}");
+        assert_eq!(then["reason"], "denied_historical_revision", "{then}");
+        assert_eq!(then["historical"]["allowed"], true, "{then}");
+        assert_eq!(then["historical"]["reason"], "allowed_capability", "{then}");
+        assert_eq!(then["revision"], before["revision"], "{then}");
+        assert_eq!(then["latest_revision"].as_u64(), Some(latest), "{then}");
+        assert!(then.get("authority").is_none(), "a historical answer carries no usable authority: {then}");
+        // `at_least` the old token reads the newest state.
+        let least = json!({"at_least": before["token"]});
+        let fresh = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask(path, Some(&least)))).await);
+        assert_eq!((fresh["allowed"].as_bool(), fresh["revision"].as_u64()), (Some(false), Some(latest)), "{fresh}");
+        assert!(fresh.get("historical").is_none(), "{fresh}");
+    }
+}

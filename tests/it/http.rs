@@ -555,7 +555,9 @@ async fn consistency_tokens_pick_the_snapshot() {
     let r2 = w2.1["revision"].as_u64().expect("write revision");
     assert_eq!(r2, r1 + 1);
 
-    // at_exact the older token shows the older decision; at_exact the newer shows the newer.
+    // at_exact the older token shows the older decision, as history only (SPEC §2.6: never a
+    // usable admission, so the revocation is not undone by quoting t1); at_exact the newer
+    // shows the newer.
     let old = app
         .call(
             "POST",
@@ -564,7 +566,11 @@ async fn consistency_tokens_pick_the_snapshot() {
         )
         .await;
     ok(&old, 200);
-    assert_eq!((old.1["admitted"].clone(), old.1["revision"].as_u64()), (json!(true), Some(r1)), "{}", old.1);
+    assert_eq!((old.1["admitted"].clone(), old.1["revision"].as_u64()), (json!(false), Some(r1)), "{}", old.1);
+    assert_eq!(old.1["reason"], "denied_historical_revision", "{}", old.1);
+    assert_eq!(old.1["historical"]["admitted"], true, "{}", old.1);
+    assert_eq!(old.1["historical"]["reason"], "admitted_origin", "{}", old.1);
+    assert_eq!(old.1["latest_revision"].as_u64(), Some(r2), "{}", old.1);
     assert_eq!(old.1["token"], t1.as_str());
     let new = app
         .call(
@@ -576,6 +582,7 @@ async fn consistency_tokens_pick_the_snapshot() {
     ok(&new, 200);
     assert_eq!((new.1["admitted"].clone(), new.1["revision"].as_u64()), (json!(false), Some(r2)), "{}", new.1);
     assert_eq!(new.1["reason"], "denied_not_current");
+    assert!(new.1.get("historical").is_none() && new.1.get("latest_revision").is_none(), "{}", new.1);
     // at_least the older token reads the latest, which is newer.
     let least = app
         .call(
@@ -594,9 +601,10 @@ async fn consistency_tokens_pick_the_snapshot() {
         .call("POST", "/v1/stores/s/lookup", Some(json!({"container": alice, "consistency": {"at_exact": t1}})))
         .await;
     ok(&old_lookup, 200);
-    let ids: Vec<&str> =
-        old_lookup.1["items"].as_array().expect("items").iter().filter_map(|i| i["item"].as_str()).collect();
+    let items = old_lookup.1["items"].as_array().expect("items");
+    let ids: Vec<&str> = items.iter().filter_map(|i| i["item"].as_str()).collect();
     assert_eq!(ids, ["shared", "pub1", "x"], "{}", old_lookup.1);
+    assert!(items.iter().all(|i| i["admitted"] == false && i["historical"]["admitted"] == true), "{}", old_lookup.1);
     assert_eq!(old_lookup.1["revision"].as_u64(), Some(r1));
 
     // A token one revision ahead waits (boundedly) for the write that makes that revision.
@@ -760,7 +768,8 @@ async fn attempts_pin_their_snapshot() {
     ok(&app.call("POST", "/v1/stores", Some(json!({"id": "t"}))).await, 201);
     refused(&app.call("GET", &format!("/v1/stores/t/attempts/{attempt}"), None).await, 404, "attempt_not_found");
 
-    // An attempt may itself be pinned to an older revision with a token.
+    // An attempt is where memory is used, so it pins only the newest state (SPEC §2.6): an
+    // older token is refused, the newest one (or `at_least` an older one) is accepted.
     let at_pinned = a.1["token"].clone();
     let c = app
         .call(
@@ -769,8 +778,20 @@ async fn attempts_pin_their_snapshot() {
             Some(json!({"container": container("owner", &["alice"]), "consistency": {"at_exact": at_pinned}})),
         )
         .await;
-    ok(&c, 201);
-    assert_eq!(c.1["revision"].as_u64(), Some(pinned));
+    refused(&c, 409, "revision_not_latest");
+    assert_eq!(c.1["error"]["details"]["requested"].as_u64(), Some(pinned), "{}", c.1);
+    let newest = app.call("GET", "/v1/stores/s", None).await.1["token"].clone();
+    for consistency in [json!({"at_exact": newest}), json!({"at_least": at_pinned})] {
+        let c = app
+            .call(
+                "POST",
+                "/v1/stores/s/attempts",
+                Some(json!({"container": container("owner", &["alice"]), "consistency": consistency})),
+            )
+            .await;
+        ok(&c, 201);
+        assert!(c.1["revision"].as_u64() > Some(pinned), "{}", c.1);
+    }
     // An attempt over unresolved viewers is allowed and reports it.
     let u =
         app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": container("owner", &["stranger"])}))).await;
@@ -1025,4 +1046,49 @@ async fn malformed_path_identifiers_are_path_errors() {
     refused(&app.call("GET", &format!("/v1/stores/s/items/{long}"), None).await, 400, "invalid_path");
     // A well-formed unknown id is still "not found".
     refused(&app.call("GET", "/v1/stores/s/items/nope", None).await, 404, "item_not_found");
+}
+
+/// SPEC §2.6: an `at_exact` read is judged at the time recorded with its revision, so the same
+/// token always gives the same answer: a grant that has expired since still shows as the basis
+/// of the (historical) decision of then, while the newest state denies.
+#[tokio::test]
+async fn an_exact_read_is_judged_at_its_revision_time() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let expires = earshot_store::model::format_time(earshot_tests::T0_MS + 60_000);
+    let g = app
+        .call("POST", "/v1/stores/s/items/private/grants", Some(json!({"members": ["carol"], "expires_at": expires})))
+        .await;
+    ok(&g, 201);
+    let token = g.1["token"].clone();
+    let carol = container("owner", &["carol"]);
+    let ask = json!({"item": "private", "container": carol, "consistency": {"at_exact": token}});
+    let before = app.call("POST", "/v1/stores/s/check", Some(ask.clone())).await;
+    assert_eq!(
+        (before.1["admitted"].as_bool(), before.1["reason"].as_str()),
+        (Some(true), Some("admitted_grant")),
+        "{}",
+        before.1
+    );
+    // The grant expires; a later write makes the token's revision historical.
+    app.clock.set(earshot_tests::T0_MS + 120_000);
+    ok(
+        &app.call("POST", "/v1/stores/s/items", Some(json!({"id": "later", "owner": "owner", "origin": "public"})))
+            .await,
+        201,
+    );
+    let then = app.call("POST", "/v1/stores/s/check", Some(ask)).await;
+    assert_eq!(then.1["admitted"], false, "{}", then.1);
+    assert_eq!(
+        then.1["historical"]["reason"], "admitted_grant",
+        "judged at the request's time, not the revision's: {}",
+        then.1
+    );
+    let now = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "private", "container": carol}))).await;
+    assert_eq!(
+        (now.1["admitted"].as_bool(), now.1["reason"].as_str()),
+        (Some(false), Some("denied_not_in_audience")),
+        "{}",
+        now.1
+    );
 }

@@ -268,6 +268,7 @@ fn every_store_error() -> Vec<StoreError> {
         E::AttemptSealed(s()),
         E::SearchLagging { indexed: 1, needed: 2 },
         E::Search(s()),
+        E::RevisionNotLatest { requested: 1, latest: 2 },
     ]
 }
 
@@ -328,9 +329,10 @@ fn variant_index(e: &StoreError) -> usize {
         E::AttemptSealed(_) => 49,
         E::SearchLagging { .. } => 50,
         E::Search(_) => 51,
+        E::RevisionNotLatest { .. } => 52,
     }
 }
-const STORE_VARIANTS: usize = 52;
+const STORE_VARIANTS: usize = 53;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs),
 /// with their status. Each but `internal_error` (a panicked blocking task) is triggered over

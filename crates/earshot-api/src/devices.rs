@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
-use crate::reads::{at_revision, snapshot_for, AtRevision};
+use crate::reads::{at_revision, read_point, AtRevision};
 use crate::writes::{created, submit, Body, Written};
 use crate::AppState;
 
@@ -148,9 +148,15 @@ pub async fn authorize(
     p.require(Scope::Reader, Some(&store))?;
     earshot_store::devices::check_context(&req.context)?;
     let h = st.earshot.store(&store)?;
-    let snap = snapshot_for(&h, req.consistency.clone()).await?;
-    let view = snap.authorize(&req.principal, &req.device, &req.path, &req.action, h.now_ms(), &req.context)?;
-    Ok(at_revision(&h, &snap, view))
+    let point = read_point(&h, req.consistency.clone()).await?;
+    let view =
+        point.snapshot.authorize(&req.principal, &req.device, &req.path, &req.action, point.at_ms, &req.context)?;
+    // SPEC §2.6: a decision at an older revision explains what was decided then; it is never a
+    // usable allow, so a revocation cannot be undone by quoting an older token.
+    let view = if point.historical.is_some() { view.into_historical() } else { view };
+    let mut out = at_revision(&h, &point.snapshot, view);
+    out.latest_revision = point.historical;
+    Ok(out)
 }
 
 /// `POST /uses`: decides at the writer and, on an allow, consumes one use (reader scope: it can

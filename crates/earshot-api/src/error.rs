@@ -94,7 +94,8 @@ impl From<StoreError> for ApiError {
             | E::ItemExists(_)
             | E::InvalidTransition(_)
             | E::GrantAlreadyRevoked(_)
-            | E::AttemptSealed(_) => StatusCode::CONFLICT,
+            | E::AttemptSealed(_)
+            | E::RevisionNotLatest { .. } => StatusCode::CONFLICT,
             E::RevisionExpired { .. } => StatusCode::GONE,
             E::AnonymousParticipant
             | E::OriginUnresolved
@@ -108,7 +109,9 @@ impl From<StoreError> for ApiError {
             E::InvalidId { field, .. } | E::InvalidInput { field, .. } => json!({"field": field}),
             E::LimitExceeded { field, limit } => json!({"field": field, "limit": limit}),
             E::RevisionExpired { requested, oldest } => json!({"requested": requested, "oldest_retained": oldest}),
-            E::ConsistencyTimeout { requested, latest } => json!({"requested": requested, "latest": latest}),
+            E::ConsistencyTimeout { requested, latest } | E::RevisionNotLatest { requested, latest } => {
+                json!({"requested": requested, "latest": latest})
+            }
             E::InvalidTransition(t) => json!({"state": t.from.as_str(), "action": t.action}),
             E::PartitionMixedAudiences { output } => json!({"output": output}),
             E::SourceOwnerMismatch { source_id, .. } => json!({"source": source_id}),

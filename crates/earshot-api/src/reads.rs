@@ -15,7 +15,7 @@ use earshot_store::model::{
     format_time, AudienceView, Consistency, ContainerInput, ContextRequest, DecisionView, ItemView, LookupPage,
     SealedContext,
 };
-use earshot_store::{ResolvedContainer, Snapshot, StoreHandle};
+use earshot_store::{ReadPoint, ResolvedContainer, Snapshot, StoreHandle};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{Principal, Scope};
@@ -25,11 +25,30 @@ use crate::AppState;
 
 type Body<T> = Result<Json<T>, JsonRejection>;
 
-/// The snapshot, container and time one read uses.
+/// The snapshot, container and time one read uses, and the newest revision when the snapshot
+/// is older (the answer is then historical: SPEC §2.6).
 struct ReadAt {
     snapshot: Arc<Snapshot>,
     container: ResolvedContainer,
     now_ms: i64,
+    historical: Option<u64>,
+}
+
+impl ReadAt {
+    /// A decision as this read answers it: historical ones never admit.
+    fn answer(&self, d: DecisionView) -> DecisionView {
+        if self.historical.is_some() {
+            d.into_historical()
+        } else {
+            d
+        }
+    }
+
+    fn at_revision<T>(&self, h: &StoreHandle, body: T) -> Json<AtRevision<T>> {
+        let mut out = at_revision(h, &self.snapshot, body);
+        out.latest_revision = self.historical;
+        out
+    }
 }
 
 /// Picks the snapshot for a read: an attempt's pinned one, or one per `consistency`.
@@ -50,26 +69,26 @@ async fn read_at(
                 "a read under an attempt uses the attempt's container and snapshot; omit `container` and `consistency`",
             ));
         }
+        // An attempt's pinned snapshot is its own newest state (SPEC §1.10): never historical.
         let a = handle.attempt(&a)?;
-        return Ok((handle, ReadAt { snapshot: a.snapshot, container: a.resolved, now_ms: a.at_ms }));
+        return Ok((handle, ReadAt { snapshot: a.snapshot, container: a.resolved, now_ms: a.at_ms, historical: None }));
     }
     let container =
         container.ok_or_else(|| ApiError::bad_request("invalid_request", "`container` (or `attempt`) is required"))?;
-    let now_ms = handle.now_ms();
-    let snapshot = snapshot_for(&handle, consistency).await?;
-    let container = snapshot.resolve_container(&container)?;
-    Ok((handle, ReadAt { snapshot, container, now_ms }))
+    let point = read_point(&handle, consistency).await?;
+    let container = point.snapshot.resolve_container(&container)?;
+    Ok((handle, ReadAt { snapshot: point.snapshot, container, now_ms: point.at_ms, historical: point.historical }))
 }
 
-pub(crate) async fn snapshot_for(
-    handle: &Arc<StoreHandle>,
-    consistency: Option<Consistency>,
-) -> ApiResult<Arc<Snapshot>> {
+/// The snapshot and instant a decision reads, per `consistency` (waits, bounded, off the
+/// async workers when it may wait).
+pub(crate) async fn read_point(handle: &Arc<StoreHandle>, consistency: Option<Consistency>) -> ApiResult<ReadPoint> {
+    let now_ms = handle.now_ms();
     match consistency.unwrap_or_default() {
-        Consistency::Latest => Ok(handle.latest()),
+        Consistency::Latest => Ok(ReadPoint { snapshot: handle.latest(), at_ms: now_ms, historical: None }),
         c => {
             let h = handle.clone();
-            blocking(move || h.snapshot_for(&c)).await
+            blocking(move || h.read_point(&c, now_ms)).await
         }
     }
 }
@@ -93,10 +112,13 @@ pub struct AtRevision<T> {
     pub body: T,
     pub revision: u64,
     pub token: String,
+    /// The newest revision, when `revision` is older: the answer is historical (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_revision: Option<u64>,
 }
 
 pub(crate) fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> Json<AtRevision<T>> {
-    Json(AtRevision { body, revision: snapshot.revision(), token: h.token(snapshot.revision()) })
+    Json(AtRevision { body, revision: snapshot.revision(), token: h.token(snapshot.revision()), latest_revision: None })
 }
 
 pub async fn check(
@@ -108,8 +130,8 @@ pub async fn check(
     let Path(store) = path?;
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
-    let decision = at.snapshot.check(&req.item, &at.container, at.now_ms)?;
-    Ok(at_revision(&h, &at.snapshot, decision))
+    let decision = at.answer(at.snapshot.check(&req.item, &at.container, at.now_ms)?);
+    Ok(at.at_revision(&h, decision))
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,7 +161,8 @@ pub async fn check_bulk(
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
-    Ok(at_revision(&h, &at.snapshot, BulkResults { results }))
+    let results = results.into_iter().map(|d| at.answer(d)).collect();
+    Ok(at.at_revision(&h, BulkResults { results }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -169,8 +192,9 @@ pub async fn lookup(
     let Path(store) = path?;
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
-    let page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
-    Ok(at_revision(&h, &at.snapshot, page))
+    let mut page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
+    page.items = std::mem::take(&mut page.items).into_iter().map(|d| at.answer(d)).collect();
+    Ok(at.at_revision(&h, page))
 }
 
 #[derive(Debug, Deserialize)]
@@ -204,7 +228,13 @@ pub async fn create_attempt(
     let Json(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
     let handle = st.earshot.store(&store)?;
-    let snapshot = snapshot_for(&handle, req.consistency).await?;
+    let point = read_point(&handle, req.consistency).await?;
+    if let Some(latest) = point.historical {
+        // An attempt is where memory is used (its context enters a model): only the newest state.
+        let requested = point.snapshot.revision();
+        return Err(earshot_store::StoreError::RevisionNotLatest { requested, latest }.into());
+    }
+    let snapshot = point.snapshot;
     // Attempt ids are random and unguessable, from the same generator the store uses.
     let a = handle.create_attempt(req.container, snapshot, earshot_store::new_id())?;
     Ok((StatusCode::CREATED, Json(attempt_response(&handle, &a))))

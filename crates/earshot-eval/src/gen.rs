@@ -578,7 +578,13 @@ impl World {
     /// owner's memory).
     pub fn records(&self, store: &str) -> Records {
         let mut r = Records {
-            meta: Some(MetaRecord { id: store.into(), name: None, revision: 2, created_at_ms: 0 }),
+            meta: Some(MetaRecord {
+                id: store.into(),
+                name: None,
+                revision: 2,
+                created_at_ms: 0,
+                committed_at_ms: None,
+            }),
             ..Records::default()
         };
         for h in &self.histories {

@@ -187,6 +187,10 @@ pub struct MetaRecord {
     pub name: Option<String>,
     pub revision: u64,
     pub created_at_ms: i64,
+    /// When `revision` was committed: `at_exact` reads of it are judged at this instant (SPEC
+    /// §2.6). Absent in records written before it was kept; the store then uses its start time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_at_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -425,6 +429,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     let meta = r.meta.as_ref().ok_or_else(|| bad(format!("store `{store}` has no meta record")))?;
     let mut s = Snapshot::empty(store);
     s.revision = meta.revision;
+    s.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
     let mut parts: Vec<&ParticipantRecord> = r.participants.iter().collect();
     parts.sort_by(|a, b| a.id.cmp(&b.id));
     let mut pid_by_name: FxHashMap<&str, Pid> = FxHashMap::default();

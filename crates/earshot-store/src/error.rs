@@ -52,6 +52,8 @@ pub enum StoreError {
     RevisionExpired { requested: u64, oldest: u64 },
     #[error("revision {requested} was not reached in time (latest: {latest})")]
     ConsistencyTimeout { requested: u64, latest: u64 },
+    #[error("revision {requested} is not the newest ({latest}); an attempt assembles contexts for use, so it pins the newest state (omit `consistency`, or use `at_least`)")]
+    RevisionNotLatest { requested: u64, latest: u64 },
     #[error("attempt `{0}` does not exist or has expired")]
     AttemptNotFound(String),
     #[error("too many open attempts; retry later")]
@@ -140,6 +142,7 @@ impl StoreError {
             E::TokenStoreMismatch => "consistency_token_store_mismatch",
             E::RevisionExpired { .. } => "revision_expired",
             E::ConsistencyTimeout { .. } => "consistency_timeout",
+            E::RevisionNotLatest { .. } => "revision_not_latest",
             E::AttemptNotFound(_) => "attempt_not_found",
             E::AttemptCapacity => "attempt_capacity",
             E::InvalidCursor => "invalid_cursor",

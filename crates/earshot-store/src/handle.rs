@@ -23,6 +23,15 @@ use crate::{token, Clock, Config};
 /// Most commands folded into one durable commit.
 const MAX_GROUP: usize = 256;
 
+/// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the
+/// snapshot is older than the newest, the newest revision (the answer is then historical).
+#[derive(Clone)]
+pub struct ReadPoint {
+    pub snapshot: Arc<Snapshot>,
+    pub at_ms: i64,
+    pub historical: Option<u64>,
+}
+
 /// A pinned snapshot for one model attempt (SPEC §1.10).
 #[derive(Clone)]
 pub struct Attempt {
@@ -73,8 +82,12 @@ impl StoreHandle {
         clock: Arc<dyn Clock>,
         config: Config,
     ) -> Result<Arc<Self>> {
-        let (snap, graph) = rebuild(id, records)?;
+        let (mut snap, graph) = rebuild(id, records)?;
         let meta = records.meta.clone().ok_or_else(|| StoreError::Integrity(format!("store `{id}` has no meta")))?;
+        if meta.committed_at_ms.is_none() {
+            // Records from before commit times were kept: the revision counts from now.
+            snap.committed_at_ms = clock.now_ms();
+        }
         let snap = Arc::new(snap);
         let (tx, rx) = mpsc::channel::<Job>();
         let handle = Arc::new(StoreHandle {
@@ -171,6 +184,23 @@ impl StoreHandle {
                 self.exact(rev)
             }
         }
+    }
+
+    /// The snapshot a decision reads and the instant it is judged at (SPEC §1.9, §2.6): the
+    /// request's arrival (`now_ms`) for latest and `at_least`; for `at_exact`, the time recorded
+    /// with that revision, so the same token always gives the same answer. A snapshot older than
+    /// the newest published one is marked historical: its decisions explain what was decided
+    /// then and are never usable (the "new enemy" rule: a revocation is not undone by quoting
+    /// an older token).
+    pub fn read_point(&self, consistency: &crate::model::Consistency, now_ms: i64) -> Result<ReadPoint> {
+        let snapshot = self.snapshot_for(consistency)?;
+        // Read after the snapshot: a write that lands in between makes the read historical,
+        // never the other way round.
+        let latest = self.latest().revision;
+        let exact = matches!(consistency, crate::model::Consistency::AtExact(_));
+        let at_ms = if exact { snapshot.committed_at_ms } else { now_ms };
+        let historical = (snapshot.revision < latest).then_some(latest);
+        Ok(ReadPoint { snapshot, at_ms, historical })
     }
 
     /// Waits (bounded by configuration) until `rev` is published.
@@ -352,6 +382,7 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
                     next.revision = snap.revision + 1;
                     next.committed_at_ms = now_ms;
                     meta.revision = next.revision;
+                    meta.committed_at_ms = Some(now_ms);
                     match encode(&next, &dirty, &meta) {
                         Ok(o) => {
                             ops.extend(o);

@@ -32,7 +32,7 @@ use dashmap::DashMap;
 pub use context::{Params, Ranked, Ranking};
 pub use durable::{Backend, MemoryBackend, Op, Records, SledBackend};
 pub use error::{Result, StoreError};
-pub use handle::{Attempt, StoreHandle};
+pub use handle::{Attempt, ReadPoint, StoreHandle};
 pub use read::{RawDecision, ResolvedContainer};
 pub use snapshot::{Aid, Gid, Iid, Pid, Snapshot};
 
@@ -142,7 +142,13 @@ impl Earshot {
         if self.stores.contains_key(id) {
             return Err(StoreError::StoreExists(id.to_string()));
         }
-        let meta = MetaRecord { id: id.to_string(), name, revision: 1, created_at_ms: self.clock.now_ms() };
+        let meta = MetaRecord {
+            id: id.to_string(),
+            name,
+            revision: 1,
+            created_at_ms: self.clock.now_ms(),
+            committed_at_ms: None,
+        };
         self.backend.commit(id, vec![meta_op(&meta)?])?;
         let records = Records { meta: Some(meta), ..Records::default() };
         let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;

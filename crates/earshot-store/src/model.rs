@@ -329,6 +329,29 @@ pub struct DecisionView {
     pub grant: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<BlockedBy>,
+    /// Set when the read was at a revision older than the newest: the decision as it was then,
+    /// for audit and explanation only. The answer itself then never admits (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<DecisionView>>,
+}
+
+/// The reason code of every decision read at a revision older than the newest.
+pub const HISTORICAL_REASON: &str = "denied_historical_revision";
+
+impl DecisionView {
+    /// This decision as a historical answer: not an admission, with the decision as it was
+    /// then kept under `historical`.
+    pub fn into_historical(self) -> DecisionView {
+        DecisionView {
+            item: self.item.clone(),
+            admitted: false,
+            reason: HISTORICAL_REASON.into(),
+            basis: None,
+            grant: None,
+            blocked_by: None,
+            historical: Some(Box::new(self)),
+        }
+    }
 }
 
 /// One page of a lookup.

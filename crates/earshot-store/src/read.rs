@@ -99,6 +99,7 @@ impl Snapshot {
                     basis: None,
                     grant: None,
                     blocked_by: None,
+                    historical: None,
                 },
             })
             .collect())
@@ -118,7 +119,15 @@ impl Snapshot {
                 None => name.clone(),
             },
         });
-        DecisionView { item: name, admitted: d.admitted, reason: d.reason.as_str().into(), basis, grant, blocked_by }
+        DecisionView {
+            item: name,
+            admitted: d.admitted,
+            reason: d.reason.as_str().into(),
+            basis,
+            grant,
+            blocked_by,
+            historical: None,
+        }
     }
 
     /// Resolves the owner filter of a lookup: named owners, or the container's owner.

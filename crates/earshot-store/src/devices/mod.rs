@@ -516,7 +516,13 @@ impl Snapshot {
             },
             message: failure_message(f),
         });
-        AuthorizeView { allowed: raw.allowed(), reason: raw.reason.code().to_string(), authority, failure }
+        AuthorizeView {
+            allowed: raw.allowed(),
+            reason: raw.reason.code().to_string(),
+            authority,
+            failure,
+            historical: None,
+        }
     }
 
     fn cid(&self, id: &str) -> Result<Cid> {

@@ -141,6 +141,24 @@ pub struct AuthorizeView {
     pub authority: Option<AuthorityView>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub failure: Option<FailureView>,
+    /// Set when the decision was read at a revision older than the newest: the decision as it
+    /// was then, for audit and explanation only; `allowed` is then always false (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<AuthorizeView>>,
+}
+
+impl AuthorizeView {
+    /// This decision as a historical answer: never a usable allow, with the decision as it
+    /// was then kept under `historical`.
+    pub fn into_historical(self) -> AuthorizeView {
+        AuthorizeView {
+            allowed: false,
+            reason: crate::model::HISTORICAL_REASON.to_string(),
+            authority: None,
+            failure: None,
+            historical: Some(Box::new(self)),
+        }
+    }
 }
 
 /// Constraints as stored and shown.

@@ -350,7 +350,7 @@ async fn bad_input_is_refused_with_a_stable_code_and_writes_nothing() {
             "/v1/stores/s/lookup".into(),
             Some(json!({"container": container("owner", &[]), "limit": 0})),
             400,
-            "limit_exceeded",
+            "invalid_request",
         ),
         (
             "POST",
@@ -1091,4 +1091,25 @@ async fn an_exact_read_is_judged_at_its_revision_time() {
         "{}",
         now.1
     );
+}
+
+/// Issue 9, the smaller refusals: each says what is actually wrong.
+#[tokio::test]
+async fn small_refusals_name_the_real_cause() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let tok = app.call("GET", "/v1/stores/s", None).await.1["token"].clone();
+    let both = json!({"item": "shared", "container": container("owner", &["alice"]),
+                      "consistency": {"at_least": tok, "at_exact": tok}});
+    let r = app.call("POST", "/v1/stores/s/check", Some(both)).await;
+    refused(&r, 400, "invalid_request");
+    assert!(r.1["error"]["message"].as_str().is_some_and(|m| m.contains("not both")), "{}", r.1);
+    let r =
+        app.call("POST", "/v1/stores/s/lookup", Some(json!({"container": container("owner", &[]), "limit": 0}))).await;
+    refused(&r, 400, "invalid_request");
+    assert!(r.1["error"]["message"].as_str().is_some_and(|m| m.contains("at least 1")), "{}", r.1);
+    let zone_less = json!({"members": ["carol"], "expires_at": "2026-06-01T00:00:00"});
+    let r = app.call("POST", "/v1/stores/s/items/private/grants", Some(zone_less)).await;
+    refused(&r, 400, "invalid_request");
+    assert!(r.1["error"]["message"].as_str().is_some_and(|m| m.contains("needs a zone")), "{}", r.1);
 }

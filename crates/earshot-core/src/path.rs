@@ -29,6 +29,8 @@ pub enum PathError {
     EmptySegment(usize),
     #[error("segment `{0}` may only use letters, digits, `.`, `_` and `-` (and not be `.` or `..`)")]
     BadSegment(String),
+    #[error("segment `{0}…` is longer than {MAX_SEGMENT_LEN} bytes")]
+    SegmentTooLong(String),
     #[error("segment `{0}` mixes a wildcard with other characters; `*` and `**` must be whole segments")]
     PartialWildcard(String),
     #[error("`**` may only be the last segment")]
@@ -57,6 +59,10 @@ pub struct PathPattern {
 
 fn check_literal(seg: &str) -> Result<(), PathError> {
     let ok_chars = seg.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if seg.len() > MAX_SEGMENT_LEN && ok_chars {
+        // Name the real cause: the characters are fine, the segment is too long.
+        return Err(PathError::SegmentTooLong(seg.chars().take(16).collect()));
+    }
     if seg.len() > MAX_SEGMENT_LEN || !ok_chars || seg == "." || seg == ".." {
         return Err(PathError::BadSegment(seg.chars().take(MAX_SEGMENT_LEN).collect()));
     }
@@ -281,7 +287,12 @@ mod tests {
     fn limits_are_inclusive() {
         let seg = "s".repeat(MAX_SEGMENT_LEN);
         assert!(PathPattern::parse(&seg).is_ok());
-        assert!(matches!(PathPattern::parse(&format!("{seg}s")), Err(PathError::BadSegment(_))));
+        // An over-long segment of good characters is refused for its length (issue 9: the
+        // message used to blame the characters); a long one with a bad character for those.
+        let too_long = PathPattern::parse(&format!("{seg}s"));
+        assert!(matches!(too_long, Err(PathError::SegmentTooLong(_))), "{too_long:?}");
+        assert!(Path::parse(&format!("a/{seg}s")).is_err_and(|e| e.to_string().contains("longer than 64 bytes")));
+        assert!(matches!(PathPattern::parse(&format!("{seg} ")), Err(PathError::BadSegment(_))));
         let sixteen = vec!["a"; MAX_SEGMENTS].join("/");
         assert!(PathPattern::parse(&sixteen).is_ok());
         assert!(Path::parse(&sixteen).is_ok());

@@ -241,14 +241,58 @@ pub struct WriteOutcome {
     pub decision: Option<crate::devices::model::AuthorizeView>,
 }
 
-/// How a read picks its snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+/// How a read picks its snapshot: `"latest"`, `{"at_least": token}` or `{"at_exact": token}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
 pub enum Consistency {
     #[default]
     Latest,
     AtLeast(String),
     AtExact(String),
+}
+
+/// Read by hand rather than derived, so that naming both `at_least` and `at_exact` (or neither)
+/// is refused with a message that says so, as a request error rather than a JSON syntax error.
+impl<'de> Deserialize<'de> for Consistency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Consistency;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(r#""latest", {"at_least": token} or {"at_exact": token}"#)
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Consistency, E> {
+                match v {
+                    "latest" => Ok(Consistency::Latest),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Consistency, A::Error> {
+                use serde::de::Error;
+                let mut found: Option<Consistency> = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let token: String = map.next_value()?;
+                    let this = match key.as_ref() {
+                        "at_least" => Consistency::AtLeast(token),
+                        "at_exact" => Consistency::AtExact(token),
+                        other => return Err(A::Error::unknown_field(other, &["at_least", "at_exact"])),
+                    };
+                    if found.replace(this).is_some() {
+                        return Err(A::Error::custom(
+                            "`consistency` names one requirement: either `at_least` or `at_exact`, not both",
+                        ));
+                    }
+                }
+                found.ok_or_else(|| {
+                    A::Error::custom("`consistency` needs `at_least` or `at_exact` (or the string \"latest\")")
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// One authorized audience of an item, as expand lists it.
@@ -371,7 +415,19 @@ pub fn format_time(ms: i64) -> String {
 /// Parses an RFC 3339 instant into milliseconds since the epoch.
 pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
     // humantime reads only UTC (`Z`); an RFC 3339 numeric offset is split off and applied here.
-    let (utc, offset_ms) = split_offset(s).unwrap_or((s, 0));
+    // RFC 3339 requires a zone: an instant without `Z` or an offset is ambiguous (whose local
+    // time?), so it is refused rather than read as UTC.
+    let (utc, offset_ms) = match split_offset(s) {
+        Some(split) => split,
+        // `parse_rfc3339_weak` reads a zone-less date-time as UTC, which is what `Z` means.
+        None if s.ends_with(['Z', 'z']) => (s.get(..s.len() - 1).unwrap_or_default(), 0),
+        None => {
+            return Err(crate::StoreError::input(
+                field,
+                "not an RFC 3339 time: it needs a zone, `Z` or a numeric offset such as `+01:00`",
+            ))
+        }
+    };
     let t = humantime::parse_rfc3339_weak(utc)
         .map_err(|e| crate::StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
     let d = t.duration_since(std::time::UNIX_EPOCH).map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
@@ -468,4 +524,41 @@ pub struct SealedContext {
     pub fetched: Vec<ContextCandidate>,
     /// The context: the first `k` of the fetch window.
     pub items: Vec<ContextItem>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn instants_need_a_zone() {
+        let utc = parse_time("t", "2026-01-01T00:00:00Z").unwrap();
+        assert_eq!(parse_time("t", "2026-01-01T01:00:00+01:00").unwrap(), utc);
+        assert_eq!(parse_time("t", "2025-12-31T19:00:00-05:00").unwrap(), utc);
+        assert_eq!(parse_time("t", "2026-01-01T00:00:00.000z").unwrap(), utc);
+        // No zone: ambiguous, refused (issue 9: it used to be read as UTC).
+        for s in ["2026-01-01T00:00:00", "2026-01-01 00:00:00", "2026-01-01T00:00:00.5"] {
+            let e = parse_time("expires_at", s).unwrap_err();
+            assert!(e.to_string().contains("needs a zone"), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn consistency_names_one_requirement() {
+        let read = |s: &str| serde_json::from_str::<Consistency>(s).map_err(|e| e.to_string());
+        assert_eq!(read(r#""latest""#), Ok(Consistency::Latest));
+        assert_eq!(read(r#"{"at_least": "1.ab"}"#), Ok(Consistency::AtLeast("1.ab".into())));
+        assert_eq!(read(r#"{"at_exact": "1.ab"}"#), Ok(Consistency::AtExact("1.ab".into())));
+        let both = read(r#"{"at_least": "1.ab", "at_exact": "1.ab"}"#).unwrap_err();
+        assert!(both.contains("not both"), "{both}");
+        assert!(read("{}").unwrap_err().contains("needs `at_least` or `at_exact`"));
+        assert!(read(r#"{"sometime": "1.ab"}"#).unwrap_err().contains("unknown field"));
+        assert!(read(r#""soon""#).is_err());
+        assert!(read(r#"{"at_least": 5}"#).is_err());
+        // The written form reads back.
+        for c in [Consistency::Latest, Consistency::AtLeast("2.x".into()), Consistency::AtExact("3.y".into())] {
+            assert_eq!(read(&serde_json::to_string(&c).unwrap()), Ok(c));
+        }
+    }
 }

@@ -261,7 +261,10 @@ impl Snapshot {
         now_ms: i64,
     ) -> Result<LookupPage> {
         let limit = limit.unwrap_or(limits::DEFAULT_LOOKUP_LIMIT);
-        if limit == 0 || limit > limits::MAX_LOOKUP_LIMIT {
+        if limit == 0 {
+            return Err(StoreError::input("limit", "must be at least 1"));
+        }
+        if limit > limits::MAX_LOOKUP_LIMIT {
             return Err(StoreError::LimitExceeded { field: "limit", limit: limits::MAX_LOOKUP_LIMIT });
         }
         let after = cursor.map(decode_cursor).transpose()?;

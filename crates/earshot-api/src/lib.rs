@@ -8,6 +8,7 @@ pub mod auth;
 mod devices;
 pub mod error;
 mod reads;
+pub mod server;
 mod writes;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use earshot_store::Earshot;
 
 pub use auth::{Auth, Principal, Scope, TokenConfig};
 pub use error::{ApiError, ApiResult};
+pub use server::ServerLimits;
 
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

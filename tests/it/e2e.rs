@@ -503,3 +503,13 @@ fn token_entries_that_cannot_be_right_stop_the_start_up() {
         assert!(!text.contains("secret-0123456789"), "case {i} printed a secret:\n{text}");
     }
 }
+
+/// The checked-in example configuration passes the start-up checks (tokens, limits).
+#[test]
+fn the_example_configuration_starts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let example = workspace_root().join("earshot.example.toml");
+    let server = Server::start(&dir.path().join("data"), Some(&example)).unwrap_or_else(|e| panic!("{e}"));
+    let r = server.client().with_token("change-me-admin-token").call("GET", "/readyz", None);
+    expect_status(&r, 200);
+}

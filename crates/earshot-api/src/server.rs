@@ -6,9 +6,11 @@
 //! make `accept` fail with `EMFILE` for everyone. Here:
 //!
 //! - every connection holds a permit of a semaphore sized `max_connections`; with none left, the
-//!   loop asks the oldest connection that has no request in flight to close (silent, slow-header
-//!   and idle keep-alive connections alike) and waits for its permit before serving the newcomer,
-//!   so an honest client is served promptly while the limit holds;
+//!   loop asks the oldest connection that has had no request in flight for at least a grace
+//!   period (silent, slow-header and idle keep-alive connections alike) to close, and waits for
+//!   its permit before serving the newcomer, so an honest client is served promptly while the
+//!   limit holds. Connections younger than the grace are not shed, so an honest burst larger
+//!   than the limit waits in the listen backlog instead of being cut off before it could speak;
 //! - hyper's HTTP/1 `header_read_timeout` closes a connection whose request head is not complete in
 //!   time. hyper starts that timer whenever the connection waits for a request head (on a new
 //!   connection and again after each response on a keep-alive one), so the same setting is the
@@ -20,9 +22,9 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -51,6 +53,13 @@ pub const MAX_CONNECTIONS_LIMIT: usize = 1 << 20;
 /// How long the accept loop pauses after an error that is not one connection's failure (for
 /// example `EMFILE`): long enough not to spin, short enough to pick up as soon as a slot frees.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
+
+/// Longest a connection may wait for a client before it can be shed under the connection limit
+/// (half the header timeout when that is shorter).
+const SHED_GRACE: Duration = Duration::from_millis(500);
+
+/// How often a full accept loop looks again for a connection to shed when none could be.
+const SHED_POLL: Duration = Duration::from_millis(200);
 
 /// The limits of one server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,19 +136,47 @@ async fn request_timeout(State(limit): State<Duration>, req: Request, next: Next
 struct Conn {
     /// Requests whose response is not yet ready; 0 means the connection waits for a client.
     in_flight: AtomicUsize,
+    /// Milliseconds after `epoch` when `in_flight` last became 0 (or the connection was accepted).
+    idle_since_ms: AtomicU64,
+    epoch: Instant,
     /// Told to close when the limit is reached and this is the oldest waiting connection.
     shed: Notify,
 }
 
 /// Open connections by acceptance order (the oldest first).
-#[derive(Default)]
 struct Registry {
     conns: Mutex<BTreeMap<u64, Arc<Conn>>>,
+    epoch: Instant,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry { conns: Mutex::default(), epoch: Instant::now() }
+    }
+}
+
+impl Conn {
+    fn mark_idle(&self) {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.idle_since_ms.store(now, Ordering::Release);
+    }
+
+    /// Waiting for its client, and for at least `grace`.
+    fn idle_for(&self, grace: Duration) -> bool {
+        let since = Duration::from_millis(self.idle_since_ms.load(Ordering::Acquire));
+        self.in_flight.load(Ordering::Acquire) == 0 && self.epoch.elapsed().saturating_sub(since) >= grace
+    }
 }
 
 impl Registry {
     fn insert(&self, id: u64) -> Arc<Conn> {
-        let c = Arc::new(Conn { in_flight: AtomicUsize::new(0), shed: Notify::new() });
+        let c = Arc::new(Conn {
+            in_flight: AtomicUsize::new(0),
+            idle_since_ms: AtomicU64::new(0),
+            epoch: self.epoch,
+            shed: Notify::new(),
+        });
+        c.mark_idle();
         self.conns.lock().unwrap_or_else(PoisonError::into_inner).insert(id, c.clone());
         c
     }
@@ -148,12 +185,11 @@ impl Registry {
         self.conns.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
     }
 
-    /// Asks the oldest connection without a request in flight to close; false if every
-    /// connection is busy. The shed one leaves the registry at once, so it is asked only once.
-    fn shed_oldest_idle(&self) -> bool {
+    /// Asks the oldest connection that has waited for its client for at least `grace` to close;
+    /// false if there is none. The shed one leaves the registry at once, so it is asked only once.
+    fn shed_oldest_idle(&self, grace: Duration) -> bool {
         let mut conns = self.conns.lock().unwrap_or_else(PoisonError::into_inner);
-        let found =
-            conns.iter().find(|(_, c)| c.in_flight.load(Ordering::Acquire) == 0).map(|(id, c)| (*id, c.clone()));
+        let found = conns.iter().find(|(_, c)| c.idle_for(grace)).map(|(id, c)| (*id, c.clone()));
         match found {
             Some((id, c)) => {
                 conns.remove(&id);
@@ -177,6 +213,8 @@ impl InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        // Stamp first, so that a reader seeing 0 requests never sees an older idle time.
+        self.0.mark_idle();
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -205,6 +243,7 @@ where
         let _ = rx.wait_for(|s| *s).await;
     };
 
+    let grace = SHED_GRACE.min(limits.header_read_timeout / 2);
     let mut next_id: u64 = 0;
     loop {
         let (stream, peer) = tokio::select! {
@@ -220,24 +259,29 @@ where
                 }
             },
         };
-        let permit = match slots.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                if !registry.shed_oldest_idle() {
-                    tracing::warn!(max = limits.max_connections, "connection limit reached; every connection is busy");
-                }
-                // The shed connection returns its permit as soon as its task sees the request;
-                // if all were busy, the first to finish does. Meanwhile nothing else is accepted.
-                tokio::select! {
-                    biased;
-                    () = stopped(stop_rx.clone()) => break,
-                    p = slots.clone().acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                }
+        // Nothing else is accepted until this connection has a slot: later ones wait in the
+        // listen backlog.
+        let mut warned = false;
+        let permit = loop {
+            if let Ok(p) = slots.clone().try_acquire_owned() {
+                break Some(p);
+            }
+            // A shed connection returns its permit as soon as its task sees the request, so
+            // wait for it; otherwise look again shortly, when a connection may have aged past
+            // the grace, unless one finishes first.
+            let shed = registry.shed_oldest_idle(grace);
+            if !shed && !warned {
+                warned = true;
+                tracing::warn!(max = limits.max_connections, "connection limit reached; no connection can be shed yet");
+            }
+            tokio::select! {
+                biased;
+                () = stopped(stop_rx.clone()) => break None,
+                p = slots.clone().acquire_owned() => break p.ok(),
+                () = tokio::time::sleep(SHED_POLL), if !shed => {}
             }
         };
+        let Some(permit) = permit else { break };
         next_id += 1;
         tracing::trace!(%peer, id = next_id, "connection accepted");
         // Registered here rather than in its task, so that the next accept can already shed it
@@ -354,7 +398,9 @@ mod tests {
         let _b = r.insert(2);
         let _c = r.insert(3);
         let _busy = InFlight::enter(a);
-        assert!(r.shed_oldest_idle());
+        // Too young to shed: an honest client that has just connected keeps its connection.
+        assert!(!r.shed_oldest_idle(Duration::from_secs(60)));
+        assert!(r.shed_oldest_idle(Duration::ZERO));
         let left: Vec<u64> = r.conns.lock().unwrap_or_else(PoisonError::into_inner).keys().copied().collect();
         assert_eq!(left, [1, 3]);
     }

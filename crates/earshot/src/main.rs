@@ -14,6 +14,12 @@ use earshot_api::{AppState, Auth, ServerLimits, TokenConfig};
 use earshot_store::{Config, Earshot};
 use serde::Deserialize;
 
+/// mimalloc rather than glibc malloc: after bursts of connections glibc keeps freed memory in
+/// per-thread arenas (RSS grew burst after burst with 16 worker threads), mimalloc returns it
+/// (TESTING.md, "Hostile clients").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "earshot", version, about = "Audience-bound authorization for agent memory")]
 struct Cli {

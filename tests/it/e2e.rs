@@ -461,3 +461,55 @@ fn schema_cli_and_the_fridges_demo_over_the_real_binary() {
     assert!(stdout.contains("gated (Earshot)            forbidden facts returned   0 of 177"), "{stdout}");
     assert!(stdout.contains("ungated (host fully open)  forbidden facts returned 177 of 177"), "{stdout}");
 }
+
+/// Token entries that cannot be right stop the start-up with a message naming the entry by its
+/// `name` and never showing the secret.
+#[test]
+fn token_entries_that_cannot_be_right_stop_the_start_up() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = [
+        (
+            "[[tokens]]\nname = \"tiny\"\ntoken = \"k\"\nscope = \"admin\"\n",
+            "token `tiny` is shorter than 16 characters",
+        ),
+        (
+            "[[tokens]]\nname = \"ops\"\ntoken = \"same-secret-0123456789\"\nscope = \"admin\"\n\
+             [[tokens]]\nname = \"agent\"\ntoken = \"same-secret-0123456789\"\nscope = \"reader\"\n",
+            "tokens `ops` and `agent` have the same secret",
+        ),
+        (
+            "[[tokens]]\nname = \"agent\"\ntoken = \"agent-secret-0123456789\"\nscope = \"reader\"\nstores = []\n",
+            "token `agent` lists no stores",
+        ),
+        ("max_connections = 0\n", "max_connections must be between 1"),
+        ("consistency_wait_ms = 5000\nrequest_timeout_ms = 1000\n", "must be larger than consistency_wait_ms"),
+    ];
+    for (i, (toml, expected)) in cases.iter().enumerate() {
+        let config = dir.path().join(format!("bad{i}.toml"));
+        std::fs::write(&config, toml).expect("write config");
+        let out = Command::new(earshot_bin())
+            .args(["serve", "--bind", "127.0.0.1:0", "--data"])
+            .arg(dir.path().join("data"))
+            .arg("--config")
+            .arg(&config)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run earshot");
+        let text =
+            strip_ansi(&format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+        assert!(!out.status.success(), "case {i} started:\n{text}");
+        assert!(text.contains(expected), "case {i}: expected `{expected}` in:\n{text}");
+        assert!(!text.contains("secret-0123456789"), "case {i} printed a secret:\n{text}");
+    }
+}
+
+/// The checked-in example configuration passes the start-up checks (tokens, limits).
+#[test]
+fn the_example_configuration_starts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let example = workspace_root().join("earshot.example.toml");
+    let server = Server::start(&dir.path().join("data"), Some(&example)).unwrap_or_else(|e| panic!("{e}"));
+    let r = server.client().with_token("change-me-admin-token").call("GET", "/readyz", None);
+    expect_status(&r, 200);
+}

@@ -11,6 +11,7 @@ mod e2e;
 mod eval;
 mod faults;
 mod fuzz_replay;
+mod hostile;
 mod http;
 mod model;
 mod openapi;

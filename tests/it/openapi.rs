@@ -334,10 +334,11 @@ fn variant_index(e: &StoreError) -> usize {
 }
 const STORE_VARIANTS: usize = 53;
 
-/// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs),
-/// with their status. Each but `internal_error` (a panicked blocking task) is triggered over
-/// HTTP in `api_error_codes_are_what_the_router_answers`.
-const API_CODES: [(&str, u16); 10] = [
+/// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
+/// server.rs), with their status. Each but `internal_error` (a panicked blocking task) and
+/// `request_timeout` (added by the server around the router; triggered in `hostile.rs`) is
+/// triggered over HTTP in `api_error_codes_are_what_the_router_answers`.
+const API_CODES: [(&str, u16); 11] = [
     ("unauthenticated", 401),
     ("forbidden", 403),
     ("route_not_found", 404),
@@ -348,6 +349,7 @@ const API_CODES: [(&str, u16); 10] = [
     ("invalid_request", 400),
     ("invalid_path", 400),
     ("internal_error", 500),
+    ("request_timeout", 503),
 ];
 
 /// code -> statuses, as the code base produces them.

@@ -1,13 +1,9 @@
-//! Bearer-token authentication with scopes, optionally limited to stores. Tokens are compared
-//! by SHA-256 digest in constant time and never logged.
+//! Bearer-token authentication with scopes, optionally limited to stores, and the start-up check
+//! of the configured tokens. Tokens are compared by SHA-256 digest in constant time and never
+//! logged.
 
-use axum::extract::{Request, State};
-use axum::http::header::AUTHORIZATION;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 
 use crate::error::ApiError;
 
@@ -84,7 +80,57 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Fewest characters a configured token may have: a short secret can be guessed.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// A `[[tokens]]` configuration that cannot be right. Names the entry, never its secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("token entry #{index} has an empty `name`")]
+    EmptyName { index: usize },
+    #[error("token `{name}` is shorter than {min} characters")]
+    TooShort { name: String, min: usize },
+    #[error("token `{name}` has characters a client cannot send in a header (only visible ASCII is allowed, no surrounding spaces)")]
+    Unsendable { name: String },
+    #[error("tokens `{first}` and `{second}` have the same secret; each token must be different")]
+    DuplicateToken { first: String, second: String },
+    #[error("two token entries are named `{name}`; names must be unique")]
+    DuplicateName { name: String },
+    #[error("token `{name}` lists no stores: omit `stores` for every store, or name at least one")]
+    EmptyStores { name: String },
+}
+
 impl Auth {
+    /// The configured tokens, checked: each has a name and a secret of at least
+    /// [`MIN_TOKEN_LEN`] visible ASCII characters, names and secrets are unique, and a `stores`
+    /// list, when present, is not empty. No tokens means authentication is off.
+    pub fn from_config(tokens: Vec<TokenConfig>) -> Result<Auth, ConfigError> {
+        for (i, t) in tokens.iter().enumerate() {
+            if t.name.trim().is_empty() {
+                return Err(ConfigError::EmptyName { index: i + 1 });
+            }
+            if t.token.chars().count() < MIN_TOKEN_LEN {
+                return Err(ConfigError::TooShort { name: t.name.clone(), min: MIN_TOKEN_LEN });
+            }
+            // `authenticate` reads the header as visible ASCII and trims the presented token, so
+            // anything else could never match.
+            if !t.token.bytes().all(|b| b.is_ascii_graphic() || b == b' ') || t.token.trim() != t.token {
+                return Err(ConfigError::Unsendable { name: t.name.clone() });
+            }
+            if t.stores.as_ref().is_some_and(Vec::is_empty) {
+                return Err(ConfigError::EmptyStores { name: t.name.clone() });
+            }
+            if let Some(first) = tokens[..i].iter().find(|o| o.name == t.name) {
+                return Err(ConfigError::DuplicateName { name: first.name.clone() });
+            }
+            if let Some(first) = tokens[..i].iter().find(|o| o.token == t.token) {
+                return Err(ConfigError::DuplicateToken { first: first.name.clone(), second: t.name.clone() });
+            }
+        }
+        Ok(if tokens.is_empty() { Auth::disabled() } else { Auth::new(tokens) })
+    }
+
+    /// The tokens as given, unchecked; [`Auth::from_config`] is the checked way in.
     pub fn new(tokens: Vec<TokenConfig>) -> Self {
         Auth {
             entries: tokens
@@ -128,14 +174,77 @@ impl Auth {
     }
 }
 
-/// Middleware: authenticates and attaches the [`Principal`] to the request.
-pub async fn authenticate(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
-    let header = req.headers().get(AUTHORIZATION).and_then(|h| h.to_str().ok());
-    match auth.authenticate(header) {
-        Ok(p) => {
-            req.extensions_mut().insert(p);
-            next.run(req).await
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::response::IntoResponse;
+
+    fn tok(name: &str, secret: &str, stores: Option<&[&str]>) -> TokenConfig {
+        TokenConfig {
+            name: name.into(),
+            token: secret.into(),
+            scope: Scope::Reader,
+            stores: stores.map(|s| s.iter().map(|x| x.to_string()).collect()),
         }
-        Err(e) => e.into_response(),
+    }
+
+    fn refused(tokens: Vec<TokenConfig>) -> String {
+        match Auth::from_config(tokens) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const A: &str = "aaaaaaaaaaaaaaaa-secret";
+    const B: &str = "bbbbbbbbbbbbbbbb-secret";
+
+    #[test]
+    fn good_tokens_are_accepted_and_none_means_off() {
+        let auth = Auth::from_config(vec![tok("ops", A, None), tok("agent", B, Some(&["demo"]))]).unwrap();
+        assert!(auth.enabled());
+        assert!(!Auth::from_config(Vec::new()).unwrap().enabled());
+    }
+
+    #[test]
+    fn empty_and_short_tokens_are_refused_by_name_without_the_secret() {
+        let e = refused(vec![tok("ops", "", None)]);
+        assert_eq!(e, "token `ops` is shorter than 16 characters");
+        let e = refused(vec![tok("ops", A, None), tok("short-one", "x", None)]);
+        assert_eq!(e, "token `short-one` is shorter than 16 characters");
+        assert!(refused(vec![tok("ops", &"y".repeat(MIN_TOKEN_LEN - 1), None)]).contains("shorter"));
+        assert!(Auth::from_config(vec![tok("ops", &"y".repeat(MIN_TOKEN_LEN), None)]).is_ok());
+    }
+
+    #[test]
+    fn the_same_secret_twice_is_refused_whatever_the_scopes() {
+        let mut admin = tok("ops", A, None);
+        admin.scope = Scope::Admin;
+        let e = refused(vec![admin, tok("agent", A, Some(&["demo"]))]);
+        assert_eq!(e, "tokens `ops` and `agent` have the same secret; each token must be different");
+        assert!(!e.contains(A));
+    }
+
+    #[test]
+    fn duplicate_and_empty_names_and_empty_store_lists_are_refused() {
+        assert!(refused(vec![tok("ops", A, None), tok("ops", B, None)]).contains("two token entries are named `ops`"));
+        assert_eq!(refused(vec![tok(" ", A, None)]), "token entry #1 has an empty `name`");
+        assert!(refused(vec![tok("agent", A, Some(&[]))]).contains("token `agent` lists no stores"));
+    }
+
+    #[test]
+    fn secrets_a_client_cannot_send_are_refused() {
+        assert!(refused(vec![tok("ops", &format!(" {A}"), None)]).contains("`ops` has characters"));
+        assert!(refused(vec![tok("ops", &format!("{A}\u{e9}"), None)]).contains("`ops` has characters"));
+        assert!(refused(vec![tok("ops", &format!("{A}\t"), None)]).contains("`ops` has characters"));
+    }
+
+    #[test]
+    fn an_unauthenticated_answer_names_the_bearer_scheme() {
+        let auth = Auth::from_config(vec![tok("ops", A, None)]).unwrap();
+        for header in [None, Some("Basic abc"), Some("Bearer wrong-token-0123456789")] {
+            let resp = auth.authenticate(header).unwrap_err().into_response();
+            assert_eq!(resp.status(), axum::http::StatusCode::UNAUTHORIZED);
+            assert_eq!(resp.headers().get(axum::http::header::WWW_AUTHENTICATE).unwrap(), "Bearer");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The API's one error type and the single place where store errors become HTTP responses.
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use earshot_store::StoreError;
 use serde_json::{json, Value};
@@ -46,7 +46,12 @@ impl IntoResponse for ApiError {
             tracing::debug!(code = self.code, status = self.status.as_u16(), "request refused");
         }
         let body = json!({"error": {"code": self.code, "message": self.message, "details": self.details}});
-        (self.status, axum::Json(body)).into_response()
+        let mut resp = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            // RFC 6750 §3: a 401 names the scheme the client should use.
+            resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        resp
     }
 }
 

@@ -9,6 +9,7 @@ mod devices;
 pub mod error;
 mod gate;
 mod reads;
+pub mod server;
 mod writes;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use earshot_store::Earshot;
 pub use auth::{Auth, Principal, Scope, TokenConfig};
 pub use error::{ApiError, ApiResult};
 pub use gate::Access;
+pub use server::ServerLimits;
 
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

@@ -10,9 +10,15 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
-use earshot_api::{AppState, Auth, TokenConfig};
+use earshot_api::{AppState, Auth, ServerLimits, TokenConfig};
 use earshot_store::{Config, Earshot};
 use serde::Deserialize;
+
+/// mimalloc rather than glibc malloc: after bursts of connections glibc keeps freed memory in
+/// per-thread arenas (RSS grew burst after burst with 16 worker threads), mimalloc returns it
+/// (TESTING.md, "Hostile clients").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "earshot", version, about = "Audience-bound authorization for agent memory")]
@@ -96,7 +102,7 @@ struct ServeArgs {
     /// Data directory of the embedded store (created if missing).
     #[arg(long, env = "EARSHOT_DATA")]
     data: Option<PathBuf>,
-    /// TOML configuration file (bind, data, retention and `[[tokens]]`).
+    /// TOML configuration file (bind, data, retention, server limits and `[[tokens]]`).
     #[arg(long, env = "EARSHOT_CONFIG")]
     config: Option<PathBuf>,
 }
@@ -111,6 +117,13 @@ struct FileConfig {
     retention_seconds: Option<u64>,
     /// Most milliseconds an `at_least` read waits.
     consistency_wait_ms: Option<u64>,
+    /// Most connections open at once (default: the descriptor limit less a reserve, at most 4096).
+    max_connections: Option<usize>,
+    /// Most milliseconds to receive a request head, on a new connection or between requests on
+    /// a keep-alive one (so also the idle timeout).
+    header_read_timeout_ms: Option<u64>,
+    /// Most milliseconds one request may take before `503 request_timeout`.
+    request_timeout_ms: Option<u64>,
     #[serde(default)]
     tokens: Vec<TokenConfig>,
 }
@@ -237,7 +250,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => FileConfig::default(),
     };
     let bind = args.bind.or(file.bind).unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
-    let data = args.data.or(file.data).unwrap_or_else(|| PathBuf::from("earshot-data"));
+    let data = args.data.or(file.data.clone()).unwrap_or_else(|| PathBuf::from("earshot-data"));
     let mut config = Config::default();
     if let Some(s) = file.retention_seconds {
         config.retention_window = std::time::Duration::from_secs(s);
@@ -251,7 +264,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
     }
-    let auth = if file.tokens.is_empty() { Auth::disabled() } else { Auth::new(file.tokens) };
+    let limits = server_limits(&file, config.consistency_wait)?;
+    let auth = Auth::from_config(file.tokens).context("checking the `[[tokens]]` of the configuration")?;
+    if let Some(nofile) = earshot_api::server::nofile_limit() {
+        if limits.max_connections as u64 + earshot_api::server::FD_RESERVE > nofile {
+            tracing::warn!(
+                max_connections = limits.max_connections,
+                nofile,
+                "max_connections leaves few descriptors for the process's own files"
+            );
+        }
+    }
     std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
     let started = std::time::Instant::now();
     let earshot = Arc::new(Earshot::open(&data, config).context("opening the store")?);
@@ -261,17 +284,66 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(bind).await.with_context(|| format!("binding {bind}"))?;
-        tracing::info!(addr = %listener.local_addr()?, "earshot listening");
-        axum::serve(listener, earshot_api::router(state))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-                tracing::info!("shutting down");
-            })
-            .await?;
+        tracing::info!(
+            addr = %listener.local_addr()?,
+            max_connections = limits.max_connections,
+            header_read_timeout_ms = limits.header_read_timeout.as_millis() as u64,
+            request_timeout_ms = limits.request_timeout.as_millis() as u64,
+            "earshot listening"
+        );
+        earshot_api::server::serve(listener, earshot_api::router(state), limits, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
     earshot.shutdown();
     Ok(())
+}
+
+/// The server's limits: the file's entries over the defaults, checked.
+fn server_limits(file: &FileConfig, consistency_wait: std::time::Duration) -> anyhow::Result<ServerLimits> {
+    let mut limits = ServerLimits::default();
+    if let Some(n) = file.max_connections {
+        limits.max_connections = n;
+    }
+    if let Some(ms) = file.header_read_timeout_ms {
+        limits.header_read_timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = file.request_timeout_ms {
+        limits.request_timeout = std::time::Duration::from_millis(ms);
+    }
+    limits.validate().map_err(anyhow::Error::msg).context("checking the server limits of the configuration")?;
+    // An `at_least` read that waits its full time must still be answered with its own error.
+    if limits.request_timeout <= consistency_wait {
+        bail!(
+            "request_timeout_ms ({}) must be larger than consistency_wait_ms ({})",
+            limits.request_timeout.as_millis(),
+            consistency_wait.as_millis()
+        );
+    }
+    Ok(limits)
+}
+
+/// Completes on ctrl-c or, on Unix, SIGTERM (what `docker stop` and systemd send).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            // Without a SIGTERM handler, ctrl-c still works.
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
 }
 
 fn verify(data: &std::path::Path) -> anyhow::Result<()> {

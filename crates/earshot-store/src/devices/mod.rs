@@ -421,15 +421,18 @@ impl DeviceState {
     }
 }
 
-/// Bounds a request context (the body limit bounds its total size).
+/// Bounds a request context (SPEC §2.6): the core's limits on its variables, total size and
+/// nesting. Too many variables stays `limit_exceeded`, as before; a context too large or too
+/// deep is an `invalid_request` naming the bound.
 pub fn check_context(ctx: &RequestContext) -> Result<()> {
-    if ctx.len() > earshot_core::condition::MAX_CONTEXT_VARIABLES {
-        return Err(StoreError::LimitExceeded {
-            field: "context",
-            limit: earshot_core::condition::MAX_CONTEXT_VARIABLES,
-        });
+    use earshot_core::condition::ContextError;
+    match earshot_core::condition::check_context(ctx) {
+        Ok(()) => Ok(()),
+        Err(ContextError::TooManyVariables(_)) => {
+            Err(StoreError::LimitExceeded { field: "context", limit: earshot_core::condition::MAX_CONTEXT_VARIABLES })
+        }
+        Err(e) => Err(StoreError::input("context", e.to_string())),
     }
-    Ok(())
 }
 
 fn constraints_view(c: &Constraints) -> ConstraintsView {

@@ -307,7 +307,8 @@ async fn malformed_device_requests_are_refused_with_a_code_and_write_nothing() {
 /// SPEC §2.6, issue 9: a condition is bounded when written (422 `invalid_condition` naming the
 /// bound) and when used: a context that would make it run long denies with
 /// `denied_condition_error` before anything runs, so `POST /uses` (decided on the store's writer)
-/// and `POST /authorize` answer at once and the writer is free for the next write.
+/// and `POST /authorize` answer at once and the writer is free for the next write. The budget is
+/// per decision, shared by every condition on the chain.
 #[tokio::test]
 async fn over_budget_conditions_are_refused_when_written_and_deny_at_once_when_used() {
     let app = TestApp::new();
@@ -358,6 +359,36 @@ async fn over_budget_conditions_are_refused_when_written_and_deny_at_once_when_u
     // Unbounded, the pairs alone take seconds even in release; bounded, both answers are quick
     // even in a debug build on a shared machine.
     assert!(elapsed < std::time::Duration::from_secs(2), "took {elapsed:?}");
+
+    // One budget per decision, shared along the chain: each link's condition fits alone, both
+    // together do not, so the parent (checked after the leaf) is denied for the budget.
+    app.call("POST", "/v1/stores/s/participants", Some(json!({"id": "cy", "kind": "person"}))).await;
+    let each = "xs.all(a, a >= 0)";
+    let xs: Vec<i64> = (0..2_000).collect();
+    let mut context = RequestContext::new();
+    context.insert("xs".into(), ContextValue::List(xs.iter().map(|&x| ContextValue::Int(x)).collect()));
+    let cost = earshot_core::condition::Condition::compile(each).unwrap().estimated_cost(&context).unwrap();
+    let budget = earshot_core::condition::COST_BUDGET;
+    assert!(cost <= budget && 2 * cost > budget, "{cost} against {budget}");
+    let parent = json!({"id": "p", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["b"],
+                        "actions": ["read"], "constraints": {"condition": each}});
+    let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(parent)).await;
+    assert!(status.is_success(), "{resp}");
+    let child = json!({"id": "q", "issuer": "bob", "holder": "cy", "device": "fridge", "paths": ["b"],
+                       "actions": ["read"], "parent": "p", "constraints": {"condition": each}});
+    let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(child)).await;
+    assert!(status.is_success(), "{resp}");
+    let ask_b =
+        |who: &str| json!({"principal": who, "device": "fridge", "path": "b", "action": "read", "context": {"xs": xs}});
+    let (_, alone) = app.call("POST", "/v1/stores/s/authorize", Some(ask_b("bob"))).await;
+    assert_eq!(alone["reason"], "allowed_capability", "{alone}");
+    let (_, chained) = app.call("POST", "/v1/stores/s/authorize", Some(ask_b("cy"))).await;
+    assert_eq!(
+        (chained["reason"].as_str(), chained["failure"]["link"].as_str()),
+        (Some("denied_condition_error"), Some("p")),
+        "{chained}"
+    );
+    assert!(chained["failure"]["message"].as_str().unwrap_or("").contains("left of"), "{chained}");
 
     // A context over its own bounds is refused before any condition sees it.
     let (status, resp) = app.call("POST", "/v1/stores/s/uses", Some(ask((0..20_000).collect()))).await;

@@ -12,9 +12,11 @@
 //! its estimated cost ([`cost`]) exceeds [`COST_BUDGET`] even against the smallest context (every
 //! context value can only add cost, so such a condition could never be evaluated). At each
 //! evaluation the same estimate is made with the sizes of the request's actual context values,
-//! before anything runs, and an estimate over [`COST_BUDGET`] denies with
-//! [`ConditionFailure::OverBudget`] (`denied_condition_error`). No evaluation therefore runs
-//! longer than the budget allows, on the store's writer (`POST /uses`) or anywhere else; the
+//! before anything runs, and an estimate over what is left of the decision's [`Budget`] (one
+//! [`COST_BUDGET`] shared by every condition a decision evaluates) denies with
+//! [`ConditionFailure::OverBudget`] (`denied_condition_error`). No decision therefore spends
+//! longer on conditions than the budget allows, on the store's writer (`POST /uses`) or anywhere
+//! else; the
 //! budget is set so that the most expensive evaluation it admits takes a few milliseconds (see
 //! [`COST_BUDGET`]). Contexts are bounded too ([`check_context`]), so the estimate itself and the
 //! conversion of a context into CEL values stay cheap.
@@ -43,7 +45,7 @@ pub const MAX_COMPREHENSION_NESTING: usize = 2;
 /// [`cost::NODE_COST`], a comprehension step [`cost::ITERATION_COST`] more). Measured in release
 /// on the 2-vCPU development machine with `cargo run --release -p earshot-core --example
 /// condition_budget`: the slowest shape admitted at the budget (one comprehension over a
-/// 3,233-element context list) takes about 0.9 ms, under 4 ns per unit (median of 15 runs); a
+/// 3,233-element context list) takes about 0.85 ms, 3.4 ns per unit (median of 15 runs); a
 /// debug build is some 20 times slower.
 pub const COST_BUDGET: u64 = 250_000;
 /// Largest request context, in the size units of [`cost`]: 1 per scalar, list or map, plus the
@@ -79,8 +81,28 @@ pub enum ConditionFailure {
     Error { condition: String, message: String },
     #[error("condition `{condition}` evaluated to a {kind}, not a boolean")]
     NotBoolean { condition: String, kind: String },
-    #[error("condition `{condition}` has an estimated cost of {cost} against this context, over the evaluation budget of {budget}")]
-    OverBudget { condition: String, cost: u64, budget: u64 },
+    #[error("condition `{condition}` has an estimated cost of {cost} against this context, over the evaluation budget ({left} left of {budget})")]
+    OverBudget { condition: String, cost: u64, left: u64, budget: u64 },
+}
+
+/// What a decision may still spend on evaluating conditions, in [`cost`] units. One decision
+/// (`authorize`, or an explicit use on the store's writer) shares one budget across every
+/// condition it evaluates, on every link of every candidate chain, so no decision spends more
+/// than [`COST_BUDGET`] however many conditioned links it walks. Spent in a fixed order (the
+/// order links are checked), so the outcome is a function of the state and the request.
+#[derive(Debug)]
+pub struct Budget {
+    left: std::cell::Cell<u64>,
+}
+
+impl Budget {
+    pub fn per_decision() -> Self {
+        Budget { left: std::cell::Cell::new(COST_BUDGET) }
+    }
+
+    pub fn left(&self) -> u64 {
+        self.left.get()
+    }
 }
 
 /// A condition that did not compile.
@@ -239,8 +261,12 @@ impl Condition {
     }
 
     /// The estimated cost of evaluating this condition against `ctx` (see [`cost`]), including
-    /// converting the variables it uses; `None` if a variable is missing.
+    /// converting the variables it uses; `None` if a variable is missing, or if the condition is
+    /// over its structural bounds (a restored one), where the estimate itself is not bounded.
     pub fn estimated_cost(&self, ctx: &RequestContext) -> Option<u64> {
+        if self.over_bounds.is_some() {
+            return None;
+        }
         let mut shapes = BTreeMap::new();
         let mut conversion = 0u64;
         for v in self.variables.iter() {
@@ -259,8 +285,15 @@ impl Condition {
         &self.source
     }
 
-    /// Evaluates the condition against `ctx`: `Ok(())` only for the boolean `true`.
+    /// Evaluates the condition against `ctx`: `Ok(())` only for the boolean `true`. A budget of
+    /// its own: see [`Condition::evaluate_within`] for a decision that evaluates several.
     pub fn evaluate(&self, ctx: &RequestContext) -> Result<(), ConditionFailure> {
+        self.evaluate_within(ctx, &Budget::per_decision())
+    }
+
+    /// Evaluates the condition against `ctx`, spending its estimated cost from `budget`; a cost
+    /// over what is left denies before anything runs.
+    pub fn evaluate_within(&self, ctx: &RequestContext, budget: &Budget) -> Result<(), ConditionFailure> {
         let condition = || self.source.to_string();
         if let Some(e) = &self.over_bounds {
             return Err(ConditionFailure::Error { condition: condition(), message: format!("the condition {e}") });
@@ -270,9 +303,11 @@ impl Condition {
         }
         // Decided before anything runs: the interpreter cannot be stopped part-way.
         let cost = self.estimated_cost(ctx).unwrap_or(u64::MAX);
-        if cost > COST_BUDGET {
-            return Err(ConditionFailure::OverBudget { condition: condition(), cost, budget: COST_BUDGET });
+        let left = budget.left.get();
+        if cost > left {
+            return Err(ConditionFailure::OverBudget { condition: condition(), cost, left, budget: COST_BUDGET });
         }
+        budget.left.set(left - cost);
         let mut cel_ctx = cel::Context::with_env(ENV.clone());
         for v in self.variables.iter() {
             if let Some(value) = ctx.get(v) {
@@ -479,7 +514,12 @@ mod tests {
         assert!(cost > COST_BUDGET);
         assert_eq!(
             c.evaluate(&big),
-            Err(ConditionFailure::OverBudget { condition: c.source().into(), cost, budget: COST_BUDGET })
+            Err(ConditionFailure::OverBudget {
+                condition: c.source().into(),
+                cost,
+                left: COST_BUDGET,
+                budget: COST_BUDGET
+            })
         );
         // Strings count by their bytes: a long context string copied per element.
         let c = Condition::compile("size(xs.map(x, s + s)) > 0").unwrap();
@@ -487,6 +527,26 @@ mod tests {
         assert_eq!(c.evaluate(&small), Ok(()));
         let long = ctx(&[("xs", list(100)), ("s", ContextValue::String("ab".repeat(5_000)))]);
         assert!(matches!(c.evaluate(&long), Err(ConditionFailure::OverBudget { .. })));
+    }
+
+    #[test]
+    fn one_budget_is_shared_by_the_conditions_of_a_decision() {
+        let c = Condition::compile("xs.all(a, a >= 0)").unwrap();
+        let xs = ctx(&[("xs", list(1_000))]);
+        let cost = c.estimated_cost(&xs).unwrap();
+        let budget = Budget::per_decision();
+        let fits = COST_BUDGET / cost;
+        assert!(fits >= 2, "the test needs several evaluations to fit");
+        for _ in 0..fits {
+            assert_eq!(c.evaluate_within(&xs, &budget), Ok(()));
+        }
+        assert_eq!(budget.left(), COST_BUDGET - fits * cost);
+        assert!(
+            matches!(c.evaluate_within(&xs, &budget), Err(ConditionFailure::OverBudget { left, .. }) if left < cost)
+        );
+        // A denial spends nothing; a fresh decision starts with the whole budget.
+        assert_eq!(budget.left(), COST_BUDGET - fits * cost);
+        assert_eq!(c.evaluate(&xs), Ok(()));
     }
 
     #[test]

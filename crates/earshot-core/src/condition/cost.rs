@@ -7,17 +7,20 @@
 //! computed over the macro-expanded AST from upper bounds on the sizes of values ([`Shape`]):
 //!
 //! - every node evaluated costs [`NODE_COST`];
-//! - every call that is not a control operator (`&&`, `||`, `!`, `?:`) also pays the sizes of its
-//!   inputs, since the standard library is at most linear in them (`+` copies, `==`, `<`, `in`,
-//!   `contains`, `startsWith`, `endsWith` and `size` scan, conversions read); a list or string
-//!   produced by `+` is as large as both operands together, so growth is tracked too;
+//! - every call that is not a control operator (`&&`, `||`, `!`, `?:`) also pays the sizes of
+//!   its inputs and of its result, since the standard library is at most linear in them (`+`
+//!   copies, `==`, `<`, `in`, `contains`, `startsWith`, `endsWith` and `size` scan, conversions
+//!   read); a list or string produced by `+` is as large as both operands together, so growth
+//!   is tracked too;
 //! - a comprehension (`all`, `exists`, `exists_one`, `map`, `filter`) costs its range, plus, per
 //!   element of the range, [`ITERATION_COST`], the copy of the element, and its condition and step;
 //!   its accumulator grows by the step's result per element (`map` with a `+` inside grows lists),
 //!   and the body's cost is charged with the accumulator at its largest, except for the
 //!   append-only `map`/`filter` shape, which the interpreter builds in place (mirrored exactly
 //!   from `cel`'s own recognition, so the cheaper charge is never given to a step that is
-//!   actually copied).
+//!   actually copied);
+//! - values are copied when put into a list or map literal, bound to a comprehension variable,
+//!   returned from a comprehension or indexed out of a container: each copy pays the value's size.
 //!
 //! Sizes: a scalar is 1, a string or bytes 1 + its length in bytes, a list 1 + its elements', a
 //! map 1 + its keys' and values'. Unknown functions are charged as linear and assumed to return
@@ -176,7 +179,9 @@ fn entry_children<'e>(entry: &'e EntryExpr, mut f: impl FnMut(&'e IdedExpr)) {
 /// walks its body twice (once to measure the accumulator's growth, once to charge it).
 pub fn estimate(e: &IdedExpr, var: &dyn Fn(&str) -> Shape) -> u64 {
     let mut est = Estimator { var, scope: Vec::new() };
-    est.walk(e).0
+    let (cost, out) = est.walk(e);
+    // The result is converted to a plain value once at the end.
+    cost.saturating_add(out.size)
 }
 
 struct Estimator<'v, 'e> {
@@ -210,7 +215,8 @@ impl<'e> Estimator<'_, 'e> {
                 let mut out = Shape { len: len(list.elements.len()), size: 1, elem: 0 };
                 for x in &list.elements {
                     let (c, s) = self.walk(x);
-                    cost = cost.saturating_add(c);
+                    // Each element is copied into the new list (a context value too).
+                    cost = cost.saturating_add(c).saturating_add(s.size);
                     out.size = out.size.saturating_add(s.size);
                     out.elem = out.elem.max(s.size);
                 }
@@ -276,7 +282,8 @@ impl<'e> Estimator<'_, 'e> {
                         | operators::NOT_STRICTLY_FALSE
                 );
                 if !control {
-                    cost = cost.saturating_add(touched);
+                    // Reading the inputs, and copying out the result (an indexed element is).
+                    cost = cost.saturating_add(touched).saturating_add(out.size);
                 }
                 (cost, out)
             }
@@ -306,11 +313,13 @@ impl<'e> Estimator<'_, 'e> {
                 let (c_result, out) = self.walk(&c.result);
                 self.scope.truncate(mark);
                 let per_item = ITERATION_COST.saturating_add(item.size).saturating_add(c_cond).saturating_add(c_step);
+                // The result is copied out of the comprehension's scope.
                 let cost = NODE_COST
                     .saturating_add(c_range)
                     .saturating_add(c_init)
                     .saturating_add(n.saturating_mul(per_item))
-                    .saturating_add(c_result);
+                    .saturating_add(c_result)
+                    .saturating_add(out.size);
                 (cost, out)
             }
         }
@@ -329,7 +338,7 @@ impl<'e> Estimator<'_, 'e> {
             out.len = out.len.saturating_add(1);
             let mut one = |x: &'e IdedExpr, est: &mut Self| {
                 let (c, s) = est.walk(x);
-                // A key is hashed and compared on insertion: charge its size too.
+                // Keys are hashed and compared on insertion, values copied: charge their sizes.
                 cost = cost.saturating_add(c).saturating_add(s.size);
                 out.size = out.size.saturating_add(s.size);
                 out.elem = out.elem.max(s.size);

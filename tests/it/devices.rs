@@ -365,3 +365,95 @@ async fn an_old_token_never_authorizes_after_a_revocation_or_the_last_use() {
         assert!(fresh.get("historical").is_none(), "{fresh}");
     }
 }
+
+/// SPEC §2.6, issue 9: a condition is bounded when written (422 `invalid_condition` naming the
+/// bound) and when used: a context that would make it run long denies with
+/// `denied_condition_error` before anything runs, so `POST /uses` (decided on the store's writer)
+/// and `POST /authorize` answer at once and the writer is free for the next write. The budget is
+/// per decision, shared by every condition on the chain.
+#[tokio::test]
+async fn over_budget_conditions_are_refused_when_written_and_deny_at_once_when_used() {
+    let app = TestApp::new();
+    app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await;
+    for p in ["ann", "bob"] {
+        app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await;
+    }
+    app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await;
+    let capability = |id: &str, condition: &str| {
+        json!({"id": id, "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["a"], "actions": ["read"],
+               "constraints": {"condition": condition}})
+    };
+
+    // The reported attack: comprehensions nested seven deep over nine-element lists.
+    let mut attack = "true".to_string();
+    for i in 0..7 {
+        attack = format!("[1,2,3,4,5,6,7,8,9].all(v{i}, {attack})");
+    }
+    let before = app.revision("s");
+    let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(capability("k0", &attack))).await;
+    assert_eq!((status.as_u16(), resp["error"]["code"].as_str()), (422, Some("invalid_condition")), "{resp}");
+    assert!(resp["error"]["message"].as_str().unwrap_or("").contains("comprehensions"), "{resp}");
+    let wide =
+        format!("{0}.all(a, {0}.all(b, a + b >= 0))", serde_json::to_string(&(0..100).collect::<Vec<_>>()).unwrap());
+    let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(capability("k0", &wide))).await;
+    assert_eq!((status.as_u16(), resp["error"]["code"].as_str()), (422, Some("invalid_condition")), "{resp}");
+    assert!(resp["error"]["message"].as_str().unwrap_or("").contains("estimated evaluation cost"), "{resp}");
+    assert_eq!(app.revision("s"), before, "a refused condition writes nothing");
+
+    // Comprehension variables are not context variables.
+    let (status, resp) =
+        app.call("POST", "/v1/stores/s/capabilities", Some(capability("k1", "xs.all(a, xs.all(b, a + b >= 0))"))).await;
+    assert!(status.is_success(), "{resp}");
+    let ask = |xs: Vec<i64>| json!({"principal": "bob", "device": "fridge", "path": "a", "action": "read", "context": {"xs": xs}});
+    let (_, small) = app.call("POST", "/v1/stores/s/uses", Some(ask(vec![1, 2, 3]))).await;
+    assert_eq!(small["decision"]["reason"], "allowed_capability", "{small}");
+
+    // 2,000 elements are within the context bounds, but 4,000,000 pairs are over the budget.
+    let started = std::time::Instant::now();
+    let (status, used) = app.call("POST", "/v1/stores/s/uses", Some(ask((0..2_000).collect()))).await;
+    let (_, decided) = app.call("POST", "/v1/stores/s/authorize", Some(ask((0..2_000).collect()))).await;
+    let elapsed = started.elapsed();
+    assert!(status.is_success(), "{used}");
+    assert_eq!(used["decision"]["reason"], "denied_condition_error", "{used}");
+    assert_eq!(decided["reason"], "denied_condition_error", "{decided}");
+    let message = decided["failure"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("over the evaluation budget"), "the denial names the budget: {decided}");
+    // Unbounded, the pairs alone take seconds even in release; bounded, both answers are quick
+    // even in a debug build on a shared machine.
+    assert!(elapsed < std::time::Duration::from_secs(2), "took {elapsed:?}");
+
+    // One budget per decision, shared along the chain: each link's condition fits alone, both
+    // together do not, so the parent (checked after the leaf) is denied for the budget.
+    app.call("POST", "/v1/stores/s/participants", Some(json!({"id": "cy", "kind": "person"}))).await;
+    let each = "xs.all(a, a >= 0)";
+    let xs: Vec<i64> = (0..2_000).collect();
+    let mut context = RequestContext::new();
+    context.insert("xs".into(), ContextValue::List(xs.iter().map(|&x| ContextValue::Int(x)).collect()));
+    let cost = earshot_core::condition::Condition::compile(each).unwrap().estimated_cost(&context).unwrap();
+    let budget = earshot_core::condition::COST_BUDGET;
+    assert!(cost <= budget && 2 * cost > budget, "{cost} against {budget}");
+    let parent = json!({"id": "p", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["b"],
+                        "actions": ["read"], "constraints": {"condition": each}});
+    let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(parent)).await;
+    assert!(status.is_success(), "{resp}");
+    let child = json!({"id": "q", "issuer": "bob", "holder": "cy", "device": "fridge", "paths": ["b"],
+                       "actions": ["read"], "parent": "p", "constraints": {"condition": each}});
+    let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(child)).await;
+    assert!(status.is_success(), "{resp}");
+    let ask_b =
+        |who: &str| json!({"principal": who, "device": "fridge", "path": "b", "action": "read", "context": {"xs": xs}});
+    let (_, alone) = app.call("POST", "/v1/stores/s/authorize", Some(ask_b("bob"))).await;
+    assert_eq!(alone["reason"], "allowed_capability", "{alone}");
+    let (_, chained) = app.call("POST", "/v1/stores/s/authorize", Some(ask_b("cy"))).await;
+    assert_eq!(
+        (chained["reason"].as_str(), chained["failure"]["link"].as_str()),
+        (Some("denied_condition_error"), Some("p")),
+        "{chained}"
+    );
+    assert!(chained["failure"]["message"].as_str().unwrap_or("").contains("left of"), "{chained}");
+
+    // A context over its own bounds is refused before any condition sees it.
+    let (status, resp) = app.call("POST", "/v1/stores/s/uses", Some(ask((0..20_000).collect()))).await;
+    assert_eq!((status.as_u16(), resp["error"]["code"].as_str()), (400, Some("invalid_request")), "{resp}");
+    assert!(resp["error"]["message"].as_str().unwrap_or("").contains("size"), "{resp}");
+}

@@ -2,7 +2,7 @@
 //! delegation only narrows, whether a link is valid at the point of use, and the reason codes of
 //! `authorize`.
 
-use crate::condition::{Condition, ConditionFailure, RequestContext};
+use crate::condition::{Budget, Condition, ConditionFailure, RequestContext};
 use crate::path::{Path, PathPattern};
 
 /// Static and dynamic constraints of a relation grant or capability.
@@ -127,13 +127,15 @@ impl LinkFailure {
 }
 
 /// Whether a link holds at `now_ms` with `uses_left` against the request context. Checks are
-/// ordered cheapest first, so a revoked or expired link never evaluates its condition.
+/// ordered cheapest first, so a revoked or expired link never evaluates its condition. A
+/// condition spends from the decision's `budget` (SPEC §2.6), shared by all its links.
 pub fn link_holds(
     revoked: bool,
     c: &Constraints,
     uses_left: Option<u32>,
     now_ms: i64,
     ctx: &RequestContext,
+    budget: &Budget,
 ) -> Result<(), LinkFailure> {
     if revoked {
         return Err(LinkFailure::Revoked);
@@ -148,7 +150,7 @@ pub fn link_holds(
         return Err(LinkFailure::UsesExhausted);
     }
     if let Some(cond) = &c.condition {
-        cond.evaluate(ctx).map_err(LinkFailure::Condition)?;
+        cond.evaluate_within(ctx, budget).map_err(LinkFailure::Condition)?;
     }
     Ok(())
 }
@@ -248,26 +250,29 @@ mod tests {
     fn windows_are_half_open_and_uses_run_out() {
         let c = Constraints { not_before_ms: Some(10), not_after_ms: Some(20), uses: Some(1), condition: None };
         let ctx = RequestContext::new();
-        assert_eq!(link_holds(false, &c, Some(1), 9, &ctx), Err(LinkFailure::NotYetValid));
-        assert_eq!(link_holds(false, &c, Some(1), 10, &ctx), Ok(()));
-        assert_eq!(link_holds(false, &c, Some(1), 19, &ctx), Ok(()));
-        assert_eq!(link_holds(false, &c, Some(1), 20, &ctx), Err(LinkFailure::Expired));
-        assert_eq!(link_holds(false, &c, Some(0), 15, &ctx), Err(LinkFailure::UsesExhausted));
-        assert_eq!(link_holds(true, &c, Some(1), 15, &ctx), Err(LinkFailure::Revoked));
+        assert_eq!(link_holds(false, &c, Some(1), 9, &ctx, &Budget::per_decision()), Err(LinkFailure::NotYetValid));
+        assert_eq!(link_holds(false, &c, Some(1), 10, &ctx, &Budget::per_decision()), Ok(()));
+        assert_eq!(link_holds(false, &c, Some(1), 19, &ctx, &Budget::per_decision()), Ok(()));
+        assert_eq!(link_holds(false, &c, Some(1), 20, &ctx, &Budget::per_decision()), Err(LinkFailure::Expired));
+        assert_eq!(link_holds(false, &c, Some(0), 15, &ctx, &Budget::per_decision()), Err(LinkFailure::UsesExhausted));
+        assert_eq!(link_holds(true, &c, Some(1), 15, &ctx, &Budget::per_decision()), Err(LinkFailure::Revoked));
     }
 
     #[test]
     fn conditions_are_checked_last_and_fail_closed() {
         let c = Constraints { condition: Some(Condition::compile("ok").unwrap()), ..Constraints::default() };
         assert_eq!(
-            link_holds(false, &c, None, 0, &RequestContext::new()).map_err(|e| e.reason()),
+            link_holds(false, &c, None, 0, &RequestContext::new(), &Budget::per_decision()).map_err(|e| e.reason()),
             Err(AuthReason::DeniedConditionError)
         );
         let mut ctx = RequestContext::new();
         ctx.insert("ok".into(), crate::condition::ContextValue::Bool(false));
-        assert_eq!(link_holds(false, &c, None, 0, &ctx).map_err(|e| e.reason()), Err(AuthReason::DeniedConditionFalse));
+        assert_eq!(
+            link_holds(false, &c, None, 0, &ctx, &Budget::per_decision()).map_err(|e| e.reason()),
+            Err(AuthReason::DeniedConditionFalse)
+        );
         ctx.insert("ok".into(), crate::condition::ContextValue::Bool(true));
-        assert_eq!(link_holds(false, &c, None, 0, &ctx), Ok(()));
+        assert_eq!(link_holds(false, &c, None, 0, &ctx, &Budget::per_decision()), Ok(()));
     }
 
     #[test]

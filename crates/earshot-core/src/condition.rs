@@ -4,15 +4,55 @@
 //! Fail closed: a variable the context does not carry, a type error, or a result that is not a
 //! boolean is a denial with its own failure, never an allow. Every variable the expression
 //! references must be present before evaluation starts, so short-circuiting (`true || missing`)
-//! cannot hide a missing one.
+//! cannot hide a missing one. A comprehension's own variables (`a` in `xs.all(a, a > 0)`) are
+//! not context variables.
+//!
+//! Bounded (SPEC §2.6): a condition is refused when written if it is too long, nests too deep,
+//! has too many nodes or nests comprehensions more than [`MAX_COMPREHENSION_NESTING`] deep, or if
+//! its estimated cost ([`cost`]) exceeds [`COST_BUDGET`] even against the smallest context (every
+//! context value can only add cost, so such a condition could never be evaluated). At each
+//! evaluation the same estimate is made with the sizes of the request's actual context values,
+//! before anything runs, and an estimate over what is left of the decision's [`Budget`] (one
+//! [`COST_BUDGET`] shared by every condition a decision evaluates) denies with
+//! [`ConditionFailure::OverBudget`] (`denied_condition_error`). No decision therefore spends
+//! longer on conditions than the budget allows, on the store's writer (`POST /uses`) or anywhere
+//! else; the
+//! budget is set so that the most expensive evaluation it admits takes a few milliseconds (see
+//! [`COST_BUDGET`]). Contexts are bounded too ([`check_context`]), so the estimate itself and the
+//! conversion of a context into CEL values stay cheap.
+
+pub mod cost;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
+
+use cost::Shape;
 
 /// Longest condition source, in bytes.
 pub const MAX_CONDITION_BYTES: usize = 1024;
 /// Most variables a request context may carry.
 pub const MAX_CONTEXT_VARIABLES: usize = 64;
+/// Deepest expansion of a condition, in AST nodes from the root to a leaf (macros included):
+/// deep enough for any predicate worth writing, shallow enough that the interpreter's recursion
+/// never nears a thread's stack.
+pub const MAX_CONDITION_DEPTH: usize = 32;
+/// Most AST nodes in a condition after macro expansion: a 1,024-byte list of single digits.
+pub const MAX_CONDITION_NODES: usize = 512;
+/// Most comprehensions (`all`, `exists`, `exists_one`, `map`, `filter`) nested inside one another.
+/// Each level multiplies the cost by the size of its range; two levels cover pairwise checks.
+pub const MAX_COMPREHENSION_NESTING: usize = 2;
+/// The evaluation budget, in the units of [`cost`] (a byte or element touched; a node is
+/// [`cost::NODE_COST`], a comprehension step [`cost::ITERATION_COST`] more). Measured in release
+/// on the 2-vCPU development machine with `cargo run --release -p earshot-core --example
+/// condition_budget`: the slowest shape admitted at the budget (one comprehension over a
+/// 3,233-element context list) takes about 0.85 ms, 3.4 ns per unit (median of 15 runs); a
+/// debug build is some 20 times slower.
+pub const COST_BUDGET: u64 = 250_000;
+/// Largest request context, in the size units of [`cost`]: 1 per scalar, list or map, plus the
+/// bytes of every string and key. It bounds every list's length and string's length too.
+pub const MAX_CONTEXT_SIZE: u64 = 16_384;
+/// Deepest nesting of lists and maps in a context value (a scalar is depth 0).
+pub const MAX_CONTEXT_DEPTH: usize = 8;
 
 /// A value in a request's context: what JSON can say, minus nothing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -41,6 +81,28 @@ pub enum ConditionFailure {
     Error { condition: String, message: String },
     #[error("condition `{condition}` evaluated to a {kind}, not a boolean")]
     NotBoolean { condition: String, kind: String },
+    #[error("condition `{condition}` has an estimated cost of {cost} against this context, over the evaluation budget ({left} left of {budget})")]
+    OverBudget { condition: String, cost: u64, left: u64, budget: u64 },
+}
+
+/// What a decision may still spend on evaluating conditions, in [`cost`] units. One decision
+/// (`authorize`, or an explicit use on the store's writer) shares one budget across every
+/// condition it evaluates, on every link of every candidate chain, so no decision spends more
+/// than [`COST_BUDGET`] however many conditioned links it walks. Spent in a fixed order (the
+/// order links are checked), so the outcome is a function of the state and the request.
+#[derive(Debug)]
+pub struct Budget {
+    left: std::cell::Cell<u64>,
+}
+
+impl Budget {
+    pub fn per_decision() -> Self {
+        Budget { left: std::cell::Cell::new(COST_BUDGET) }
+    }
+
+    pub fn left(&self) -> u64 {
+        self.left.get()
+    }
 }
 
 /// A condition that did not compile.
@@ -50,6 +112,88 @@ pub enum ConditionError {
     TooLong,
     #[error("is not a CEL expression: {0}")]
     Syntax(String),
+    #[error("nests {depth} levels deep, over the limit of {MAX_CONDITION_DEPTH}")]
+    TooDeep { depth: usize },
+    #[error("has {nodes} expression nodes once its macros are expanded, over the limit of {MAX_CONDITION_NODES}")]
+    TooManyNodes { nodes: usize },
+    #[error("nests {nesting} comprehensions (all, exists, exists_one, map, filter) inside one another, over the limit of {MAX_COMPREHENSION_NESTING}")]
+    TooManyNestedComprehensions { nesting: usize },
+    #[error("has an estimated evaluation cost of {cost} even against the smallest context, over the budget of {COST_BUDGET} (a comprehension multiplies the cost of its body by the size of its range)")]
+    TooCostly { cost: u64 },
+}
+
+/// Why a request context is refused before any condition sees it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    #[error("carries {0} variables, over the limit of {MAX_CONTEXT_VARIABLES}")]
+    TooManyVariables(usize),
+    #[error(
+        "has a size of {0} (1 per value plus the bytes of every string and key), over the limit of {MAX_CONTEXT_SIZE}"
+    )]
+    TooLarge(u64),
+    #[error("nests lists and maps {0} deep, over the limit of {MAX_CONTEXT_DEPTH}")]
+    TooDeep(usize),
+}
+
+/// Checks a request context against the context bounds. The store calls it on every context a
+/// client sends; [`Condition::evaluate`] does not rely on it (its estimate uses actual sizes).
+pub fn check_context(ctx: &RequestContext) -> Result<(), ContextError> {
+    if ctx.len() > MAX_CONTEXT_VARIABLES {
+        return Err(ContextError::TooManyVariables(ctx.len()));
+    }
+    let mut size = 0u64;
+    for (k, v) in ctx {
+        let depth = v.depth();
+        if depth > MAX_CONTEXT_DEPTH {
+            return Err(ContextError::TooDeep(depth));
+        }
+        size = size.saturating_add(cost::Shape::string(as_u64(k.len())).size).saturating_add(v.shape().size);
+    }
+    if size > MAX_CONTEXT_SIZE {
+        return Err(ContextError::TooLarge(size));
+    }
+    Ok(())
+}
+
+impl ContextValue {
+    /// Bounds on this value in [`cost`]'s terms.
+    pub fn shape(&self) -> Shape {
+        match self {
+            ContextValue::Null | ContextValue::Bool(_) | ContextValue::Int(_) | ContextValue::Float(_) => Shape::SCALAR,
+            ContextValue::String(s) => Shape::string(as_u64(s.len())),
+            ContextValue::List(l) => {
+                let mut out = Shape { len: as_u64(l.len()), size: 1, elem: 0 };
+                for x in l {
+                    let s = x.shape();
+                    out.size = out.size.saturating_add(s.size);
+                    out.elem = out.elem.max(s.size);
+                }
+                out
+            }
+            ContextValue::Map(m) => {
+                let mut out = Shape { len: as_u64(m.len()), size: 1, elem: 0 };
+                for (k, x) in m {
+                    let (k, s) = (Shape::string(as_u64(k.len())), x.shape());
+                    out.size = out.size.saturating_add(k.size).saturating_add(s.size);
+                    out.elem = out.elem.max(k.size).max(s.size);
+                }
+                out
+            }
+        }
+    }
+
+    /// Nesting of lists and maps: 0 for a scalar or string.
+    fn depth(&self) -> usize {
+        match self {
+            ContextValue::List(l) => 1 + l.iter().map(ContextValue::depth).max().unwrap_or(0),
+            ContextValue::Map(m) => 1 + m.values().map(ContextValue::depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+fn as_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| Arc::new(cel::Env::stdlib()));
@@ -59,7 +203,10 @@ static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| Arc::new(cel::Env::stdlib
 pub struct Condition {
     source: Arc<str>,
     program: Arc<cel::Program>,
+    /// The free variables: those the context must carry.
     variables: Arc<[String]>,
+    /// Set only for a condition restored from a record that is over today's bounds: it denies.
+    over_bounds: Option<ConditionError>,
 }
 
 impl std::fmt::Debug for Condition {
@@ -75,30 +222,97 @@ impl PartialEq for Condition {
 }
 
 impl Condition {
+    /// Compiles a condition being written: refused if it is over any bound.
     pub fn compile(source: &str) -> Result<Self, ConditionError> {
+        let c = Self::restore(source)?;
+        match c.over_bounds {
+            Some(e) => Err(e),
+            None => Ok(c),
+        }
+    }
+
+    /// Compiles a condition read back from a durable record. Only text that is no longer CEL is
+    /// refused (the record does not add up); a condition written before the bounds existed, or
+    /// under wider ones, still loads, so the store still starts, and denies at every evaluation.
+    pub fn restore(source: &str) -> Result<Self, ConditionError> {
         if source.len() > MAX_CONDITION_BYTES {
             return Err(ConditionError::TooLong);
         }
         let program = ENV.compile(source).map_err(|e| ConditionError::Syntax(e.to_string()))?;
-        let mut variables: Vec<String> = program.references().variables().into_iter().map(|v| v.to_string()).collect();
-        variables.sort();
-        variables.dedup();
-        Ok(Condition { source: source.into(), program: Arc::new(program), variables: variables.into() })
+        let structure = cost::structure(program.expression());
+        let over_bounds = if structure.depth > MAX_CONDITION_DEPTH {
+            Some(ConditionError::TooDeep { depth: structure.depth })
+        } else if structure.nodes > MAX_CONDITION_NODES {
+            Some(ConditionError::TooManyNodes { nodes: structure.nodes })
+        } else if structure.nesting > MAX_COMPREHENSION_NESTING {
+            Some(ConditionError::TooManyNestedComprehensions { nesting: structure.nesting })
+        } else {
+            // The smallest context: every variable an empty list, map or string or a scalar.
+            let least = Shape { len: 0, size: 1, elem: 0 };
+            let cost = cost::estimate(program.expression(), &|_| least);
+            (cost > COST_BUDGET).then_some(ConditionError::TooCostly { cost })
+        };
+        Ok(Condition {
+            source: source.into(),
+            program: Arc::new(program),
+            variables: structure.free.into(),
+            over_bounds,
+        })
+    }
+
+    /// The estimated cost of evaluating this condition against `ctx` (see [`cost`]), including
+    /// converting the variables it uses; `None` if a variable is missing, or if the condition is
+    /// over its structural bounds (a restored one), where the estimate itself is not bounded.
+    pub fn estimated_cost(&self, ctx: &RequestContext) -> Option<u64> {
+        if self.over_bounds.is_some() {
+            return None;
+        }
+        let mut shapes = BTreeMap::new();
+        let mut conversion = 0u64;
+        for v in self.variables.iter() {
+            let s = ctx.get(v)?.shape();
+            conversion = conversion.saturating_add(s.size);
+            shapes.insert(v.as_str(), s);
+        }
+        let run = cost::estimate(self.program.expression(), &|name| {
+            // Every free variable is in `shapes`; anything else would be unbound and fail.
+            shapes.get(name).copied().unwrap_or(Shape::SCALAR)
+        });
+        Some(run.saturating_add(conversion))
     }
 
     pub fn source(&self) -> &str {
         &self.source
     }
 
-    /// Evaluates the condition against `ctx`: `Ok(())` only for the boolean `true`.
+    /// Evaluates the condition against `ctx`: `Ok(())` only for the boolean `true`. A budget of
+    /// its own: see [`Condition::evaluate_within`] for a decision that evaluates several.
     pub fn evaluate(&self, ctx: &RequestContext) -> Result<(), ConditionFailure> {
+        self.evaluate_within(ctx, &Budget::per_decision())
+    }
+
+    /// Evaluates the condition against `ctx`, spending its estimated cost from `budget`; a cost
+    /// over what is left denies before anything runs.
+    pub fn evaluate_within(&self, ctx: &RequestContext, budget: &Budget) -> Result<(), ConditionFailure> {
         let condition = || self.source.to_string();
+        if let Some(e) = &self.over_bounds {
+            return Err(ConditionFailure::Error { condition: condition(), message: format!("the condition {e}") });
+        }
+        if let Some(v) = self.variables.iter().find(|v| !ctx.contains_key(v.as_str())) {
+            return Err(ConditionFailure::UnknownVariable { condition: condition(), variable: v.clone() });
+        }
+        // Decided before anything runs: the interpreter cannot be stopped part-way.
+        let cost = self.estimated_cost(ctx).unwrap_or(u64::MAX);
+        let left = budget.left.get();
+        if cost > left {
+            return Err(ConditionFailure::OverBudget { condition: condition(), cost, left, budget: COST_BUDGET });
+        }
+        budget.left.set(left - cost);
         let mut cel_ctx = cel::Context::with_env(ENV.clone());
         for v in self.variables.iter() {
-            let Some(value) = ctx.get(v) else {
-                return Err(ConditionFailure::UnknownVariable { condition: condition(), variable: v.clone() });
-            };
-            cel_ctx.add_variable_from_value(v.as_str(), to_cel(value));
+            if let Some(value) = ctx.get(v) {
+                cel_ctx.add_variable_from_value(v.as_str(), to_cel(value));
+            }
         }
         match self.program.execute(&cel_ctx) {
             Ok(cel::Value::Bool(true)) => Ok(()),
@@ -191,6 +405,171 @@ mod tests {
     fn syntax_errors_are_refused_at_compile_time() {
         assert!(matches!(Condition::compile("a ==="), Err(ConditionError::Syntax(_))));
         assert_eq!(Condition::compile(&"a".repeat(MAX_CONDITION_BYTES + 1)).err(), Some(ConditionError::TooLong));
+    }
+
+    fn list(n: i64) -> ContextValue {
+        ContextValue::List((0..n).map(ContextValue::Int).collect())
+    }
+
+    fn literal(n: usize) -> String {
+        format!("[{}]", (0..n).map(|i| (i % 10).to_string()).collect::<Vec<_>>().join(","))
+    }
+
+    #[test]
+    fn comprehension_variables_are_not_context_variables() {
+        for src in [
+            "[1, 2].all(a, a > 0)",
+            "[1, 2].exists(a, a == 2)",
+            "[1, 2].exists_one(a, a == 2)",
+            "size([1, 2].map(a, a * 2)) == 2",
+            "size([1, 2].map(a, a > 1, a * 2)) == 1",
+            "size([1, 2].filter(a, a > 1)) == 1",
+            "{'k': 1}.all(k, k == 'k')",
+            "[1, 2].all(a, [3, 4].exists(b, a < b))",
+        ] {
+            let c = Condition::compile(src).unwrap();
+            assert_eq!(c.evaluate(&ctx(&[])), Ok(()), "{src}");
+        }
+        // A comprehension's variable is bound only inside it, and a real context variable used
+        // inside a body is still required.
+        let c = Condition::compile("xs.all(a, a < limit)").unwrap();
+        let err = c.evaluate(&ctx(&[("xs", list(3))]));
+        assert!(matches!(err, Err(ConditionFailure::UnknownVariable { variable, .. }) if variable == "limit"));
+        assert_eq!(c.evaluate(&ctx(&[("xs", list(3)), ("limit", ContextValue::Int(9))])), Ok(()));
+        let c = Condition::compile("[1].all(a, a > 0) && a > 0").unwrap();
+        let err = c.evaluate(&ctx(&[]));
+        assert!(matches!(err, Err(ConditionFailure::UnknownVariable { variable, .. }) if variable == "a"));
+        // Nor does a variable's name shadow the context for the range it iterates.
+        let c = Condition::compile("a.all(a, a > 0)").unwrap();
+        assert!(matches!(c.evaluate(&ctx(&[])), Err(ConditionFailure::UnknownVariable { .. })));
+        assert_eq!(c.evaluate(&ctx(&[("a", ContextValue::List(vec![ContextValue::Int(1)]))])), Ok(()));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_at_compile_time() {
+        // A chain of conditionals nests one level per `?` (deep brackets would do too, but the
+        // `cel` parser needs more than a test thread's stack for them in a debug build).
+        let ok = format!("{}x", "a ? b : ".repeat(MAX_CONDITION_DEPTH - 1));
+        assert!(Condition::compile(&ok).is_ok());
+        let deep = format!("{}x", "a ? b : ".repeat(MAX_CONDITION_DEPTH));
+        assert_eq!(Condition::compile(&deep).err(), Some(ConditionError::TooDeep { depth: MAX_CONDITION_DEPTH + 1 }));
+        let e = Condition::compile(&deep).err().unwrap().to_string();
+        assert!(e.contains("deep") && e.contains(&MAX_CONDITION_DEPTH.to_string()), "{e}");
+    }
+
+    #[test]
+    fn too_many_nodes_are_refused_at_compile_time() {
+        // Each `all` expands to nine nodes.
+        let src = vec!["[].all(a,a)"; 64].join("&&");
+        assert!(src.len() <= MAX_CONDITION_BYTES);
+        assert!(
+            matches!(Condition::compile(&src), Err(ConditionError::TooManyNodes { nodes }) if nodes > MAX_CONDITION_NODES)
+        );
+        assert!(Condition::compile(&vec!["[].all(a,a)"; 40].join("&&")).is_ok());
+    }
+
+    #[test]
+    fn nested_comprehensions_beyond_the_limit_are_refused_at_compile_time() {
+        let two = "[1].all(a, [1].all(b, a == b))";
+        assert!(Condition::compile(two).is_ok());
+        let three = "[1].all(a, [1].all(b, [1].exists(c, a == c)))";
+        let e = Condition::compile(three).err();
+        assert_eq!(e, Some(ConditionError::TooManyNestedComprehensions { nesting: 3 }));
+        assert!(e.unwrap().to_string().contains("comprehensions"));
+        // A comprehension in another's range runs once, not per element: not nested.
+        assert!(Condition::compile("[1].map(a, a).map(b, b).all(c, c > 0)").is_ok());
+        // The reported attack: depth 7 over nine-element lists.
+        let mut src = "true".to_string();
+        for i in 0..7 {
+            src = format!("[1,2,3,4,5,6,7,8,9].all(v{i}, {src})");
+        }
+        assert_eq!(Condition::compile(&src).err(), Some(ConditionError::TooManyNestedComprehensions { nesting: 7 }));
+    }
+
+    #[test]
+    fn a_huge_estimated_cost_is_refused_at_compile_time() {
+        let l = literal(100);
+        let src = format!("{l}.all(a, {l}.all(b, a + b >= 0))");
+        assert!(src.len() <= MAX_CONDITION_BYTES);
+        let e = Condition::compile(&src).err();
+        assert!(matches!(e, Some(ConditionError::TooCostly { cost }) if cost > COST_BUDGET), "{e:?}");
+        assert!(e.unwrap().to_string().contains("estimated evaluation cost"));
+        // Strings count by their bytes: a long literal copied and measured per inner element.
+        let pairs = |s: &str| format!("{0}.all(a, {0}.all(b, size('{s}' + 'x') > 0))", literal(20));
+        assert!(Condition::compile(&pairs("abc")).is_ok());
+        let src = pairs(&"x".repeat(700));
+        assert!(src.len() <= MAX_CONDITION_BYTES);
+        assert!(matches!(Condition::compile(&src), Err(ConditionError::TooCostly { .. })));
+        // The same shapes, small, are fine.
+        assert!(Condition::compile(&format!("{0}.all(a, {0}.all(b, a + b >= 0))", literal(10))).is_ok());
+    }
+
+    #[test]
+    fn the_evaluation_budget_denies_a_condition_made_costly_by_its_context() {
+        let c = Condition::compile("xs.all(a, xs.all(b, a + b >= 0))").unwrap();
+        assert_eq!(c.evaluate(&ctx(&[("xs", list(20))])), Ok(()));
+        let big = ctx(&[("xs", list(2_000))]);
+        assert_eq!(check_context(&big), Ok(()), "a context within its own bounds");
+        let cost = c.estimated_cost(&big).unwrap();
+        assert!(cost > COST_BUDGET);
+        assert_eq!(
+            c.evaluate(&big),
+            Err(ConditionFailure::OverBudget {
+                condition: c.source().into(),
+                cost,
+                left: COST_BUDGET,
+                budget: COST_BUDGET
+            })
+        );
+        // Strings count by their bytes: a long context string copied per element.
+        let c = Condition::compile("size(xs.map(x, s + s)) > 0").unwrap();
+        let small = ctx(&[("xs", list(100)), ("s", ContextValue::String("ab".into()))]);
+        assert_eq!(c.evaluate(&small), Ok(()));
+        let long = ctx(&[("xs", list(100)), ("s", ContextValue::String("ab".repeat(5_000)))]);
+        assert!(matches!(c.evaluate(&long), Err(ConditionFailure::OverBudget { .. })));
+    }
+
+    #[test]
+    fn one_budget_is_shared_by_the_conditions_of_a_decision() {
+        let c = Condition::compile("xs.all(a, a >= 0)").unwrap();
+        let xs = ctx(&[("xs", list(1_000))]);
+        let cost = c.estimated_cost(&xs).unwrap();
+        let budget = Budget::per_decision();
+        let fits = COST_BUDGET / cost;
+        assert!(fits >= 2, "the test needs several evaluations to fit");
+        for _ in 0..fits {
+            assert_eq!(c.evaluate_within(&xs, &budget), Ok(()));
+        }
+        assert_eq!(budget.left(), COST_BUDGET - fits * cost);
+        assert!(
+            matches!(c.evaluate_within(&xs, &budget), Err(ConditionFailure::OverBudget { left, .. }) if left < cost)
+        );
+        // A denial spends nothing; a fresh decision starts with the whole budget.
+        assert_eq!(budget.left(), COST_BUDGET - fits * cost);
+        assert_eq!(c.evaluate(&xs), Ok(()));
+    }
+
+    #[test]
+    fn a_restored_condition_over_the_bounds_loads_and_denies() {
+        let src = "[1].all(a, [1].all(b, [1].exists(c, a == c)))";
+        assert!(Condition::compile(src).is_err());
+        let c = Condition::restore(src).unwrap();
+        assert!(matches!(c.evaluate(&ctx(&[])), Err(ConditionFailure::Error { .. })));
+        assert!(matches!(Condition::restore("a ==="), Err(ConditionError::Syntax(_))));
+    }
+
+    #[test]
+    fn contexts_are_bounded() {
+        let many: RequestContext = (0..=MAX_CONTEXT_VARIABLES).map(|i| (format!("v{i}"), ContextValue::Null)).collect();
+        assert_eq!(check_context(&many), Err(ContextError::TooManyVariables(MAX_CONTEXT_VARIABLES + 1)));
+        let long = ctx(&[("s", ContextValue::String("x".repeat(MAX_CONTEXT_SIZE as usize)))]);
+        assert!(matches!(check_context(&long), Err(ContextError::TooLarge(_))));
+        let mut deep = ContextValue::Int(1);
+        for _ in 0..=MAX_CONTEXT_DEPTH {
+            deep = ContextValue::List(vec![deep]);
+        }
+        assert_eq!(check_context(&ctx(&[("d", deep)])), Err(ContextError::TooDeep(MAX_CONTEXT_DEPTH + 1)));
+        assert_eq!(check_context(&ctx(&[("xs", list(1_000)), ("s", ContextValue::String("x".into()))])), Ok(()));
     }
 
     #[test]

@@ -246,13 +246,15 @@ impl Apply<'_> {
                 // unrevoked, in its windows and have uses left (conditions need a request
                 // context, so they are checked at the point of use, conjoined).
                 let empty = earshot_core::condition::RequestContext::new();
+                // Never spent: the conditions are taken out just below.
+                let budget = earshot_core::condition::Budget::per_decision();
                 let unconditional_chain = self.snap.dev.chain(pc).into_iter().try_for_each(|x| {
                     let Some(r) = self.snap.dev.cap(x) else {
                         return Err((x, earshot_core::capability::LinkFailure::Revoked));
                     };
                     let mut cons = (*r.constraints).clone();
                     cons.condition = None;
-                    earshot_core::capability::link_holds(r.revoked, &cons, r.uses_left, self.now_ms, &empty)
+                    earshot_core::capability::link_holds(r.revoked, &cons, r.uses_left, self.now_ms, &empty, &budget)
                         .map_err(|f| (x, f))
                 });
                 if let Err((x, f)) = unconditional_chain {

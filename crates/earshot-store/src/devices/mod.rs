@@ -22,7 +22,7 @@ pub(crate) mod records;
 use std::sync::Arc;
 
 use earshot_core::capability::{covers, link_holds, AuthReason, Constraints, LinkFailure};
-use earshot_core::condition::RequestContext;
+use earshot_core::condition::{Budget, RequestContext};
 use earshot_core::path::{Path, PathPattern, Segment};
 use earshot_core::schema::Schema;
 
@@ -234,13 +234,19 @@ impl DeviceState {
     }
 
     /// Whether a capability and every ancestor hold now; on failure, the failing link.
-    pub(crate) fn chain_holds(&self, leaf: Cid, now_ms: i64, ctx: &RequestContext) -> Result<(), (Cid, LinkFailure)> {
+    pub(crate) fn chain_holds(
+        &self,
+        leaf: Cid,
+        now_ms: i64,
+        ctx: &RequestContext,
+        budget: &Budget,
+    ) -> Result<(), (Cid, LinkFailure)> {
         let mut at = Some(leaf);
         // Bounded by the depth limit enforced at delegation; the bound guards corrupt records.
         let mut steps = 0;
         while let Some(c) = at {
             let Some(rec) = self.cap(c) else { return Err((c, LinkFailure::Revoked)) };
-            link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx).map_err(|f| (c, f))?;
+            link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx, budget).map_err(|f| (c, f))?;
             at = rec.parent;
             steps += 1;
             if steps > model::limits::MAX_CHAIN_DEPTH {
@@ -277,6 +283,10 @@ impl DeviceState {
                 failure: None,
             };
         }
+        // One condition budget for the whole decision (SPEC §2.6): however many conditioned
+        // edges and chain links it walks, it evaluates at most one budget's worth, which bounds
+        // how long an explicit use can hold the writer.
+        let budget = Budget::per_decision();
         let mut first_failure: Option<(RawAuthority, RawLink, LinkFailure)> = None;
         if let Some(edges) = self.edges_by_pair.get(&(owner, principal)) {
             for &e in edges.iter() {
@@ -284,7 +294,7 @@ impl DeviceState {
                 if !self.relation_opens(&rec.relation, path, action) {
                     continue;
                 }
-                match link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx) {
+                match link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx, &budget) {
                     Ok(()) => {
                         return RawAuthorization {
                             reason: AuthReason::AllowedRelation,
@@ -313,7 +323,7 @@ impl DeviceState {
                 if !covers(&rec.paths, &rec.actions, path, action) {
                     continue;
                 }
-                match self.chain_holds(c, now_ms, ctx) {
+                match self.chain_holds(c, now_ms, ctx, &budget) {
                     Ok(()) => *best = Some(c),
                     Err((at, f)) => {
                         let replace = match &*first_failure {
@@ -421,15 +431,18 @@ impl DeviceState {
     }
 }
 
-/// Bounds a request context (the body limit bounds its total size).
+/// Bounds a request context (SPEC §2.6): the core's limits on its variables, total size and
+/// nesting. Too many variables stays `limit_exceeded`, as before; a context too large or too
+/// deep is an `invalid_request` naming the bound.
 pub fn check_context(ctx: &RequestContext) -> Result<()> {
-    if ctx.len() > earshot_core::condition::MAX_CONTEXT_VARIABLES {
-        return Err(StoreError::LimitExceeded {
-            field: "context",
-            limit: earshot_core::condition::MAX_CONTEXT_VARIABLES,
-        });
+    use earshot_core::condition::ContextError;
+    match earshot_core::condition::check_context(ctx) {
+        Ok(()) => Ok(()),
+        Err(ContextError::TooManyVariables(_)) => {
+            Err(StoreError::LimitExceeded { field: "context", limit: earshot_core::condition::MAX_CONTEXT_VARIABLES })
+        }
+        Err(e) => Err(StoreError::input("context", e.to_string())),
     }
-    Ok(())
 }
 
 fn constraints_view(c: &Constraints) -> ConstraintsView {

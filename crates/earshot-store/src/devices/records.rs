@@ -97,7 +97,9 @@ fn from_record(c: &ConstraintsRecord, owner: &str) -> Result<Constraints> {
     let condition = c
         .condition
         .as_deref()
-        .map(Condition::compile)
+        // `restore`, not `compile`: a condition stored under wider bounds still loads (and
+        // denies at every use), so tightening the bounds never stops a store from starting.
+        .map(Condition::restore)
         .transpose()
         .map_err(|e| StoreError::Integrity(format!("`{owner}` has a condition that no longer compiles: {e}")))?;
     Ok(Constraints { not_before_ms: c.not_before_ms, not_after_ms: c.not_after_ms, uses: c.uses, condition })

@@ -268,6 +268,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::AttemptSealed(s()),
         E::SearchLagging { indexed: 1, needed: 2 },
         E::Search(s()),
+        E::InsufficientStorage { available: 1, required: 2 },
+        E::StorageUnavailable(s()),
     ]
 }
 
@@ -328,9 +330,11 @@ fn variant_index(e: &StoreError) -> usize {
         E::AttemptSealed(_) => 49,
         E::SearchLagging { .. } => 50,
         E::Search(_) => 51,
+        E::InsufficientStorage { .. } => 52,
+        E::StorageUnavailable(_) => 53,
     }
 }
-const STORE_VARIANTS: usize = 52;
+const STORE_VARIANTS: usize = 54;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs),
 /// with their status. Each but `internal_error` (a panicked blocking task) is triggered over

@@ -59,15 +59,43 @@ fn a_truncated_database_is_refused_with_one_clear_line() {
             expect_status(&c.call("POST", "/v1/stores/s/items", Some(body)), 201);
         }
     } // SIGKILL: sled holds a lock on the directory.
-    let db = data.join("db");
-    let len = std::fs::metadata(&db).expect("sled's db file").len();
+    let pristine = dir.path().join("pristine");
+    copy_dir(&data, &pristine);
+    let len = std::fs::metadata(data.join("db")).expect("sled's db file").len();
     assert!(len > 1_000_000, "the db file is only {len} bytes");
-    std::fs::OpenOptions::new().write(true).open(&db).and_then(|f| f.set_len(600_000)).expect("truncate db");
 
+    // 100 bytes: sled alone would open an empty database; 600 000: sled alone may panic, or
+    // open a prefix. Each must be refused.
+    for size in [100, 600_000] {
+        let _ = std::fs::remove_dir_all(&data);
+        copy_dir(&pristine, &data);
+        let db = data.join("db");
+        std::fs::OpenOptions::new().write(true).open(&db).and_then(|f| f.set_len(size)).expect("truncate db");
+        refused(&data, size);
+    }
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for e in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("copy file");
+        }
+    }
+}
+
+/// `serve` and `verify` both refuse the directory with one clear line.
+fn refused(data: &std::path::Path, size: u64) {
     for args in [&["serve", "--bind", "127.0.0.1:0"][..], &["verify"][..]] {
-        let (code, err) = run(args, &data);
+        let (code, err) = run(args, data);
         let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-        assert!(code.is_some_and(|c| c != 0 && c != 101), "earshot {args:?} exited with {code:?}; stderr:\n{err}");
+        assert!(
+            code.is_some_and(|c| c != 0 && c != 101),
+            "db cut to {size}: earshot {args:?} exited with {code:?}:\n{err}"
+        );
         assert_eq!(lines.len(), 1, "earshot {args:?} printed more than one line on stderr:\n{err}");
         assert!(lines[0].contains(&data.display().to_string()), "the line does not name the data directory: {err}");
         assert!(lines[0].contains("restore"), "the line does not say what to do: {err}");

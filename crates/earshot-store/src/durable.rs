@@ -95,6 +95,28 @@ pub struct SledBackend {
     open: std::sync::RwLock<Option<OpenDb>>,
     /// Set when sled failed; cleared by a successful reopen.
     fault: std::sync::Mutex<Option<Fault>>,
+    /// The revision of each store known durable, kept outside sled (see [`Watermark`]).
+    watermark: std::sync::Mutex<Watermark>,
+}
+
+/// File beside sled's own, holding the highest revision of each store known to be durable.
+const WATERMARK_FILE: &str = "earshot-watermark.json";
+
+/// Least time between two writes of the watermark file while commits keep coming.
+const WATERMARK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A lower bound, kept outside sled, of every store's durable revision: written (atomically,
+/// by rename) after commits at most once per [`WATERMARK_INTERVAL`], at once for a new store,
+/// and when the backend closes. sled 0.34 treats a truncated or cut log as a crash's torn tail
+/// and silently opens the prefix it can read (down to no store at all), so without this a
+/// damaged directory would be served with acknowledged writes missing. At open, a store
+/// behind its watermark, or missing, is refused as damage. The mark only ever trails durable
+/// data (it is written after the commit it names returned), so a crash never trips it.
+#[derive(Default)]
+struct Watermark {
+    revisions: BTreeMap<String, u64>,
+    written: Option<std::time::Instant>,
+    dirty: bool,
 }
 
 struct OpenDb {
@@ -128,11 +150,13 @@ impl SledBackend {
     /// less than `min_free_bytes` available.
     pub fn open_with_reserve(path: &std::path::Path, min_free_bytes: u64) -> Result<Self> {
         let open = open_db(path)?;
+        let revisions = check_watermark(path, &open.db)?;
         Ok(SledBackend {
             path: Some(path.to_path_buf()),
             min_free_bytes,
             open: std::sync::RwLock::new(Some(open)),
             fault: std::sync::Mutex::new(None),
+            watermark: std::sync::Mutex::new(Watermark { revisions, written: None, dirty: false }),
         })
     }
 
@@ -144,6 +168,7 @@ impl SledBackend {
             min_free_bytes: 0,
             open: std::sync::RwLock::new(Some(OpenDb { db, log_file: None })),
             fault: std::sync::Mutex::new(None),
+            watermark: std::sync::Mutex::new(Watermark::default()),
         })
     }
 
@@ -178,6 +203,35 @@ impl SledBackend {
             StoreError::InsufficientStorage { available, required: self.min_free_bytes.max(available + 1) }
         } else {
             StoreError::StorageUnavailable(reason)
+        }
+    }
+
+    /// Records that `store` is durable at the revision its commit's meta record names, and
+    /// writes the watermark file when due. Best effort: a failed write only leaves an older
+    /// (lower) mark, which is still true.
+    fn advance_watermark(&self, store: &str, meta: Option<u64>, force: bool) {
+        let Some(path) = &self.path else { return };
+        let mut w = self.watermark.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(rev) = meta {
+            let new_store = !w.revisions.contains_key(store);
+            let mark = w.revisions.entry(store.to_string()).or_insert(0);
+            if rev > *mark {
+                *mark = rev;
+                w.dirty = true;
+            }
+            if !(new_store || force || w.written.is_none_or(|t| t.elapsed() >= WATERMARK_INTERVAL)) {
+                return;
+            }
+        }
+        if !w.dirty {
+            return;
+        }
+        match write_watermark(path, &w.revisions) {
+            Ok(()) => {
+                w.dirty = false;
+                w.written = Some(std::time::Instant::now());
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot write the watermark file; it stays behind"),
         }
     }
 
@@ -302,6 +356,60 @@ fn quietly_catching_panics<T>(f: impl FnOnce() -> T) -> std::result::Result<T, S
     })
 }
 
+impl Drop for SledBackend {
+    fn drop(&mut self) {
+        // A clean close records the final revisions, so damage after it is always caught.
+        self.advance_watermark("", None, true);
+    }
+}
+
+/// Reads the watermark file (none yet: nothing to check) and refuses a database in which a
+/// store is missing or behind it. Returns the marks, which later commits only raise.
+fn check_watermark(path: &std::path::Path, db: &sled::Db) -> Result<BTreeMap<String, u64>> {
+    let file = path.join(WATERMARK_FILE);
+    let text = match std::fs::read(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(StoreError::Storage(format!("cannot read {}: {e}", file.display()))),
+    };
+    let marks: BTreeMap<String, u64> = serde_json::from_slice(&text)
+        .map_err(|e| StoreError::Integrity(format!("{WATERMARK_FILE} is unreadable: {e}")))?;
+    for (store, mark) in &marks {
+        let meta = tree(db, store)
+            .and_then(|t| t.get(META_KEY))?
+            .map(|v| serde_json::from_slice::<MetaRecord>(&v))
+            .transpose()
+            .map_err(|e| StoreError::Integrity(format!("the meta record of store `{store}` is unreadable: {e}")))?;
+        match meta {
+            None => {
+                return Err(StoreError::Integrity(format!(
+                    "store `{store}` (durable up to revision {mark}) is missing from the database files"
+                )))
+            }
+            Some(m) if m.revision < *mark => {
+                return Err(StoreError::Integrity(format!(
+                    "store `{store}` ends at revision {} but revision {mark} was durable: the database files lost data",
+                    m.revision
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(marks)
+}
+
+/// Writes the watermark file atomically: a synced temporary file renamed over the old one.
+fn write_watermark(path: &std::path::Path, marks: &BTreeMap<String, u64>) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.join(format!("{WATERMARK_FILE}.tmp"));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(&serde_json::to_vec(marks).map_err(std::io::Error::other)?)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path.join(WATERMARK_FILE))?;
+    // The rename itself is made durable with the directory.
+    std::fs::File::open(path)?.sync_all()
+}
+
 fn tree(db: &sled::Db, store: &str) -> std::result::Result<sled::Tree, sled::Error> {
     db.open_tree(format!("{TREE_PREFIX}{store}"))
 }
@@ -357,6 +465,13 @@ impl Backend for SledBackend {
             })
             .sum();
         self.check_space(bytes.saturating_mul(2).saturating_add(COMMIT_SLACK_BYTES))?;
+        // The revision this commit makes durable, from its meta record (every commit has one).
+        let revision = ops.iter().find_map(|op| match op {
+            Op::Put(k, v) if k.as_slice() == META_KEY => {
+                serde_json::from_slice::<MetaRecord>(v).ok().map(|m| m.revision)
+            }
+            _ => None,
+        });
         let mut batch = sled::Batch::default();
         for op in ops {
             match op {
@@ -381,7 +496,9 @@ impl Backend for SledBackend {
                 })?;
             }
             Ok(())
-        })
+        })?;
+        self.advance_watermark(store, revision, false);
+        Ok(())
     }
 
     fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {

@@ -134,6 +134,9 @@ struct Fault {
 
 const TREE_PREFIX: &str = "store/";
 
+/// One raw record: key and value.
+type Record = (Vec<u8>, Vec<u8>);
+
 /// Whether an I/O error means the filesystem is full (ENOSPC, or EDQUOT for a quota).
 fn is_out_of_space(e: &std::io::Error) -> bool {
     matches!(e.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
@@ -438,7 +441,7 @@ impl Backend for SledBackend {
         // audit records, so start-up skips both. No size hint: `Tree::len` is itself a full scan
         // in sled 0.34.
         self.with_db(|o| {
-            let scan = || -> std::result::Result<Vec<(Vec<u8>, Vec<u8>)>, sled::Error> {
+            let scan = || -> std::result::Result<Vec<Record>, sled::Error> {
                 let tree = tree(&o.db, store)?;
                 let mut out = Vec::new();
                 let ranges = tree

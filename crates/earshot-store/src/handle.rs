@@ -391,14 +391,21 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
         });
         if let Err(e) = ready {
             let reason = e.to_string();
-            tracing::warn!(store = %h.id, error = %reason, "refusing writes: storage is not writable");
+            let mut refusing = lock(&h.refusing);
+            // Logged when refusing starts, not per write: a full disk may also hold the log.
+            if refusing.is_none() {
+                tracing::warn!(store = %h.id, error = %reason, "refusing writes: storage is not writable");
+            }
+            *refusing = Some(reason);
+            drop(refusing);
             for job in jobs {
                 let _ = job.reply.send(Err(same_error(&e)));
             }
-            *lock(&h.refusing) = Some(reason);
             continue;
         }
-        *lock(&h.refusing) = None;
+        if lock(&h.refusing).take().is_some() {
+            tracing::info!(store = %h.id, "storage is writable again; accepting writes");
+        }
         let now_ms = h.clock.now_ms();
         let mut ops = Vec::new();
         let mut snaps = Vec::new();

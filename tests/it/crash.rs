@@ -1,6 +1,7 @@
 //! Crash durability against the real binary: SIGKILL `earshot serve` while writes are in
 //! flight, restart on the same data directory, and require every acknowledged write to be
-//! there and `earshot verify` to agree; three kill/restart cycles.
+//! there and `earshot verify` to agree; three kill/restart cycles in CI, as many as
+//! `EARSHOT_SOAK_CYCLES` says for a soak (figures in TESTING.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,7 +14,29 @@ use serde_json::{json, Value};
 
 use crate::e2e::{earshot_bin, expect_status, strip_ansi, Client, Server};
 
+/// Kill/restart cycles in CI; `EARSHOT_SOAK_CYCLES=300` makes a soak of the same test.
 const CYCLES: usize = 3;
+
+fn cycles() -> usize {
+    std::env::var("EARSHOT_SOAK_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(CYCLES)
+}
+
+/// Above this many acknowledged writes a cycle checks the new ones and a sample of the older
+/// ones (a soak's later cycles would otherwise spend minutes reading everything back); a soak
+/// then checks all of them after one more restart at the end.
+const CHECK_ALL_UP_TO: usize = 3000;
+
+/// Size of the data directory's files, in bytes.
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| if e.path().is_dir() { dir_bytes(&e.path()) } else { e.metadata().map_or(0, |m| m.len()) })
+                .sum()
+        })
+        .unwrap_or(0)
+}
 const WRITERS: usize = 3;
 /// Writers stop by themselves after this long even if the server were never killed.
 const WRITE_WINDOW: Duration = Duration::from_secs(5);
@@ -112,7 +135,9 @@ fn acknowledged_writes_survive_sigkill() {
     let acked: Arc<Mutex<BTreeMap<String, Acked>>> = Arc::new(Mutex::new(BTreeMap::new()));
     let problems: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
 
-    for cycle in 0..CYCLES {
+    let cycles = cycles();
+    let mut restarts: Vec<(usize, u64, Duration)> = Vec::new();
+    for cycle in 0..cycles {
         let mut server = Server::start(&data, None)
             .unwrap_or_else(|e| panic!("cycle {cycle}: earshot failed to start on {}: {e}", data.display()));
         if cycle == 0 {
@@ -136,7 +161,7 @@ fn acknowledged_writes_survive_sigkill() {
             })
             .collect();
         // Kill only once some writes have been acknowledged, at a different moment each cycle.
-        let kill_after = Duration::from_millis(700 + 300 * cycle as u64);
+        let kill_after = Duration::from_millis(700 + 300 * (cycle % 5) as u64);
         let started = Instant::now();
         while started.elapsed() < kill_after || acked.lock().map(|a| a.len()).unwrap_or(0) == before {
             if started.elapsed() > WRITE_WINDOW {
@@ -160,10 +185,23 @@ fn acknowledged_writes_survive_sigkill() {
         eprintln!("crash cycle {cycle}: killed ({status:?}) after {} acknowledged writes in total", acked_now.len());
 
         // Restart on the same directory: every acknowledged write is there, and intact.
+        let restart = Instant::now();
         let restarted = Server::start(&data, None)
             .unwrap_or_else(|e| panic!("cycle {cycle}: earshot did not reopen {} after SIGKILL: {e}", data.display()));
+        restarts.push((acked_now.len(), dir_bytes(&data), restart.elapsed()));
         let c = restarted.client();
-        let lost = check_acked(&c, &acked_now);
+        let to_check: BTreeMap<String, Acked> = if acked_now.len() <= CHECK_ALL_UP_TO {
+            acked_now.clone()
+        } else {
+            let stride = acked_now.len() / 500;
+            acked_now
+                .iter()
+                .enumerate()
+                .filter(|(n, (id, _))| n % stride == cycle % stride || id.starts_with(&format!("c{cycle}-")))
+                .map(|(_, (id, a))| (id.clone(), a.clone()))
+                .collect()
+        };
+        let lost = check_acked(&c, &to_check);
         assert!(
             lost.is_empty(),
             "cycle {cycle}: {} of {} acknowledged writes are missing or wrong after SIGKILL and restart:\n{}",
@@ -197,5 +235,28 @@ fn acknowledged_writes_survive_sigkill() {
         let (ok, out) = verify(&data);
         assert!(ok, "cycle {cycle}: `earshot verify` failed after SIGKILL and restart:\n{out}");
         assert!(out.contains("s: ok"), "cycle {cycle}: verify did not check store s:\n{out}");
+    }
+    let acked_all = acked.lock().map(|a| a.clone()).unwrap_or_default();
+    if acked_all.len() > CHECK_ALL_UP_TO {
+        let server = Server::start(&data, None).unwrap_or_else(|e| panic!("final restart: {e}"));
+        let lost = check_acked(&server.client(), &acked_all);
+        assert!(
+            lost.is_empty(),
+            "{} of {} acknowledged writes lost in the soak:\n{}",
+            lost.len(),
+            acked_all.len(),
+            lost.join("\n")
+        );
+    }
+    // The soak's figures (TESTING.md): restart time as the store grows.
+    eprintln!("crash soak: {cycles} cycles, {} acknowledged writes, 0 lost", acked_all.len());
+    for (n, (acked, bytes, took)) in restarts.iter().enumerate() {
+        if n % 10 == 0 || n + 1 == restarts.len() {
+            eprintln!(
+                "crash soak: cycle {n}: {acked} acknowledged, data {} KiB, restart {} ms",
+                bytes / 1024,
+                took.as_millis()
+            );
+        }
     }
 }

@@ -126,7 +126,13 @@ impl Server {
     /// Starts `earshot serve --data <data> --bind 127.0.0.1:0 [--config <config>]` and waits for
     /// its `earshot listening` line. On failure returns the process log.
     pub(crate) fn start(data: &Path, config: Option<&Path>) -> Result<Server, String> {
+        Self::start_with_env(data, config, &[])
+    }
+
+    /// As [`Server::start`], with extra environment variables for the process.
+    pub(crate) fn start_with_env(data: &Path, config: Option<&Path>, env: &[(&str, &str)]) -> Result<Server, String> {
         let mut cmd = Command::new(earshot_bin());
+        cmd.envs(env.iter().copied());
         cmd.arg("serve").arg("--data").arg(data).arg("--bind").arg("127.0.0.1:0");
         if let Some(c) = config {
             cmd.arg("--config").arg(c);

@@ -3,6 +3,7 @@
 mod context;
 mod context_fault;
 mod crash;
+mod damaged;
 mod device_faults;
 mod devices;
 mod devices_props;
@@ -10,6 +11,7 @@ mod differential;
 mod e2e;
 mod eval;
 mod faults;
+mod full_disk;
 mod fuzz_replay;
 mod hostile;
 mod http;

@@ -45,11 +45,17 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(code = self.code, status = self.status.as_u16(), "request refused");
         }
+        let retry_after = self.details.get("retry_after_s").and_then(Value::as_u64);
         let body = json!({"error": {"code": self.code, "message": self.message, "details": self.details}});
         let mut resp = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             // RFC 6750 §3: a 401 names the scheme the client should use.
             resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        // Conditions that pass by themselves (a full disk, storage being reopened) say when to
+        // retry in the standard header too, so generic clients back off.
+        if let Some(s) = retry_after {
+            resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(s));
         }
         resp
     }
@@ -107,7 +113,10 @@ impl From<StoreError> for ApiError {
             | E::SourceOwnerMismatch { .. }
             | E::PartitionMixedAudiences { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
-            E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } | E::StorageUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            E::InsufficientStorage { .. } => StatusCode::INSUFFICIENT_STORAGE,
             E::Integrity(_) | E::Storage(_) | E::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let details = match &e {
@@ -131,9 +140,19 @@ impl From<StoreError> for ApiError {
             E::ParticipantInUse { participant, role } => json!({"participant": participant, "role": role}),
             E::InvalidPath { field, .. } => json!({"field": field}),
             E::SearchLagging { indexed, needed } => json!({"indexed": indexed, "needed": needed}),
+            // A hint, not a promise: free space is checked again at every write.
+            E::InsufficientStorage { available, required } => {
+                json!({"available_bytes": available, "required_bytes": required, "retry_after_s": 30})
+            }
+            E::StorageUnavailable(_) => json!({"retry_after_s": 5}),
             _ => json!({}),
         };
-        if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+        // 503 and 507 are conditions the operator and client can act on, so their message is
+        // kept; other server errors are internal.
+        if status.is_server_error()
+            && status != StatusCode::SERVICE_UNAVAILABLE
+            && status != StatusCode::INSUFFICIENT_STORAGE
+        {
             // Internal causes go to the log, never to the client.
             tracing::error!(error = %e, "internal failure");
             return ApiError::new(status, code, "internal error");

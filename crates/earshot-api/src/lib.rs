@@ -161,8 +161,23 @@ async fn healthz() -> impl IntoResponse {
     axum::Json(serde_json::json!({"status": "ok"}))
 }
 
+/// Ready, or degraded (503) naming each store that cannot make writes durable now and why (a
+/// full disk, a failed database). Reads are still served while degraded, so this is for load
+/// balancers and operators, not a liveness signal (`/healthz` is). `stores` stays the count, as
+/// before, and the reasons go in `degraded`.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    axum::Json(serde_json::json!({"status": "ready", "stores": state.earshot.store_ids().len()}))
+    let stores = state.earshot.store_ids().len();
+    // The free-space probe is one statvfs per store, but it is a syscall: off the async threads.
+    let earshot = state.earshot.clone();
+    let degraded = tokio::task::spawn_blocking(move || earshot.degraded()).await.unwrap_or_default();
+    if degraded.is_empty() {
+        (StatusCode::OK, axum::Json(serde_json::json!({"status": "ready", "stores": stores})))
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({"status": "degraded", "stores": stores, "degraded": degraded})),
+        )
+    }
 }
 
 async fn openapi() -> impl IntoResponse {

@@ -106,6 +106,15 @@ pub enum StoreError {
     Storage(String),
     #[error("the store is shutting down")]
     Unavailable,
+    /// The disk holding the data has less free space than the configured reserve: the write
+    /// was refused before anything was written, and writes pass again once space is freed.
+    #[error("insufficient storage: {available} bytes free, {required} needed (the reserve kept free so the database never runs out mid-commit); free disk space and retry")]
+    InsufficientStorage { available: u64, required: u64 },
+    /// The write path cannot make writes durable right now (the database failed and is being
+    /// reopened, or it has not answered in time). Retrying later is safe; when the message says
+    /// the outcome is unknown, the retry may find the write already applied.
+    #[error("storage is unavailable: {0}")]
+    StorageUnavailable(String),
     #[error("attempt `{0}` already has a sealed context; a retry is a new attempt")]
     AttemptSealed(String),
     #[error("the search index holds {indexed} items, the read needs {needed}; retry later")]
@@ -169,6 +178,8 @@ impl StoreError {
             E::Integrity(_) => "integrity_failure",
             E::Storage(_) => "storage_failure",
             E::Unavailable => "unavailable",
+            E::InsufficientStorage { .. } => "insufficient_storage",
+            E::StorageUnavailable(_) => "storage_unavailable",
             E::AttemptSealed(_) => "attempt_sealed",
             E::SearchLagging { .. } => "search_index_lagging",
             E::Search(_) => "search_failure",

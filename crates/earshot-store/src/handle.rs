@@ -2,7 +2,6 @@
 //! latest snapshot, the retention window for `at_exact` reads, waits for `at_least`, attempts.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -60,7 +59,13 @@ pub struct StoreHandle {
     published_cv: Condvar,
     tx: Mutex<Option<mpsc::Sender<Job>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
-    failed: AtomicBool,
+    /// When the writer entered the commit in progress, if one is: a commit that does not
+    /// return (storage hung) makes later writes fail fast instead of queueing behind it.
+    committing_since: Mutex<Option<Instant>>,
+    /// Why the writer's last group was refused before it was applied (storage not writable,
+    /// or its state not yet reloaded after a failed commit); repeated to writes refused while
+    /// a reload is not due yet, and cleared by the next group that passes.
+    refusing: Mutex<Option<String>>,
     attempts: DashMap<String, Attempt>,
     /// When expired attempts were last swept (a sweep scans them all, so it runs at most once
     /// a second, or when the table is full).
@@ -98,7 +103,8 @@ impl StoreHandle {
             published_cv: Condvar::new(),
             tx: Mutex::new(Some(tx)),
             writer: Mutex::new(None),
-            failed: AtomicBool::new(false),
+            committing_since: Mutex::new(None),
+            refusing: Mutex::new(None),
             attempts: DashMap::new(),
             attempts_swept: Mutex::new(Instant::now()),
             backend,
@@ -147,10 +153,10 @@ impl StoreHandle {
         self.clock.now_ms()
     }
 
-    /// Submits a write and blocks until it is durable (or refused).
+    /// Submits a write and blocks until it is durable (or refused), at most `write_wait`.
     pub fn write(&self, cmd: Command) -> Result<WriteOutcome> {
-        if self.failed.load(Ordering::Acquire) {
-            return Err(StoreError::Unavailable);
+        if let Some(reason) = self.writer_stuck() {
+            return Err(StoreError::StorageUnavailable(reason));
         }
         let (reply, rx) = mpsc::sync_channel(1);
         {
@@ -158,9 +164,38 @@ impl StoreHandle {
             let tx = tx.as_ref().ok_or(StoreError::Unavailable)?;
             tx.send(Job { cmd, reply }).map_err(|_| StoreError::Unavailable)?;
         }
-        let mut out = rx.recv().map_err(|_| StoreError::Unavailable)??;
+        // Bounded: a commit stuck in storage must not hang every caller. The write may still
+        // become durable after this answer, so the refusal says its outcome is unknown.
+        let wait = self.config.write_wait;
+        let mut out = match rx.recv_timeout(wait) {
+            Ok(r) => r?,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return Err(StoreError::StorageUnavailable(format!(
+                    "the write was not made durable within {} ms; its outcome is unknown",
+                    wait.as_millis()
+                )))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(StoreError::Unavailable),
+        };
         out.token = token::encode(&self.id, out.revision);
         Ok(out)
+    }
+
+    /// Why the writer cannot make writes durable now, if so: a commit that has not returned
+    /// within `write_wait`.
+    fn writer_stuck(&self) -> Option<String> {
+        let since = (*lock(&self.committing_since))?;
+        (since.elapsed() > self.config.write_wait).then(|| {
+            format!("a commit has not returned for {} s (storage is not responding)", since.elapsed().as_secs())
+        })
+    }
+
+    /// Why writes to this store cannot be made durable now, if so (readiness): a stuck commit
+    /// or the storage's own condition (a full disk, a failed database), probed now, so that
+    /// readiness returns as soon as space does, without waiting for a write. `None` means
+    /// healthy. Reads are served in every case.
+    pub fn condition(&self) -> Option<String> {
+        self.writer_stuck().or_else(|| self.backend.condition())
     }
 
     /// Consistency token for a revision of this store.
@@ -346,9 +381,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The writer: takes a group of queued commands, applies each as its own revision, commits the
 /// group durably in one batch, then publishes the snapshots and acknowledges.
+///
+/// The writer never dies and never waits on storage between groups: when storage cannot make
+/// a write durable (full disk, failed database) it refuses the whole group fast, before applying
+/// anything, and tries again at the next group. After a failed commit its state may be ahead of
+/// the records, so it reloads from them first (once the backend is writable again, since a
+/// failed database may still show the refused batch).
 fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, start: (Snapshot, Provenance)) {
     let (mut snap, mut graph) = start;
     let mut new_id = || uuid::Uuid::new_v4().to_string();
+    // Set when the writer's state may not match the records (a command applied and then
+    // dropped, or a failed commit): it is rebuilt from the records before the next group.
+    let mut stale = false;
+    let mut last_reload: Option<Instant> = None;
     while let Ok(first) = rx.recv() {
         let Some(h) = handle.upgrade() else { return };
         let mut jobs = vec![first];
@@ -358,14 +403,44 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
                 Err(_) => break,
             }
         }
+        let ready = h.backend.writable().and_then(|()| {
+            if !stale {
+                return Ok(());
+            }
+            // A reload reads the whole store: at most a few per second while it keeps failing.
+            if last_reload.is_some_and(|t| t.elapsed() < RELOAD_INTERVAL) {
+                return Err(StoreError::StorageUnavailable(
+                    lock(&h.refusing).clone().unwrap_or_else(|| "reloading after a failed commit".into()),
+                ));
+            }
+            last_reload = Some(Instant::now());
+            let (s, g) = reload(&h)?;
+            (snap, graph) = (s, g);
+            stale = false;
+            Ok(())
+        });
+        if let Err(e) = ready {
+            let reason = e.to_string();
+            let mut refusing = lock(&h.refusing);
+            // Logged when refusing starts, not per write: a full disk may also hold the log.
+            if refusing.is_none() {
+                tracing::warn!(store = %h.id, error = %reason, "refusing writes: storage is not writable");
+            }
+            *refusing = Some(reason);
+            drop(refusing);
+            for job in jobs {
+                let _ = job.reply.send(Err(same_error(&e)));
+            }
+            continue;
+        }
+        if lock(&h.refusing).take().is_some() {
+            tracing::info!(store = %h.id, "storage is writable again; accepting writes");
+        }
         let now_ms = h.clock.now_ms();
         let mut ops = Vec::new();
         let mut snaps = Vec::new();
         let mut acks: Vec<(mpsc::SyncSender<Result<WriteOutcome>>, Result<WriteOutcome>)> = Vec::new();
         let mut meta = lock(&h.meta).clone();
-        // Set when a command was applied (the graph may have grown) but then dropped: the
-        // writer's graph must be rebuilt from the records to match the snapshot again.
-        let mut needs_reload = false;
         for job in jobs {
             let mut a =
                 Apply { snap: snap.clone(), graph: &mut graph, now_ms, dirty: Dirty::default(), new_id: &mut new_id };
@@ -392,7 +467,8 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
                             acks.push((job.reply, Ok(out)));
                         }
                         Err(e) => {
-                            needs_reload = true;
+                            // Applied (the graph may have grown) but dropped.
+                            stale = true;
                             acks.push((job.reply, Err(e)));
                         }
                     }
@@ -400,42 +476,51 @@ fn writer_loop(handle: std::sync::Weak<StoreHandle>, rx: mpsc::Receiver<Job>, st
             }
         }
         if !ops.is_empty() {
-            match h.backend.commit(&h.id, ops) {
+            *lock(&h.committing_since) = Some(Instant::now());
+            let committed = h.backend.commit(&h.id, ops);
+            *lock(&h.committing_since) = None;
+            match committed {
                 Ok(()) => {
                     *lock(&h.meta) = meta;
                     h.publish(snaps);
                 }
                 Err(e) => {
                     tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
-                    let failure = e.to_string();
-                    acks = acks
-                        .into_iter()
-                        .map(|(reply, r)| (reply, r.and(Err(StoreError::Storage(failure.clone())))))
-                        .collect();
-                    needs_reload = true;
-                }
-            }
-        }
-        let mut failed = false;
-        if needs_reload {
-            match reload(&h) {
-                Ok((s, g)) => {
-                    snap = s;
-                    graph = g;
-                }
-                Err(e) => {
-                    tracing::error!(store = %h.id, error = %e, "reload failed; store refuses writes");
-                    h.failed.store(true, Ordering::Release);
-                    failed = true;
+                    acks = acks.into_iter().map(|(reply, r)| (reply, r.and(Err(same_error(&e))))).collect();
+                    stale = true;
+                    // The common case (a backend that refused before writing) is usable at
+                    // once: reload now, so the next group does not pay for it.
+                    if h.backend.writable().is_ok() {
+                        last_reload = Some(Instant::now());
+                        if let Ok((s, g)) = reload(&h) {
+                            (snap, graph) = (s, g);
+                            stale = false;
+                        }
+                    }
                 }
             }
         }
         for (reply, r) in acks {
             let _ = reply.send(r);
         }
-        if failed {
-            return;
+    }
+}
+
+/// Least time between two reloads of a writer's state while they keep failing.
+const RELOAD_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The same refusal for every write of a group (`StoreError` is not `Clone`: it carries
+/// sources). Storage conditions keep their variant; anything else becomes a storage failure
+/// with the same message.
+fn same_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::InsufficientStorage { available, required } => {
+            StoreError::InsufficientStorage { available: *available, required: *required }
         }
+        StoreError::StorageUnavailable(m) => StoreError::StorageUnavailable(m.clone()),
+        StoreError::Integrity(m) => StoreError::Integrity(m.clone()),
+        StoreError::Unavailable => StoreError::Unavailable,
+        other => StoreError::Storage(other.to_string()),
     }
 }
 
@@ -453,5 +538,17 @@ pub(crate) fn default_config() -> Config {
         consistency_wait: Duration::from_secs(2),
         attempt_ttl: Duration::from_secs(600),
         max_attempts: 100_000,
+        write_wait: Duration::from_secs(5),
+        min_free_bytes: min_free_bytes_from_env(),
     }
+}
+
+/// The free-space reserve: `EARSHOT_MIN_FREE_MB` when set (operators of small volumes, and the
+/// full-disk test, which runs on a few MiB of tmpfs), else [`DEFAULT_MIN_FREE_BYTES`]. Read
+/// here so that every way of opening a store honours it without a configuration-file change.
+fn min_free_bytes_from_env() -> u64 {
+    std::env::var("EARSHOT_MIN_FREE_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(crate::durable::DEFAULT_MIN_FREE_BYTES, |mb| mb.saturating_mul(1024 * 1024))
 }

@@ -90,6 +90,13 @@ pub struct Config {
     pub attempt_ttl: Duration,
     /// Most attempts open at once per store.
     pub max_attempts: usize,
+    /// Longest a write waits for its commit; past it the write is refused with
+    /// `storage_unavailable` (outcome unknown), and later writes are refused at once while that
+    /// commit has still not returned.
+    pub write_wait: Duration,
+    /// Bytes kept free on the data directory's filesystem: commits are refused with
+    /// `insufficient_storage` below it, so that sled never runs out of space mid-commit.
+    pub min_free_bytes: u64,
 }
 
 impl Default for Config {
@@ -110,7 +117,17 @@ pub struct Earshot {
 impl Earshot {
     /// Opens (or creates) the embedded sled database at `path` and starts every store in it.
     pub fn open(path: &std::path::Path, config: Config) -> Result<Self> {
-        Self::open_with(Arc::new(SledBackend::open(path)?), Arc::new(SystemClock), config)
+        // Damage is reported with the directory and the way out, since this is what an
+        // operator reads when the service refuses to start.
+        let damaged = |e: StoreError| match e {
+            StoreError::Integrity(m) => StoreError::Integrity(format!(
+                "cannot open the data directory {}: {m}; restore it from an export or a backup",
+                path.display()
+            )),
+            other => other,
+        };
+        let backend = SledBackend::open_with_reserve(path, config.min_free_bytes).map_err(damaged)?;
+        Self::open_with(Arc::new(backend), Arc::new(SystemClock), config).map_err(damaged)
     }
 
     /// Starts every store found in `backend`, rebuilding each projection from its records.
@@ -179,6 +196,11 @@ impl Earshot {
         for e in self.stores.iter() {
             e.value().warm_search();
         }
+    }
+
+    /// Every store that cannot make writes durable now, with the reason (readiness).
+    pub fn degraded(&self) -> std::collections::BTreeMap<String, String> {
+        self.stores.iter().filter_map(|e| e.value().condition().map(|c| (e.key().clone(), c))).collect()
     }
 
     /// Stops every writer after draining queued writes.

@@ -128,7 +128,20 @@ struct FileConfig {
     tokens: Vec<TokenConfig>,
 }
 
-fn main() -> anyhow::Result<()> {
+/// Every error ends the process with one line on stderr and exit code 1: the error and its
+/// causes on that line (`{:#}`), never a backtrace, so that an operator sees what failed (for
+/// a damaged data directory: which one, and what to do) rather than a panic report.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("earshot: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

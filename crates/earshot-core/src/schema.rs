@@ -140,11 +140,7 @@ fn statements(source: &str) -> Vec<Vec<Word<'_>>> {
                     }
                     out.push(vec![word]);
                 }
-                ';' => {
-                    if !current.is_empty() {
-                        out.push(std::mem::take(&mut current));
-                    }
-                }
+                ';' if !current.is_empty() => out.push(std::mem::take(&mut current)),
                 ',' => current.push(word),
                 _ => {}
             }

@@ -16,8 +16,9 @@
 //! }
 //! ```
 //!
-//! `opens <pattern>` grants `read` unless `for <action>, …` names the actions. Relations do not
-//! overlap or nest unless `includes` says so. Every problem is reported with its line and column,
+//! `opens <pattern>` grants `read` unless `for <action>, …` names the actions. Statements end at
+//! the end of a line or at `;`, and a body may sit on one line (`relation a { includes b; opens
+//! x/* }`). Relations do not overlap or nest unless `includes` says so. Every problem is reported with its line and column,
 //! and the whole schema is refused if there is any.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -95,29 +96,57 @@ pub fn is_name(s: &str) -> bool {
         && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
 }
 
-/// A word of a line with its 1-based column.
+/// A word of the schema with its 1-based line and column.
 #[derive(Debug, Clone, Copy)]
 struct Word<'a> {
     text: &'a str,
+    line: usize,
     column: usize,
 }
 
-fn words(line: &str) -> Vec<Word<'_>> {
-    let code = line.split('#').next().unwrap_or("");
+/// Splits a schema into statements: the words of one statement, in order.
+///
+/// A statement ends at the end of a line, at `;`, after `{` (so `relation a {` is one statement
+/// and what follows on the line is the next), and before and after `}` (a statement of its own).
+/// So a body can be written on one line: `relation a { includes b; opens x/* }`. `,` is a word of
+/// its own; `#` starts a comment that runs to the end of the line.
+fn statements(source: &str) -> Vec<Vec<Word<'_>>> {
     let mut out = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, c) in code.char_indices().chain(std::iter::once((code.len(), ' '))) {
-        // `{`, `}` and `,` are words of their own even without surrounding spaces.
-        let punct = matches!(c, '{' | '}' | ',');
-        if c.is_whitespace() || punct {
+    let mut current: Vec<Word<'_>> = Vec::new();
+    for (n, line) in source.lines().enumerate() {
+        let ln = n + 1;
+        let code = line.split('#').next().unwrap_or("");
+        let mut start: Option<usize> = None;
+        for (i, c) in code.char_indices().chain(std::iter::once((code.len(), ' '))) {
+            let punct = matches!(c, '{' | '}' | ',' | ';');
+            if !(c.is_whitespace() || punct) {
+                if start.is_none() {
+                    start = Some(i);
+                }
+                continue;
+            }
             if let Some(s) = start.take() {
-                out.push(Word { text: code.get(s..i).unwrap_or(""), column: column_of(code, s) });
+                current.push(Word { text: code.get(s..i).unwrap_or(""), line: ln, column: column_of(code, s) });
             }
-            if punct {
-                out.push(Word { text: code.get(i..i + 1).unwrap_or(""), column: column_of(code, i) });
+            let word = Word { text: code.get(i..i + c.len_utf8()).unwrap_or(""), line: ln, column: column_of(code, i) };
+            match c {
+                '{' => {
+                    current.push(word);
+                    out.push(std::mem::take(&mut current));
+                }
+                '}' => {
+                    if !current.is_empty() {
+                        out.push(std::mem::take(&mut current));
+                    }
+                    out.push(vec![word]);
+                }
+                ';' if !current.is_empty() => out.push(std::mem::take(&mut current)),
+                ',' => current.push(word),
+                _ => {}
             }
-        } else if start.is_none() {
-            start = Some(i);
+        }
+        if !current.is_empty() {
+            out.push(std::mem::take(&mut current));
         }
     }
     out
@@ -148,12 +177,10 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
     }
     let mut raw: Vec<RawRelation<'_>> = Vec::new();
     let mut open: Option<RawRelation<'_>> = None;
-    let mut last_line = 0;
-    for (n, line) in source.lines().enumerate() {
-        let ln = n + 1;
-        last_line = ln;
-        let ws = words(line);
+    let last_line = source.lines().count();
+    for ws in statements(source) {
         let Some(first) = ws.first() else { continue };
+        let ln = first.line;
         match (first.text, open.as_mut()) {
             ("relation", None) => {
                 let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
@@ -168,9 +195,6 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
                         format!("expected `{{` after the relation name, found `{}`", brace.text),
                     );
                     continue;
-                }
-                if let Some(extra) = ws.get(3) {
-                    problem(ln, extra.column, "syntax", format!("unexpected `{}` after `{{`", extra.text));
                 }
                 if !is_name(name.text) {
                     problem(
@@ -190,12 +214,7 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
                     format!("relation `{}` is not closed before this one (missing `}}`)", r.name.text),
                 );
             }
-            ("}", Some(_)) => {
-                if let Some(extra) = ws.get(1) {
-                    problem(ln, extra.column, "syntax", format!("unexpected `{}` after `}}`", extra.text));
-                }
-                raw.extend(open.take());
-            }
+            ("}", Some(_)) => raw.extend(open.take()),
             ("opens", Some(r)) => {
                 let Some(pat) = ws.get(1) else {
                     problem(ln, first.column, "syntax", "expected a path pattern after `opens`".into());
@@ -239,7 +258,7 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
                             ln,
                             w.column,
                             "syntax",
-                            format!("expected `for <action>, …` or the end of the line, found `{}`", w.text),
+                            format!("expected `for <action>, …` or the end of the statement, found `{}`", w.text),
                         );
                         continue;
                     }
@@ -422,6 +441,33 @@ mod tests {
         assert_eq!(codes("relation b {\n}\nrelation a {\n includes b c\n}\n"), vec![(4, 2, "syntax")]);
         let ok = parse("relation a {\n opens x for read, write\n}\n").unwrap();
         assert_eq!(ok.relation("a").unwrap().opens[0].actions, vec!["read", "write"]);
+    }
+
+    #[test]
+    fn bodies_may_sit_on_one_line() {
+        let s = parse("relation b { opens y }\nrelation a { includes b }\n").unwrap();
+        assert!(s.relation("a").unwrap().opens(&Path::parse("y").unwrap(), "read"));
+        let s = parse("relation a { opens x/* }").unwrap();
+        assert!(s.relation("a").unwrap().opens(&Path::parse("x/1").unwrap(), "read"));
+        let s = parse("relation a { opens x for read, write; opens y }  relation b {}").unwrap();
+        let a = s.relation("a").unwrap();
+        assert_eq!(a.opens.len(), 2);
+        assert_eq!(a.opens[0].actions, vec!["read", "write"]);
+        assert!(s.relation("b").unwrap().opens.is_empty());
+        let s = parse("relation a {\n opens x; opens y;\n}\nrelation c { includes a\n opens z }\n").unwrap();
+        assert_eq!(s.relation("c").unwrap().opens.len(), 3);
+        let one = parse("relation a { opens x for read }").unwrap();
+        assert_eq!(one.relations, parse("relation a {\n opens x\n}").unwrap().relations);
+    }
+
+    #[test]
+    fn one_line_mistakes_give_one_problem_each() {
+        assert_eq!(codes("relation a { includes nobody }\n"), vec![(1, 23, "unknown_relation")]);
+        assert_eq!(codes("relation a { opens x y }\n"), vec![(1, 22, "syntax")]);
+        assert_eq!(codes("relation a { frobnicate }\n"), vec![(1, 14, "syntax")]);
+        assert_eq!(codes("relation a { opens x\n"), vec![(1, 1, "syntax")]);
+        assert_eq!(codes("relation a opens x }\n"), vec![(1, 12, "syntax"), (1, 20, "syntax")]);
+        assert_eq!(codes("relation a { opens x } }\n"), vec![(1, 24, "syntax")]);
     }
 
     #[test]

@@ -254,6 +254,23 @@ fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The secrets of `earshot.example.toml` are published (`change-me-…`): a configuration still
+/// carrying one (a copied example never edited) is as open as no tokens at all, so, like no
+/// tokens, it may listen on loopback only (with a warning). Names the entry, never the secret.
+fn refuse_published_tokens(tokens: &[TokenConfig], bind: SocketAddr) -> anyhow::Result<()> {
+    if let Some(t) = tokens.iter().find(|t| t.token.starts_with("change-me")) {
+        if !bind.ip().is_loopback() {
+            bail!(
+                "token `{}` still has the example's published secret (`change-me…`); refusing to listen on \
+                 non-loopback {bind}: replace it with your own secret",
+                t.name
+            );
+        }
+        tracing::warn!(token = %t.name, "a token still has the example's published secret; listening on loopback only");
+    }
+    Ok(())
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let file: FileConfig = match &args.config {
         Some(path) => {
@@ -277,6 +294,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
     }
+    refuse_published_tokens(&file.tokens, bind)?;
     let limits = server_limits(&file, config.consistency_wait)?;
     let auth = Auth::from_config(file.tokens).context("checking the `[[tokens]]` of the configuration")?;
     if let Some(nofile) = earshot_api::server::nofile_limit() {
@@ -382,4 +400,24 @@ fn verify(data: &std::path::Path) -> anyhow::Result<()> {
         bail!("some stores disagree with their records");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(name: &str, secret: &str) -> TokenConfig {
+        TokenConfig { name: name.into(), token: secret.into(), scope: earshot_api::Scope::Admin, stores: None }
+    }
+
+    #[test]
+    fn published_example_tokens_stay_on_loopback() {
+        let loopback = SocketAddr::from(([127, 0, 0, 1], 7878));
+        let any = SocketAddr::from(([0, 0, 0, 0], 7878));
+        let published = [token("ops", "change-me-admin-token")];
+        assert!(refuse_published_tokens(&published, loopback).is_ok());
+        let err = refuse_published_tokens(&published, any).unwrap_err().to_string();
+        assert!(err.contains("`ops`") && !err.contains("change-me-admin-token"), "{err}");
+        assert!(refuse_published_tokens(&[token("ops", "a-real-secret-0123456789")], any).is_ok());
+    }
 }

@@ -1,0 +1,326 @@
+//! `PgBackend`: the store's [`Backend`] over PostgreSQL, its revisioned commit
+//! ([`PgBackend::commit_at`]) guarded by a compare-and-set on the store's head, and the log
+//! that followers poll ([`PgBackend::changes_after`], [`PgBackend::head`]).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use earshot_store::{Backend, Op, StoreError};
+
+use crate::error::{PgError, Result};
+use crate::ops::{self, Segment};
+use crate::pool::{Conn, Pool};
+use crate::sql::{Tables, Texts};
+
+/// How to reach the database and where the tables live.
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// A libpq-style URL or key-value string, e.g. `postgres://root@127.0.0.1:5432/test`.
+    pub url: String,
+    /// Prefix of the three table names (`{prefix}records`, `{prefix}heads`, `{prefix}log`):
+    /// `[a-z_][a-z0-9_]*`, so that several deployments or tests share one database.
+    pub table_prefix: String,
+    /// Most connections open at once.
+    pub pool_size: usize,
+    /// Longest a connection attempt may take.
+    pub connect_timeout: Duration,
+    /// Longest a caller waits for a connection while all are in use.
+    pub pool_wait: Duration,
+}
+
+impl PgOptions {
+    /// Defaults: prefix `earshot_`, 4 connections, 5 s to connect, 5 s to wait for one.
+    pub fn new(url: impl Into<String>) -> Self {
+        PgOptions {
+            url: url.into(),
+            table_prefix: "earshot_".into(),
+            pool_size: 4,
+            connect_timeout: Duration::from_secs(5),
+            pool_wait: Duration::from_secs(5),
+        }
+    }
+
+    /// The same options with another table prefix.
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.table_prefix = prefix.into();
+        self
+    }
+}
+
+/// Earshot's records in PostgreSQL (or CockroachDB, YugabyteDB). See the crate docs for the
+/// tables and for why racing writers are safe.
+pub struct PgBackend {
+    pool: Pool,
+    tables: Tables,
+    /// Why the database is unreachable, set by a failed call and cleared by a successful one.
+    fault: Mutex<Option<String>>,
+}
+
+/// Runs `f` where the synchronous client may block: on the calling thread, or on a scoped
+/// thread when called from inside an async runtime (the client drives its own runtime, which
+/// cannot start inside another).
+fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(v) => v,
+        Err(payload) => std::panic::resume_unwind(payload),
+    })
+}
+
+fn to_i64(revision: u64) -> Result<i64> {
+    i64::try_from(revision).map_err(|_| PgError::Invalid(format!("revision {revision} exceeds BIGINT")))
+}
+
+fn to_u64(revision: i64) -> Result<u64> {
+    u64::try_from(revision).map_err(|_| PgError::Corrupt(format!("negative revision {revision} in the database")))
+}
+
+impl PgBackend {
+    /// Connects with default options and creates the tables if they are missing.
+    pub fn connect(url: &str) -> Result<Self> {
+        Self::open(PgOptions::new(url))
+    }
+
+    /// Connects and creates the tables under the options' prefix if they are missing.
+    pub fn open(options: PgOptions) -> Result<Self> {
+        let tables = Tables::new(&options.table_prefix)?;
+        let mut config: postgres::Config =
+            options.url.parse().map_err(|e| PgError::Invalid(format!("the PostgreSQL URL does not parse: {e}")))?;
+        config.connect_timeout(options.connect_timeout);
+        if config.get_application_name().is_none() {
+            config.application_name("earshot");
+        }
+        let pool = Pool::new(config, Texts::new(&tables), options.pool_size, options.pool_wait);
+        let backend = PgBackend { pool, tables, fault: Mutex::new(None) };
+        off_runtime(|| backend.create_schema())?;
+        Ok(backend)
+    }
+
+    /// Creates the tables if missing. Concurrent creators can collide in PostgreSQL's catalog
+    /// (a unique violation on `pg_type`) even with `IF NOT EXISTS`; the statement is retried.
+    fn create_schema(&self) -> Result<()> {
+        let mut client = self.pool.connect_raw()?;
+        for statement in self.tables.schema() {
+            let mut attempts = 0;
+            loop {
+                match client.batch_execute(&statement) {
+                    Ok(()) => break,
+                    Err(e) if attempts < 3 && PgError::from_client("", &e, false).is_conflict() => attempts += 1,
+                    Err(e) => return Err(PgError::from_client("", &e, false)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the three tables and everything in them (tests and tools; irreversible).
+    pub fn drop_tables(&self) -> Result<()> {
+        off_runtime(|| {
+            self.pool.clear();
+            let mut client = self.pool.connect_raw()?;
+            client.batch_execute(&self.tables.drop_all()).map_err(|e| PgError::from_client("", &e, false))
+        })
+    }
+
+    /// The names of the three tables: records, heads, log.
+    pub fn table_names(&self) -> (&str, &str, &str) {
+        (&self.tables.records, &self.tables.heads, &self.tables.log)
+    }
+
+    /// Runs `f` on a pooled connection, off any async runtime. A connection that failed is not
+    /// reused; an unreachable database is remembered for [`Backend::condition`].
+    fn with_conn<T: Send>(&self, f: impl FnOnce(&mut Conn) -> Result<T> + Send) -> Result<T> {
+        off_runtime(|| {
+            let result = self.pool.get().and_then(|mut pooled| {
+                let out = pooled.conn().and_then(f);
+                if out.as_ref().is_err_and(|e| !e.is_conflict()) {
+                    pooled.broken();
+                }
+                out
+            });
+            let mut fault = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+            match &result {
+                Err(e) if e.is_unavailable() => {
+                    if fault.is_none() {
+                        tracing::warn!(error = %e, "PostgreSQL is unavailable");
+                    }
+                    *fault = Some(e.to_string());
+                }
+                Err(_) => {}
+                Ok(_) => *fault = None,
+            }
+            result
+        })
+    }
+
+    /// The revision at the head of `store`'s log (`None` for a store never committed with a
+    /// revision). Followers compare it with the revision they have applied.
+    pub fn head(&self, store: &str) -> Result<Option<u64>> {
+        self.with_conn(|c| {
+            let row =
+                c.client.query_opt(&c.st.head, &[&store]).map_err(|e| PgError::from_client(store, &e, false))?;
+            row.map(|r| to_u64(r.get(0))).transpose()
+        })
+    }
+
+    /// Up to `limit` revisions of `store` after `after`, in order, each with its ops exactly as
+    /// committed. A follower applies them in order and asks again from the last one.
+    pub fn changes_after(&self, store: &str, after: u64, limit: usize) -> Result<Vec<(u64, Vec<Op>)>> {
+        let after = to_i64(after)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with_conn(|c| {
+            let rows = c
+                .client
+                .query(&c.st.changes_after, &[&store, &after, &limit])
+                .map_err(|e| PgError::from_client(store, &e, false))?;
+            rows.iter().map(|r| Ok((to_u64(r.get(0))?, ops::decode(r.get::<_, &[u8]>(1))?))).collect()
+        })
+    }
+
+    /// Drops log entries of `store` up to and including `through` (followers further behind
+    /// must then reload the records). Returns how many were removed.
+    pub fn prune_log(&self, store: &str, through: u64) -> Result<u64> {
+        let through = to_i64(through)?;
+        self.with_conn(|c| {
+            c.client.execute(&c.st.prune_log, &[&store, &through]).map_err(|e| PgError::from_client(store, &e, false))
+        })
+    }
+
+    /// Commits `ops` as the revisions their meta records name, provided the store's head is
+    /// at `expected` (0: the store has no head yet). In one transaction: the head moves from
+    /// `expected` to the last revision by compare-and-set, the records take the ops' net
+    /// effect, and each revision's ops are appended to the log. A head not at `expected`, or a
+    /// serialization failure, is a [`PgError::Conflict`] and nothing is applied. Returns the
+    /// new head.
+    pub fn commit_at(&self, store: &str, expected: u64, ops: Vec<Op>) -> Result<u64> {
+        let segments = ops::segments(&ops)?;
+        let Some(new) = segments.last().map(|s| s.revision) else {
+            return Err(PgError::Invalid("a revisioned commit needs a meta record".into()));
+        };
+        if segments.first().is_some_and(|s| s.revision <= expected) {
+            return Err(PgError::Invalid(format!("revision {new} does not follow the expected head {expected}")));
+        }
+        self.transact(store, Some((expected, new)), &ops, &segments)?;
+        Ok(new)
+    }
+
+    /// One transaction: head CAS (if revisioned), records, log.
+    fn transact(&self, store: &str, head: Option<(u64, u64)>, ops: &[Op], segments: &[Segment]) -> Result<()> {
+        let net = ops::net_effect(ops);
+        let (mut put_keys, mut put_values, mut del_keys) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, v) in net {
+            match v {
+                Some(v) => {
+                    put_keys.push(k);
+                    put_values.push(v);
+                }
+                None => del_keys.push(k),
+            }
+        }
+        let revisions = segments.iter().map(|s| to_i64(s.revision)).collect::<Result<Vec<_>>>()?;
+        let entries = segments.iter().map(|s| ops::encode(&s.ops)).collect::<Result<Vec<_>>>()?;
+        let head = head.map(|(e, n)| Ok::<_, PgError>((e, to_i64(e)?, to_i64(n)?))).transpose()?;
+        self.with_conn(|c| {
+            let err = |e: postgres::Error| PgError::from_client(store, &e, false);
+            let mut tx = c.client.transaction().map_err(err)?;
+            if let Some((expected, expected_i, new_i)) = head {
+                // First, so that a loser waits here (on the head's row lock) and touches nothing.
+                let moved = if expected == 0 {
+                    tx.execute(&c.st.insert_head, &[&store, &new_i]).map_err(err)?
+                } else {
+                    tx.execute(&c.st.cas_head, &[&store, &expected_i, &new_i]).map_err(err)?
+                };
+                if moved != 1 {
+                    let _ = tx.rollback();
+                    return Err(PgError::Conflict {
+                        store: store.to_string(),
+                        detail: if expected == 0 {
+                            format!("revision {new_i} needs a new store but the store already has a head")
+                        } else {
+                            format!("revision {new_i} expected the head at {expected} but another writer moved it")
+                        },
+                    });
+                }
+            }
+            if !put_keys.is_empty() {
+                tx.execute(&c.st.upsert, &[&store, &put_keys, &put_values]).map_err(err)?;
+            }
+            if !del_keys.is_empty() {
+                tx.execute(&c.st.delete, &[&store, &del_keys]).map_err(err)?;
+            }
+            if !revisions.is_empty() {
+                tx.execute(&c.st.append_log, &[&store, &revisions, &entries]).map_err(err)?;
+            }
+            tx.commit().map_err(|e| PgError::from_client(store, &e, true))
+        })
+    }
+}
+
+impl Backend for PgBackend {
+    /// Every store with a head, i.e. every store committed with a revision (a store is created
+    /// by committing its meta record at revision 1). Read from the small heads table rather
+    /// than scanning the records.
+    fn stores(&self) -> earshot_store::Result<Vec<String>> {
+        Ok(self.with_conn(|c| {
+            let rows = c.client.query(&c.st.stores, &[]).map_err(|e| PgError::from_client("", &e, false))?;
+            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+        })?)
+    }
+
+    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let bounds: [&[u8]; 4] = [b"c/", b"c0", b"t/", b"t0"];
+        Ok(self.with_conn(|c| {
+            let rows = c
+                .client
+                .query(&c.st.load, &[&store, &bounds[0], &bounds[1], &bounds[2], &bounds[3]])
+                .map_err(|e| PgError::from_client(store, &e, false))?;
+            Ok(rows.into_iter().map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, Vec<u8>>(1))).collect())
+        })?)
+    }
+
+    /// Derives the revisions from the ops' meta records: the head must be at the first one
+    /// minus one (see [`PgBackend::commit_at`]). Ops without a meta record (a sealed context)
+    /// are outside the revision sequence: applied to the records, atomically, without moving
+    /// the head or writing the log.
+    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
+        let segments = ops::segments(&ops)?;
+        let result = match segments.first() {
+            Some(first) => {
+                let expected = first.revision.checked_sub(1).ok_or_else(|| {
+                    StoreError::Storage(format!("store `{store}`: a commit cannot be of revision 0"))
+                })?;
+                self.commit_at(store, expected, ops).map(|_| ())
+            }
+            None => self.transact(store, None, &ops, &[]),
+        };
+        if let Err(e) = &result {
+            if e.is_conflict() {
+                tracing::warn!(store, error = %e, "commit lost a race with another writer");
+            }
+        }
+        Ok(result?)
+    }
+
+    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+        Ok(self.with_conn(|c| {
+            let row =
+                c.client.query_opt(&c.st.get, &[&store, &key]).map_err(|e| PgError::from_client(store, &e, false))?;
+            Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+        })?)
+    }
+
+    /// Free while the last call succeeded; after a failure, one round trip decides.
+    fn writable(&self) -> earshot_store::Result<()> {
+        if self.condition().is_none() {
+            return Ok(());
+        }
+        self.pool.clear();
+        Ok(self.with_conn(|c| c.client.simple_query("SELECT 1").map(|_| ()).map_err(|e| PgError::from_client("", &e, false)))?)
+    }
+
+    fn condition(&self) -> Option<String> {
+        self.fault.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

@@ -1,0 +1,90 @@
+//! PostgreSQL as Earshot's shared durable backend (issue 10): [`PgBackend`] implements the
+//! store's [`earshot_store::Backend`] over three tables, advances each store's head by
+//! compare-and-set so that racing writers (replicas) can never both commit a revision, and
+//! keeps a revision log that followers poll. Only portable SQL: the same tables and statements
+//! work on PostgreSQL, CockroachDB and YugabyteDB.
+//!
+//! # Tables
+//!
+//! With the default prefix `earshot_` (see [`PgOptions::table_prefix`]):
+//!
+//! ```sql
+//! CREATE TABLE IF NOT EXISTS earshot_records (
+//!   store TEXT NOT NULL, key BYTEA NOT NULL, value BYTEA NOT NULL, PRIMARY KEY (store, key));
+//! CREATE TABLE IF NOT EXISTS earshot_heads (store TEXT PRIMARY KEY, revision BIGINT NOT NULL);
+//! CREATE TABLE IF NOT EXISTS earshot_log (
+//!   store TEXT NOT NULL, revision BIGINT NOT NULL, ops BYTEA NOT NULL,
+//!   committed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (store, revision));
+//! ```
+//!
+//! `records` holds exactly what the store's `Backend` contract speaks of (one row per key).
+//! `heads` holds the revision each store is at. `log` holds, per revision, that revision's ops
+//! (tag, length-prefixed key and value; see `ops::encode`), so a follower can apply exactly
+//! what the writer applied: `SELECT revision, ops FROM earshot_log WHERE store = $1 AND
+//! revision > $2 ORDER BY revision LIMIT $3` ([`PgBackend::changes_after`]).
+//!
+//! # A commit
+//!
+//! The store writes its meta record (`m`, carrying `revision`) in every revisioned commit, and
+//! its writer groups several writes into one commit, each ending with its meta record. So the
+//! backend derives the revisions from the ops: a commit of revisions `r+1 ..= r+k` expects
+//! the head at `r` ([`PgBackend::commit_at`] takes the expected head explicitly). One
+//! transaction, in this order:
+//!
+//! 1. `UPDATE earshot_heads SET revision = r+k WHERE store = $1 AND revision = r` (or, for a
+//!    new store, `INSERT … ON CONFLICT (store) DO NOTHING`). Zero rows: another writer moved
+//!    the head first, the transaction is rolled back and the commit fails with
+//!    [`PgError::Conflict`], having touched nothing.
+//! 2. The ops' net effect (last op per key wins) on `records`: one `INSERT … SELECT … FROM
+//!    UNNEST(…) ON CONFLICT (store, key) DO UPDATE` and one `DELETE … WHERE key = ANY(…)`.
+//! 3. One `log` row per revision (its primary key is a second guard: a duplicate revision is a
+//!    unique violation, also a conflict).
+//! 4. `COMMIT`; durable when it returns (with PostgreSQL's default `synchronous_commit = on`).
+//!
+//! Ops without a meta record (the store's sealed contexts, audit records outside the revision
+//! sequence) are applied to `records` in a transaction without moving the head.
+//!
+//! # Why racing writers are safe
+//!
+//! Two replicas both at revision `r` both try to commit `r+1`. The head row is the single
+//! point they contend on, and it is touched first:
+//!
+//! - PostgreSQL, READ COMMITTED (its default): the second `UPDATE` blocks on the first's row
+//!   lock; when the first commits, PostgreSQL re-evaluates the `WHERE` on the new row version,
+//!   finds `revision = r+1 ≠ r`, updates zero rows, and the second fails as a conflict. Under
+//!   REPEATABLE READ or SERIALIZABLE the second gets SQLSTATE 40001 instead, also a conflict.
+//!   For a new store the second `INSERT … ON CONFLICT DO NOTHING` waits for the first and then
+//!   inserts nothing.
+//! - CockroachDB (SERIALIZABLE by default) and YugabyteDB (snapshot or serializable): a
+//!   concurrent write to the same head row aborts one transaction with 40001 (retry error),
+//!   which is mapped to a conflict; under read committed, where enabled, the CAS behaves as in
+//!   PostgreSQL.
+//!
+//! Either way at most one commit of `r+1` succeeds, and the loser applied nothing. Correctness
+//! rests on this row, not on advisory locks, and followers learn of changes by polling the log,
+//! not by LISTEN/NOTIFY (neither of which CockroachDB offers in the same form).
+//!
+//! # Errors
+//!
+//! [`PgError::Conflict`] for a lost race (CAS miss, 40001, 40P01, 23505);
+//! [`PgError::Unavailable`] for a failed or lost connection (no SQLSTATE, class 08, 53, 57P0x),
+//! noting when it broke during `COMMIT` (the outcome is then unknown). Both become
+//! `StoreError::StorageUnavailable` (the store has no conflict variant yet), other database
+//! errors `StoreError::Storage`, undecodable data `StoreError::Integrity`.
+//!
+//! # What remains
+//!
+//! The store does not use the log or the conflict yet: its writer assumes it is the only one.
+//! Wiring it for replicas (after the store's kernel reshape): on a conflict, reload (the writer
+//! already reloads after any failed commit) and retry or refuse; a follower thread per store
+//! that polls [`PgBackend::changes_after`] from its revision and publishes snapshots; pruning
+//! the log ([`PgBackend::prune_log`]) behind the slowest follower.
+
+mod backend;
+mod error;
+pub mod ops;
+mod pool;
+mod sql;
+
+pub use backend::{PgBackend, PgOptions};
+pub use error::{PgError, Result};

@@ -85,6 +85,7 @@ mod error;
 pub mod ops;
 mod pool;
 mod sql;
+pub mod testing;
 
 pub use backend::{PgBackend, PgOptions};
 pub use error::{PgError, Result};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use earshot_api::{AppState, Auth, TokenConfig};
-use earshot_store::{Earshot, ManualClock};
+use earshot_store::{Backend, Config, Earshot, ManualClock};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -16,7 +16,8 @@ use tower::ServiceExt;
 /// Milliseconds since the epoch at which every test clock starts: 2026-01-01T00:00:00Z.
 pub const T0_MS: i64 = 1_767_225_600_000;
 
-/// An Earshot instance on a temporary sled directory, its router, and its clock.
+/// An Earshot instance (on a temporary sled directory unless another backend is given), its
+/// router, and its clock.
 pub struct TestApp {
     pub earshot: Arc<Earshot>,
     pub clock: Arc<ManualClock>,
@@ -37,6 +38,15 @@ impl TestApp {
         let clock = Arc::new(ManualClock::new(T0_MS));
         let earshot = Arc::new(Earshot::temporary(clock.clone()).expect("temporary store"));
         let router = earshot_api::router(AppState::new(earshot.clone(), auth));
+        TestApp { earshot, clock, router }
+    }
+
+    /// Authentication off, over any backend (the same scenarios on every backend).
+    pub fn with_backend(backend: Arc<dyn Backend>) -> Self {
+        let clock = Arc::new(ManualClock::new(T0_MS));
+        let earshot =
+            Arc::new(Earshot::open_with(backend, clock.clone(), Config::default()).expect("open over the backend"));
+        let router = earshot_api::router(AppState::new(earshot.clone(), Auth::disabled()));
         TestApp { earshot, clock, router }
     }
 

@@ -18,6 +18,7 @@ mod http;
 mod model;
 mod openapi;
 mod oracle;
+mod postgres;
 mod properties;
 mod scenarios;
 mod storage_faults;

@@ -159,8 +159,7 @@ impl PgBackend {
     /// revision). Followers compare it with the revision they have applied.
     pub fn head(&self, store: &str) -> Result<Option<u64>> {
         self.with_conn(|c| {
-            let row =
-                c.client.query_opt(&c.st.head, &[&store]).map_err(|e| PgError::from_client(store, &e, false))?;
+            let row = c.client.query_opt(&c.st.head, &[&store]).map_err(|e| PgError::from_client(store, &e, false))?;
             row.map(|r| to_u64(r.get(0))).transpose()
         })
     }
@@ -288,9 +287,10 @@ impl Backend for PgBackend {
         let segments = ops::segments(&ops)?;
         let result = match segments.first() {
             Some(first) => {
-                let expected = first.revision.checked_sub(1).ok_or_else(|| {
-                    StoreError::Storage(format!("store `{store}`: a commit cannot be of revision 0"))
-                })?;
+                let expected = first
+                    .revision
+                    .checked_sub(1)
+                    .ok_or_else(|| StoreError::Storage(format!("store `{store}`: a commit cannot be of revision 0")))?;
                 self.commit_at(store, expected, ops).map(|_| ())
             }
             None => self.transact(store, None, &ops, &[]),
@@ -317,7 +317,9 @@ impl Backend for PgBackend {
             return Ok(());
         }
         self.pool.clear();
-        Ok(self.with_conn(|c| c.client.simple_query("SELECT 1").map(|_| ()).map_err(|e| PgError::from_client("", &e, false)))?)
+        Ok(self.with_conn(|c| {
+            c.client.simple_query("SELECT 1").map(|_| ()).map_err(|e| PgError::from_client("", &e, false))
+        })?)
     }
 
     fn condition(&self) -> Option<String> {

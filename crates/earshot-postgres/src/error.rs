@@ -44,9 +44,16 @@ impl PgError {
     pub(crate) fn from_client(store: &str, e: &postgres::Error, in_commit: bool) -> Self {
         let Some(code) = e.code() else {
             // No SQLSTATE: the client failed (I/O, closed connection, timeout, TLS, protocol).
-            return PgError::Unavailable { detail: e.to_string(), outcome_unknown: in_commit };
+            let mut detail = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                detail = format!("{detail}: {cause}");
+                source = cause.source();
+            }
+            return PgError::Unavailable { detail, outcome_unknown: in_commit };
         };
-        let detail = e.as_db_error().map_or_else(|| e.to_string(), |d| format!("{} ({})", d.message(), d.code().code()));
+        let detail =
+            e.as_db_error().map_or_else(|| e.to_string(), |d| format!("{} ({})", d.message(), d.code().code()));
         if *code == SqlState::T_R_SERIALIZATION_FAILURE
             || *code == SqlState::T_R_DEADLOCK_DETECTED
             || *code == SqlState::UNIQUE_VIOLATION
@@ -57,7 +64,11 @@ impl PgError {
         // 08: connection exception; 57P0x: the server is shutting down or starting; 53:
         // insufficient resources (too many connections, disk full); 40003: statement completion
         // unknown.
-        if class == "08" || class == "53" || code.code().starts_with("57P") || *code == SqlState::T_R_STATEMENT_COMPLETION_UNKNOWN {
+        if class == "08"
+            || class == "53"
+            || code.code().starts_with("57P")
+            || *code == SqlState::T_R_STATEMENT_COMPLETION_UNKNOWN
+        {
             return PgError::Unavailable { detail, outcome_unknown: in_commit };
         }
         PgError::Database(detail)

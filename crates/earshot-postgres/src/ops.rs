@@ -145,14 +145,18 @@ mod tests {
         let a = Op::Put(b"i/a".to_vec(), b"1".to_vec());
         let b = Op::Del(b"i/b".to_vec());
         let s = segments(&[a.clone(), meta(4), b.clone(), meta(5)]).unwrap();
-        assert_eq!(s, vec![Segment { revision: 4, ops: vec![a, meta(4)] }, Segment { revision: 5, ops: vec![b, meta(5)] }]);
+        assert_eq!(
+            s,
+            vec![Segment { revision: 4, ops: vec![a, meta(4)] }, Segment { revision: 5, ops: vec![b, meta(5)] }]
+        );
         assert!(segments(&[meta(5), meta(5)]).is_err());
         assert!(segments(&[Op::Put(b"t/x".to_vec(), vec![])]).unwrap().is_empty());
     }
 
     #[test]
     fn the_last_op_on_a_key_wins() {
-        let ops = [Op::Put(b"k".to_vec(), b"1".to_vec()), Op::Del(b"k".to_vec()), Op::Put(b"j".to_vec(), b"2".to_vec())];
+        let ops =
+            [Op::Put(b"k".to_vec(), b"1".to_vec()), Op::Del(b"k".to_vec()), Op::Put(b"j".to_vec(), b"2".to_vec())];
         let net = net_effect(&ops);
         assert_eq!(net.get(b"k".as_slice()), Some(&None));
         assert_eq!(net.get(b"j".as_slice()), Some(&Some(b"2".as_slice())));

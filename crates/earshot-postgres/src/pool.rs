@@ -67,7 +67,14 @@ pub struct Pool {
 
 impl Pool {
     pub fn new(config: postgres::Config, texts: Texts, max: usize, wait: Duration) -> Self {
-        Pool { config, texts, max: max.max(1), wait, state: Mutex::new(State { idle: Vec::new(), open: 0 }), returned: Condvar::new() }
+        Pool {
+            config,
+            texts,
+            max: max.max(1),
+            wait,
+            state: Mutex::new(State { idle: Vec::new(), open: 0 }),
+            returned: Condvar::new(),
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

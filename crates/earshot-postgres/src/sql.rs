@@ -19,7 +19,10 @@ impl Tables {
     /// Names under `prefix`, which must be `[a-z_][a-z0-9_]*` (it is spliced into SQL).
     pub fn new(prefix: &str) -> Result<Self> {
         let ok = prefix.len() <= MAX_PREFIX
-            && prefix.bytes().enumerate().all(|(i, b)| b == b'_' || b.is_ascii_lowercase() || (i > 0 && b.is_ascii_digit()));
+            && prefix
+                .bytes()
+                .enumerate()
+                .all(|(i, b)| b == b'_' || b.is_ascii_lowercase() || (i > 0 && b.is_ascii_digit()));
         if !ok {
             return Err(PgError::Invalid(format!(
                 "table prefix `{prefix}` must be at most {MAX_PREFIX} of [a-z0-9_], not starting with a digit"
@@ -85,7 +88,9 @@ impl Texts {
             // The compare-and-set that makes racing writers safe: zero rows means another
             // writer moved the head first.
             cas_head: format!("UPDATE {heads} SET revision = $3 WHERE store = $1 AND revision = $2"),
-            insert_head: format!("INSERT INTO {heads} (store, revision) VALUES ($1, $2) ON CONFLICT (store) DO NOTHING"),
+            insert_head: format!(
+                "INSERT INTO {heads} (store, revision) VALUES ($1, $2) ON CONFLICT (store) DO NOTHING"
+            ),
             upsert: format!(
                 "INSERT INTO {records} (store, key, value) \
                    SELECT $1, k, v FROM UNNEST($2::BYTEA[], $3::BYTEA[]) AS t (k, v) \

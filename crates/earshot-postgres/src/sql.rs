@@ -1,6 +1,7 @@
 //! Every SQL text the backend sends: the schema (created idempotently) and the statements each
 //! connection prepares once. Only SQL that PostgreSQL, CockroachDB and YugabyteDB all speak:
-//! `CREATE TABLE IF NOT EXISTS`, `INSERT … ON CONFLICT`, `UNNEST` of arrays, `= ANY($n)`.
+//! `CREATE TABLE IF NOT EXISTS`, `INSERT … ON CONFLICT`, `UNNEST` of arrays, `= ANY($n)`, and
+//! explicit casts where a parameter's type cannot be inferred from a column.
 
 use crate::error::{PgError, Result};
 
@@ -93,13 +94,13 @@ impl Texts {
             ),
             upsert: format!(
                 "INSERT INTO {records} (store, key, value) \
-                   SELECT $1, k, v FROM UNNEST($2::BYTEA[], $3::BYTEA[]) AS t (k, v) \
+                   SELECT $1::TEXT, k, v FROM UNNEST($2::BYTEA[], $3::BYTEA[]) AS t (k, v) \
                    ON CONFLICT (store, key) DO UPDATE SET value = excluded.value"
             ),
             delete: format!("DELETE FROM {records} WHERE store = $1 AND key = ANY($2::BYTEA[])"),
             append_log: format!(
                 "INSERT INTO {log} (store, revision, ops) \
-                   SELECT $1, r, o FROM UNNEST($2::BIGINT[], $3::BYTEA[]) AS t (r, o)"
+                   SELECT $1::TEXT, r, o FROM UNNEST($2::BIGINT[], $3::BYTEA[]) AS t (r, o)"
             ),
             changes_after: format!(
                 "SELECT revision, ops FROM {log} WHERE store = $1 AND revision > $2 ORDER BY revision LIMIT $3"

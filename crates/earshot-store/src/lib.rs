@@ -13,6 +13,7 @@ pub mod error;
 pub mod flat;
 mod graph;
 mod handle;
+pub mod kernel;
 mod layered;
 pub mod model;
 mod read;
@@ -20,90 +21,23 @@ mod read;
 mod read_tests;
 pub mod search;
 mod snapshot;
-pub mod token;
 pub mod verify;
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use dashmap::DashMap;
 
 pub use context::{Params, Ranked, Ranking};
-pub use durable::{Backend, MemoryBackend, Op, Records, SledBackend};
+pub use durable::Records;
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
+pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
+pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use read::{RawDecision, ResolvedContainer};
 pub use snapshot::{Aid, Gid, Iid, Pid, Snapshot};
 
 use durable::{meta_op, MetaRecord};
 use model::WriteOutcome;
-
-/// Time source. Decisions take their time from the snapshot; this only stamps snapshots.
-pub trait Clock: Send + Sync + 'static {
-    /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> i64;
-}
-
-/// The wall clock.
-#[derive(Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or(0)
-    }
-}
-
-/// A clock that moves only when told to (scenario tests of expiry).
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicI64);
-
-impl ManualClock {
-    pub fn new(ms: i64) -> Self {
-        ManualClock(AtomicI64::new(ms))
-    }
-    pub fn set(&self, ms: i64) {
-        self.0.store(ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// Bounds on waiting, retention and attempts.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// How long past revisions stay readable with `at_exact`.
-    pub retention_window: Duration,
-    /// Most past revisions kept, whatever their age.
-    pub retention_max: usize,
-    /// How long an `at_least`/`at_exact` read waits for a revision not yet published.
-    pub consistency_wait: Duration,
-    /// How long an attempt stays readable.
-    pub attempt_ttl: Duration,
-    /// Most attempts open at once per store.
-    pub max_attempts: usize,
-    /// Longest a write waits for its commit; past it the write is refused with
-    /// `storage_unavailable` (outcome unknown), and later writes are refused at once while that
-    /// commit has still not returned.
-    pub write_wait: Duration,
-    /// Bytes kept free on the data directory's filesystem: commits are refused with
-    /// `insufficient_storage` below it, so that sled never runs out of space mid-commit.
-    pub min_free_bytes: u64,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        handle::default_config()
-    }
-}
 
 /// All stores of one Earshot process over one backend.
 pub struct Earshot {

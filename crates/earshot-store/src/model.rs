@@ -241,59 +241,7 @@ pub struct WriteOutcome {
     pub decision: Option<crate::devices::model::AuthorizeView>,
 }
 
-/// How a read picks its snapshot: `"latest"`, `{"at_least": token}` or `{"at_exact": token}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Consistency {
-    #[default]
-    Latest,
-    AtLeast(String),
-    AtExact(String),
-}
-
-/// Read by hand rather than derived, so that naming both `at_least` and `at_exact` (or neither)
-/// is refused with a message that says so, as a request error rather than a JSON syntax error.
-impl<'de> Deserialize<'de> for Consistency {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Consistency;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(r#""latest", {"at_least": token} or {"at_exact": token}"#)
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Consistency, E> {
-                match v {
-                    "latest" => Ok(Consistency::Latest),
-                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
-                }
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Consistency, A::Error> {
-                use serde::de::Error;
-                let mut found: Option<Consistency> = None;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    let token: String = map.next_value()?;
-                    let this = match key.as_ref() {
-                        "at_least" => Consistency::AtLeast(token),
-                        "at_exact" => Consistency::AtExact(token),
-                        other => return Err(A::Error::unknown_field(other, &["at_least", "at_exact"])),
-                    };
-                    if found.replace(this).is_some() {
-                        return Err(A::Error::custom(
-                            "`consistency` names one requirement: either `at_least` or `at_exact`, not both",
-                        ));
-                    }
-                }
-                found.ok_or_else(|| {
-                    A::Error::custom("`consistency` needs `at_least` or `at_exact` (or the string \"latest\")")
-                })
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
-}
+pub use crate::kernel::token::Consistency;
 
 /// One authorized audience of an item, as expand lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

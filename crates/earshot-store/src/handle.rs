@@ -7,17 +7,17 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
-use crate::apply::{Apply, Dirty};
-use crate::durable::{encode, rebuild, Records};
 use crate::error::{Result, StoreError};
-use crate::graph::Provenance;
 use crate::kernel::backend::{Backend, MetaRecord, Op};
 use crate::kernel::writer::Writer;
 use crate::kernel::{Clock, Config, State};
-use crate::model::{Command, ContainerInput, WriteOutcome};
-use crate::read::ResolvedContainer;
-use crate::search::SearchIndex;
-use crate::snapshot::Snapshot;
+use crate::memory::apply::{Apply, Dirty};
+use crate::memory::durable::{encode, rebuild, Records};
+use crate::memory::graph::Provenance;
+use crate::memory::model::{Command, ContainerInput, WriteOutcome};
+use crate::memory::read::ResolvedContainer;
+use crate::memory::search::SearchIndex;
+use crate::memory::snapshot::Snapshot;
 
 /// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the
 /// snapshot is older than the newest, the newest revision (the answer is then historical).
@@ -39,7 +39,7 @@ pub struct Attempt {
     pub at_ms: i64,
     created: Instant,
     /// The attempt's one context, once assembled (SPEC §1.10); the lock also serialises assembly.
-    pub(crate) sealed: Arc<Mutex<Option<Arc<crate::model::SealedContext>>>>,
+    pub(crate) sealed: Arc<Mutex<Option<Arc<crate::memory::model::SealedContext>>>>,
 }
 
 /// The composed snapshot is the kernel's state: memory and devices records project into it, and
@@ -161,7 +161,7 @@ impl StoreHandle {
     }
 
     /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
-    pub fn snapshot_for(&self, consistency: &crate::model::Consistency) -> Result<Arc<Snapshot>> {
+    pub fn snapshot_for(&self, consistency: &crate::memory::model::Consistency) -> Result<Arc<Snapshot>> {
         self.core.snapshot_for(consistency)
     }
 
@@ -171,12 +171,12 @@ impl StoreHandle {
     /// the newest published one is marked historical: its decisions explain what was decided
     /// then and are never usable (the "new enemy" rule: a revocation is not undone by quoting
     /// an older token).
-    pub fn read_point(&self, consistency: &crate::model::Consistency, now_ms: i64) -> Result<ReadPoint> {
+    pub fn read_point(&self, consistency: &crate::memory::model::Consistency, now_ms: i64) -> Result<ReadPoint> {
         let snapshot = self.snapshot_for(consistency)?;
         // Read after the snapshot: a write that lands in between makes the read historical,
         // never the other way round.
         let latest = self.latest().revision;
-        let exact = matches!(consistency, crate::model::Consistency::AtExact(_));
+        let exact = matches!(consistency, crate::memory::model::Consistency::AtExact(_));
         let at_ms = if exact { snapshot.committed_at_ms } else { now_ms };
         let historical = (snapshot.revision < latest).then_some(latest);
         Ok(ReadPoint { snapshot, at_ms, historical })
@@ -224,8 +224,8 @@ impl StoreHandle {
     }
 
     /// Content and attributes of an item, read from the durable record.
-    pub fn content(&self, item: &str) -> Result<Option<crate::durable::ContentRecord>> {
-        match self.core.backend().get(self.id(), &crate::durable::key(b'c', item))? {
+    pub fn content(&self, item: &str) -> Result<Option<crate::memory::durable::ContentRecord>> {
+        match self.core.backend().get(self.id(), &crate::memory::durable::key(b'c', item))? {
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| StoreError::Integrity(format!("content of `{item}` is unreadable: {e}"))),
@@ -252,7 +252,7 @@ impl StoreHandle {
     /// Writes that land between the two reads make it report a revision mismatch; retry then.
     pub fn verify(&self) -> Result<String> {
         let records = self.durable_records()?;
-        let index = crate::verify::agreement(&self.latest(), &records)?;
+        let index = crate::memory::verify::agreement(&self.latest(), &records)?;
         let search = self.verify_search()?;
         Ok(format!("{index}; {search}"))
     }

@@ -5,39 +5,31 @@
 //! snapshots and indexes. It knows nothing about HTTP and runs no async runtime; callers on an
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
-mod apply;
-mod context;
+mod common;
 pub mod devices;
-pub mod durable;
 pub mod error;
-pub mod flat;
-mod graph;
 mod handle;
 pub mod kernel;
-mod layered;
-pub mod model;
-mod read;
+pub mod memory;
 #[cfg(test)]
 mod read_tests;
-pub mod search;
-mod snapshot;
-pub mod verify;
 
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
 
-pub use context::{Params, Ranked, Ranking};
-pub use durable::Records;
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
-pub use read::{RawDecision, ResolvedContainer};
-pub use snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+pub use memory::context::{Params, Ranked, Ranking};
+pub use memory::durable::Records;
+pub use memory::read::{RawDecision, ResolvedContainer};
+pub use memory::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+pub use memory::{durable, flat, model, search, verify};
 
-use durable::{meta_op, MetaRecord};
-use model::WriteOutcome;
+use kernel::backend::{meta_op, MetaRecord};
+use memory::model::WriteOutcome;
 
 /// All stores of one Earshot process over one backend.
 pub struct Earshot {

@@ -13,10 +13,10 @@ use earshot_core::schema::{is_name, parse as parse_schema};
 
 use super::model::{limits, AuthorizeRequest, ConstraintsInput, NewCapability, NewDevice, NewRelation};
 use super::{file_capability, CapRec, Cid, EdgeRec, Eid, RawAuthority};
-use crate::apply::Apply;
+use crate::common::{parse_time, Pid};
 use crate::error::{check_id, Result, StoreError};
-use crate::model::{parse_time, NewParticipant, ParticipantKind, WriteOutcome};
-use crate::snapshot::Pid;
+use crate::memory::apply::Apply;
+use crate::memory::model::{NewParticipant, ParticipantKind, WriteOutcome};
 
 /// Device records a command touched.
 #[derive(Debug, Default)]
@@ -139,7 +139,7 @@ impl Apply<'_> {
         let names = schema.relations.keys().cloned().collect();
         self.snap.dev.schema = Some(Arc::new(schema));
         self.dirty.devices.schema = true;
-        Ok(super::super::apply::outcome("updated", names))
+        Ok(crate::memory::apply::outcome("updated", names))
     }
 
     pub(crate) fn create_device(&mut self, d: NewDevice) -> Result<WriteOutcome> {
@@ -190,7 +190,7 @@ impl Apply<'_> {
         list.push(eid);
         self.snap.dev.edges_by_pair.insert((grantor, grantee), list.into());
         self.dirty.devices.edges.push(eid);
-        Ok(super::super::apply::outcome("granted", vec![id]))
+        Ok(crate::memory::apply::outcome("granted", vec![id]))
     }
 
     pub(crate) fn revoke_relation(&mut self, edge: &str, by: &str) -> Result<WriteOutcome> {
@@ -207,7 +207,7 @@ impl Apply<'_> {
         rec.revoked = true;
         self.snap.dev.edges.set(eid as usize, rec);
         self.dirty.devices.edges.push(eid);
-        Ok(super::super::apply::outcome("revoked", vec![edge.to_string()]))
+        Ok(crate::memory::apply::outcome("revoked", vec![edge.to_string()]))
     }
 
     pub(crate) fn create_capability(&mut self, c: NewCapability) -> Result<WriteOutcome> {
@@ -311,7 +311,7 @@ impl Apply<'_> {
             self.snap.dev.children.insert(p, kids.into());
         }
         self.dirty.devices.caps.push(cid);
-        Ok(super::super::apply::outcome("created", vec![id]))
+        Ok(crate::memory::apply::outcome("created", vec![id]))
     }
 
     /// Revokes a capability: allowed to the device's owner and to the holder of any ancestor
@@ -339,7 +339,7 @@ impl Apply<'_> {
         ids.extend(
             self.snap.dev.dependents(cid).into_iter().filter_map(|x| self.snap.dev.cap(x)).map(|r| r.name.to_string()),
         );
-        Ok(super::super::apply::outcome("revoked", ids))
+        Ok(crate::memory::apply::outcome("revoked", ids))
     }
 
     /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of

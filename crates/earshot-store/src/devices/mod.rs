@@ -26,9 +26,10 @@ use earshot_core::condition::{Budget, RequestContext};
 use earshot_core::path::{Path, PathPattern, Segment};
 use earshot_core::schema::Schema;
 
+use crate::common::format_time;
+use crate::common::{Map, Pid, Vector};
 use crate::error::{Result, StoreError};
-use crate::model::format_time;
-use crate::snapshot::{Map, Pid, Snapshot, Vector};
+use crate::memory::snapshot::Snapshot;
 use model::{
     AuthorityView, AuthorizeView, CapabilityView, ChainLinkView, ChainView, ConstraintsView, DependentsView,
     FailureView, OpeningView, RelationView, SchemaView,

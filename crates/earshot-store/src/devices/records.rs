@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
 use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid};
-use crate::durable::Op;
+use crate::common::Pid;
 use crate::error::{Result, StoreError};
-use crate::snapshot::{Pid, Snapshot};
+use crate::kernel::backend::{key, Op};
+use crate::memory::snapshot::Snapshot;
 
 pub(crate) const SCHEMA_KEY: &[u8] = b"s";
 
@@ -133,13 +134,13 @@ impl DeviceRecords {
             ops.push(Op::Put(SCHEMA_KEY.to_vec(), enc(s)?));
         }
         for d in &self.devices {
-            ops.push(Op::Put(crate::durable::key(b'd', &d.id), enc(d)?));
+            ops.push(Op::Put(key(b'd', &d.id), enc(d)?));
         }
         for e in &self.edges {
-            ops.push(Op::Put(crate::durable::key(b'r', &e.id), enc(e)?));
+            ops.push(Op::Put(key(b'r', &e.id), enc(e)?));
         }
         for c in &self.capabilities {
-            ops.push(Op::Put(crate::durable::key(b'k', &c.id), enc(c)?));
+            ops.push(Op::Put(key(b'k', &c.id), enc(c)?));
         }
         Ok(())
     }
@@ -157,7 +158,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
         let Some(owner) = d.devices.get(&pid) else { continue };
         let id = s.part_name(pid).to_string();
         let rec = DeviceRecord { id: id.clone(), owner: s.part_name(*owner).to_string() };
-        ops.push(Op::Put(crate::durable::key(b'd', &id), enc(&rec)?));
+        ops.push(Op::Put(key(b'd', &id), enc(&rec)?));
     }
     for &e in &dirty.edges {
         let Some(r) = d.edge(e) else { continue };
@@ -173,7 +174,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
             created_rev: r.created_rev,
             created_at_ms: r.created_at_ms,
         };
-        ops.push(Op::Put(crate::durable::key(b'r', &r.name), enc(&rec)?));
+        ops.push(Op::Put(key(b'r', &r.name), enc(&rec)?));
     }
     for &c in &dirty.caps {
         let Some(r) = d.cap(c) else { continue };
@@ -192,7 +193,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
             created_rev: r.created_rev,
             created_at_ms: r.created_at_ms,
         };
-        ops.push(Op::Put(crate::durable::key(b'k', &r.name), enc(&rec)?));
+        ops.push(Op::Put(key(b'k', &r.name), enc(&rec)?));
     }
     Ok(())
 }

@@ -13,13 +13,15 @@ use earshot_core::lifecycle::transition;
 use earshot_core::{Action, AudienceDigest, AudienceKind, Currentness, Disposition, State, Viewers};
 
 use crate::error::{check_id, Result, StoreError};
-use crate::graph::Provenance;
-use crate::layered::Posting;
-use crate::model::{
+use crate::memory::graph::Provenance;
+use crate::memory::layered::Posting;
+use crate::memory::model::{
     limits, parse_time, Attributes, Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
     NewParticipant, OriginInput, OriginKeyword, WriteOutcome,
 };
-use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use crate::memory::snapshot::{
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID,
+};
 
 /// Content and attributes of a newly created item (durable only; never in the index).
 #[derive(Debug, Clone, PartialEq)]

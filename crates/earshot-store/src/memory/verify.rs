@@ -6,9 +6,9 @@
 
 use earshot_core::Currentness;
 
-use crate::durable::{rebuild, Records};
 use crate::error::{Result, StoreError};
-use crate::snapshot::{Members, Snapshot};
+use crate::memory::durable::{rebuild, Records};
+use crate::memory::snapshot::{Members, Snapshot};
 
 /// Every fact a snapshot holds, in external terms, sorted.
 pub fn facts(s: &Snapshot) -> Vec<String> {

@@ -327,8 +327,7 @@ pub struct DecisionView {
     pub historical: Option<Box<DecisionView>>,
 }
 
-/// The reason code of every decision read at a revision older than the newest.
-pub const HISTORICAL_REASON: &str = "denied_historical_revision";
+pub use crate::common::HISTORICAL_REASON;
 
 impl DecisionView {
     /// This decision as a historical answer: not an admission, with the decision as it was
@@ -354,53 +353,7 @@ pub struct LookupPage {
     pub cursor: Option<String>,
 }
 
-/// Formats milliseconds since the epoch as RFC 3339 (UTC, millisecond precision).
-pub fn format_time(ms: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_millis(t).to_string()
-}
-
-/// Parses an RFC 3339 instant into milliseconds since the epoch.
-pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
-    // humantime reads only UTC (`Z`); an RFC 3339 numeric offset is split off and applied here.
-    // RFC 3339 requires a zone: an instant without `Z` or an offset is ambiguous (whose local
-    // time?), so it is refused rather than read as UTC.
-    let (utc, offset_ms) = match split_offset(s) {
-        Some(split) => split,
-        // `parse_rfc3339_weak` reads a zone-less date-time as UTC, which is what `Z` means.
-        None if s.ends_with(['Z', 'z']) => (s.get(..s.len() - 1).unwrap_or_default(), 0),
-        None => {
-            return Err(crate::StoreError::input(
-                field,
-                "not an RFC 3339 time: it needs a zone, `Z` or a numeric offset such as `+01:00`",
-            ))
-        }
-    };
-    let t = humantime::parse_rfc3339_weak(utc)
-        .map_err(|e| crate::StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
-    let d = t.duration_since(std::time::UNIX_EPOCH).map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
-    let ms = i64::try_from(d.as_millis()).map_err(|_| crate::StoreError::input(field, "time out of range"))?;
-    ms.checked_sub(offset_ms).filter(|ms| *ms >= 0).ok_or_else(|| crate::StoreError::input(field, "time before 1970"))
-}
-
-/// Splits a numeric offset (`+01:00`, `-05:30`) off the end of an RFC 3339 date-time: the rest,
-/// and the offset in milliseconds east of UTC.
-fn split_offset(s: &str) -> Option<(&str, i64)> {
-    let at = s.len().checked_sub(6)?;
-    let (head, tail) = (s.get(..at)?, s.get(at..)?);
-    let &[sign, h1, h2, b':', m1, m2] = tail.as_bytes() else { return None };
-    let sign = match sign {
-        b'+' => 1,
-        b'-' => -1,
-        _ => return None,
-    };
-    let digit = |b: u8| b.is_ascii_digit().then(|| i64::from(b - b'0'));
-    let (h, m) = (digit(h1)? * 10 + digit(h2)?, digit(m1)? * 10 + digit(m2)?);
-    if h > 23 || m > 59 || !head.contains(['T', ' ']) {
-        return None;
-    }
-    Some((head, sign * (h * 60 + m) * 60_000))
-}
+pub use crate::common::{format_time, parse_time};
 
 /// A context request under an attempt: the query, the fetch budget (candidates ranked) and `k`
 /// (the context's size, taken from the top of the fetch window).

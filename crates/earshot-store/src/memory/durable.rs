@@ -11,14 +11,14 @@ use std::sync::Arc;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
 use serde::{Deserialize, Serialize};
 
-use crate::apply::Dirty;
 use crate::error::{Result, StoreError};
-use crate::graph::Provenance;
 pub(crate) use crate::kernel::backend::{dec, enc, key, meta_op, META_KEY};
 pub use crate::kernel::backend::{Backend, MemoryBackend, MetaRecord, Op, SledBackend, DEFAULT_MIN_FREE_BYTES};
-use crate::layered::{IdTable, NameMap};
-use crate::model::{Attributes, ParticipantKind};
-use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use crate::memory::apply::Dirty;
+use crate::memory::graph::Provenance;
+use crate::memory::layered::{IdTable, NameMap};
+use crate::memory::model::{Attributes, ParticipantKind};
+use crate::memory::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 use earshot_core::admission::Basis;
 use earshot_core::Viewers;
 
-use crate::durable::{key, Op};
 use crate::error::{Result, StoreError};
 use crate::handle::StoreHandle;
-use crate::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
-use crate::read::{RawDecision, ResolvedContainer};
-use crate::search::ContentSource;
-use crate::snapshot::{Iid, Pid, Snapshot};
+use crate::memory::durable::{key, Op};
+use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
+use crate::memory::read::{RawDecision, ResolvedContainer};
+use crate::memory::search::ContentSource;
+use crate::memory::snapshot::{Iid, Pid, Snapshot};
 
 /// Key prefix of sealed contexts (`t/<attempt>`); they are audit records, not part of the index.
 pub(crate) const SEALED_PREFIX: u8 = b't';

@@ -7,15 +7,12 @@
 
 use earshot_core::audience::MemberSet;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
-use imbl::shared_ptr::DefaultSharedPtr;
-use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 
-use crate::layered::{ChunkedVec, IdTable, NameMap, Posting};
-use crate::model::ParticipantKind;
+use crate::memory::layered::{ChunkedVec, IdTable, NameMap, Posting};
+use crate::memory::model::ParticipantKind;
 
-/// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
-pub type Pid = u32;
+pub use crate::common::Pid;
 /// Item index: its creation sequence number, stable across restarts.
 pub type Iid = u32;
 /// Interned audience.
@@ -23,9 +20,7 @@ pub type Aid = u32;
 /// Grant index: its creation sequence number.
 pub type Gid = u32;
 
-pub(crate) type Map<K, V> = imbl::GenericHashMap<K, V, FxBuildHasher, DefaultSharedPtr>;
-pub(crate) type Vector<A> = imbl::Vector<A>;
-pub(crate) type OrdSet<A> = imbl::OrdSet<A>;
+pub(crate) use crate::common::{Map, OrdSet, Vector};
 
 /// The public audience always has this index.
 pub const PUBLIC_AID: Aid = 0;

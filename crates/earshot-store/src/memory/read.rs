@@ -7,12 +7,12 @@ use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
 use earshot_core::{Currentness, Viewers};
 
 use crate::error::{Result, StoreError};
-use crate::layered::Posting;
-use crate::model::{
+use crate::memory::layered::Posting;
+use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, DecisionView, GrantView, ItemView, LookupPage,
     ViewersInput,
 };
-use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+use crate::memory::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,7 +345,7 @@ impl Snapshot {
             content: None,
             attributes: None,
             revision: self.revision,
-            token: crate::token::encode(&self.store, self.revision),
+            token: crate::kernel::token::encode(&self.store, self.revision),
         })
     }
 

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use earshot_core::admission::grant_is_live;
 use earshot_core::{AudienceKind, Quality, State};
 
-use crate::durable::{AudienceRecord, ItemRecord, Records};
-use crate::model::ContainerInput;
+use crate::memory::durable::{AudienceRecord, ItemRecord, Records};
+use crate::memory::model::ContainerInput;
 
 /// The viewers of a container as the flat evaluator sees them: member names, or everyone.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! What both domains share below them: the interned participant id, the persistent collection
-//! types every snapshot part is built from, the time format of the API, and the reason code of
+//! types every snapshot part is built from, the `Names` a domain reads participants through, the time format of the API, and the reason code of
 //! historical answers. Depends on neither domain.
+
+use std::sync::Arc;
 
 use imbl::shared_ptr::DefaultSharedPtr;
 use rustc_hash::FxBuildHasher;
@@ -11,6 +13,15 @@ pub type Pid = u32;
 pub(crate) type Map<K, V> = imbl::GenericHashMap<K, V, FxBuildHasher, DefaultSharedPtr>;
 pub(crate) type Vector<A> = imbl::Vector<A>;
 pub(crate) type OrdSet<A> = imbl::OrdSet<A>;
+
+/// The participants' names, as a domain that refers to participants without owning them (the
+/// device domain: owners, devices, holders and issuers are participants) reads them.
+pub(crate) trait Names {
+    /// The participant named `name`, if there is one.
+    fn pid(&self, name: &str) -> Option<Pid>;
+    /// The name of `pid` (`?` if unknown).
+    fn part_name(&self, pid: Pid) -> Arc<str>;
+}
 
 /// The reason code of every decision read at a revision older than the newest.
 pub const HISTORICAL_REASON: &str = "denied_historical_revision";

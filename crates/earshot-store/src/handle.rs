@@ -8,12 +8,10 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 
 use crate::error::{Result, StoreError};
-use crate::kernel::backend::{Backend, MetaRecord, Op};
+use crate::kernel::backend::{Backend, MetaRecord};
 use crate::kernel::writer::Writer;
-use crate::kernel::{Clock, Config, State};
-use crate::memory::apply::{Apply, Dirty};
-use crate::memory::durable::{encode, rebuild, Records};
-use crate::memory::graph::Provenance;
+use crate::kernel::{Clock, Config};
+use crate::memory::durable::{rebuild, Records};
 use crate::memory::model::{Command, ContainerInput, WriteOutcome};
 use crate::memory::read::ResolvedContainer;
 use crate::memory::search::SearchIndex;
@@ -40,43 +38,6 @@ pub struct Attempt {
     created: Instant,
     /// The attempt's one context, once assembled (SPEC §1.10); the lock also serialises assembly.
     pub(crate) sealed: Arc<Mutex<Option<Arc<crate::memory::model::SealedContext>>>>,
-}
-
-/// The composed snapshot is the kernel's state: memory and devices records project into it, and
-/// a command is applied by the memory or device half it belongs to.
-impl State for Snapshot {
-    type Aside = Provenance;
-    type Command = Command;
-    type Outcome = WriteOutcome;
-    type Dirty = Dirty;
-
-    fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Provenance)> {
-        rebuild(store, &Records::decode(raw)?)
-    }
-    fn revision(&self) -> u64 {
-        self.revision
-    }
-    fn committed_at_ms(&self) -> i64 {
-        self.committed_at_ms
-    }
-    fn stamp(&mut self, revision: u64, committed_at_ms: i64) {
-        self.revision = revision;
-        self.committed_at_ms = committed_at_ms;
-    }
-    fn apply(
-        &self,
-        graph: &mut Provenance,
-        cmd: Command,
-        now_ms: i64,
-        new_id: &mut dyn FnMut() -> String,
-    ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
-        let mut a = Apply { snap: self.clone(), graph, now_ms, dirty: Dirty::default(), new_id };
-        let out = a.run(cmd)?;
-        Ok((out, (!a.dirty.is_empty()).then_some((a.snap, a.dirty))))
-    }
-    fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
-        encode(self, dirty)
-    }
 }
 
 /// A running store.

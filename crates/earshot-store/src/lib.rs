@@ -6,6 +6,7 @@
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
 mod common;
+mod compose;
 pub mod devices;
 pub mod error;
 mod handle;

@@ -347,8 +347,14 @@ impl Apply<'_> {
     /// in this one revision. Serialised by the writer, so of two concurrent uses of the last
     /// remaining use exactly one is allowed.
     pub(crate) fn consume_use(&mut self, req: AuthorizeRequest) -> Result<WriteOutcome> {
-        let raw =
-            self.snap.authorize_raw(&req.principal, &req.device, &req.path, &req.action, self.now_ms, &req.context)?;
+        let raw = self.snap.devices().authorize_raw(
+            &req.principal,
+            &req.device,
+            &req.path,
+            &req.action,
+            self.now_ms,
+            &req.context,
+        )?;
         let mut out = WriteOutcome::default();
         if raw.allowed() {
             let mut consumed = false;
@@ -381,7 +387,7 @@ impl Apply<'_> {
         } else {
             out.outcome = "denied".to_string();
         }
-        out.decision = Some(self.snap.authorization_view(&raw));
+        out.decision = Some(self.snap.devices().authorization_view(&raw));
         Ok(out)
     }
 }

@@ -10,10 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
 use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid};
-use crate::common::Pid;
+use crate::common::{Names, Pid};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{key, Op};
-use crate::memory::snapshot::Snapshot;
 
 pub(crate) const SCHEMA_KEY: &[u8] = b"s";
 
@@ -147,8 +146,9 @@ impl DeviceRecords {
 }
 
 /// Encodes the device records `dirty` names from the new snapshot.
-pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Result<()> {
-    let d = &s.dev;
+/// Encodes the device records `dirty` names from the device part `d`; participants are named
+/// through `names`.
+pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Result<()> {
     if dirty.schema {
         if let Some(schema) = &d.schema {
             ops.push(Op::Put(SCHEMA_KEY.to_vec(), enc(&SchemaRecord { source: schema.source.clone() })?));
@@ -156,8 +156,8 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
     }
     for &pid in &dirty.devices {
         let Some(owner) = d.devices.get(&pid) else { continue };
-        let id = s.part_name(pid).to_string();
-        let rec = DeviceRecord { id: id.clone(), owner: s.part_name(*owner).to_string() };
+        let id = names.part_name(pid).to_string();
+        let rec = DeviceRecord { id: id.clone(), owner: names.part_name(*owner).to_string() };
         ops.push(Op::Put(key(b'd', &id), enc(&rec)?));
     }
     for &e in &dirty.edges {
@@ -165,9 +165,9 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
         let rec = EdgeRecord {
             id: r.name.to_string(),
             seq: e,
-            grantor: s.part_name(r.grantor).to_string(),
+            grantor: names.part_name(r.grantor).to_string(),
             relation: r.relation.to_string(),
-            grantee: s.part_name(r.grantee).to_string(),
+            grantee: names.part_name(r.grantee).to_string(),
             constraints: to_record(&r.constraints),
             uses_left: r.uses_left,
             revoked: r.revoked,
@@ -181,9 +181,9 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
         let rec = CapabilityRecord {
             id: r.name.to_string(),
             seq: c,
-            holder: s.part_name(r.holder).to_string(),
-            issuer: s.part_name(r.issuer).to_string(),
-            device: s.part_name(r.device).to_string(),
+            holder: names.part_name(r.holder).to_string(),
+            issuer: names.part_name(r.issuer).to_string(),
+            device: names.part_name(r.device).to_string(),
             paths: r.paths.iter().map(|p| p.to_string()).collect(),
             actions: r.actions.to_vec(),
             constraints: to_record(&r.constraints),

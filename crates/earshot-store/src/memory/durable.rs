@@ -218,7 +218,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &Dirty) -> Result<Vec<Op>> {
             })?,
         ));
     }
-    crate::devices::records::encode(s, &dirty.devices, &mut ops)?;
+    crate::devices::records::encode(&s.dev, s, &dirty.devices, &mut ops)?;
     Ok(ops)
 }
 

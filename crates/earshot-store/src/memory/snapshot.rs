@@ -251,6 +251,15 @@ impl Snapshot {
     }
 }
 
+impl crate::common::Names for Snapshot {
+    fn pid(&self, name: &str) -> Option<Pid> {
+        Snapshot::pid(self, name)
+    }
+    fn part_name(&self, pid: Pid) -> Arc<str> {
+        Snapshot::part_name(self, pid)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

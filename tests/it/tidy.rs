@@ -140,14 +140,11 @@ fn wrong_way_arrows(src: &Path) -> std::collections::BTreeSet<(String, String)> 
 /// each is a point where the two are still composed inside a domain (the snapshot, records,
 /// dirty set, command and write outcome are memory's types holding a device part, and the
 /// device writes are methods of memory's working copy; the device reads and records already
-/// go through `common::Names` and `compose`), and one arrow up from a domain to the
-/// composition (context assembly runs on the `StoreHandle`, which holds the search index and
-/// the attempts). The list may only shrink: a new arrow
+/// go through `common::Names` and `compose`). The list may only shrink: a new arrow
 /// fails, and so does an entry that no longer exists (delete it).
 const NOT_YET_CUT: &[(&str, &str)] = &[
     ("devices/apply.rs", "memory"),
     ("memory/apply.rs", "devices"),
-    ("memory/context.rs", "handle"),
     ("memory/durable.rs", "devices"),
     ("memory/model.rs", "devices"),
     ("memory/snapshot.rs", "devices"),

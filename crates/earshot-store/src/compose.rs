@@ -6,7 +6,7 @@ use earshot_core::condition::RequestContext;
 
 use crate::devices::model::{AuthorizeView, ChainView, DependentsView, SchemaView};
 use crate::devices::{Devices, RawAuthorization};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::kernel::backend::Op;
 use crate::kernel::State;
 use crate::memory::apply::{Apply, Dirty};
@@ -99,4 +99,27 @@ impl Snapshot {
     pub fn schema_view(&self) -> Result<SchemaView> {
         self.devices().schema_view()
     }
+}
+
+/// Compares `live` with a rebuild from `records` (both domains, and the provenance graph); the
+/// error names the first few differences.
+pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
+    let (rebuilt, graph) = rebuild(live.store(), records)?;
+    crate::memory::verify::graph_agrees(&rebuilt, &graph)?;
+    let facts = |s: &Snapshot| {
+        let mut out = crate::memory::verify::facts(s);
+        crate::devices::verify::facts(&s.dev, s, &mut out);
+        out.sort();
+        out
+    };
+    let a = facts(live);
+    let b = facts(&rebuilt);
+    if a == b {
+        return Ok(format!("revision {}, {} items, {} facts agree", live.revision, live.items.len(), a.len()));
+    }
+    let only_live: Vec<&String> = a.iter().filter(|x| b.binary_search(x).is_err()).take(5).collect();
+    let only_disk: Vec<&String> = b.iter().filter(|x| a.binary_search(x).is_err()).take(5).collect();
+    Err(StoreError::Integrity(format!(
+        "index disagrees with records: only in index {only_live:?}; only on disk {only_disk:?}"
+    )))
 }

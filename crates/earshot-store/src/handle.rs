@@ -213,7 +213,7 @@ impl StoreHandle {
     /// Writes that land between the two reads make it report a revision mismatch; retry then.
     pub fn verify(&self) -> Result<String> {
         let records = self.durable_records()?;
-        let index = crate::memory::verify::agreement(&self.latest(), &records)?;
+        let index = crate::compose::agreement(&self.latest(), &records)?;
         let search = self.verify_search()?;
         Ok(format!("{index}; {search}"))
     }

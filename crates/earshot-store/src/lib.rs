@@ -7,6 +7,7 @@
 
 mod common;
 mod compose;
+mod context;
 pub mod devices;
 pub mod error;
 mod handle;
@@ -19,11 +20,11 @@ use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
 
+pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
-pub use memory::context::{Params, Ranked, Ranking};
 pub use memory::durable::Records;
 pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::snapshot::{Aid, Gid, Iid, Pid, Snapshot};

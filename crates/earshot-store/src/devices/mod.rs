@@ -18,6 +18,7 @@
 pub(crate) mod apply;
 pub mod model;
 pub(crate) mod records;
+pub(crate) mod verify;
 
 use std::sync::Arc;
 

@@ -1,10 +1,10 @@
 //! The memory domain (SPEC §1): participants and identities, audiences, items and their
 //! content, grants, derivations and lifecycle, the postings that answer check and lookup, the
-//! flat evaluator, search and context assembly. It plugs into the kernel through the composed
-//! snapshot (see `crate::handle`).
+//! flat evaluator and the search projection. It plugs into the kernel through the composed
+//! snapshot (see `crate::compose`). Context assembly, which runs on a running store (its search
+//! projection, attempts and backend), is composed at the crate root (`crate::context`).
 
 pub(crate) mod apply;
-pub(crate) mod context;
 pub mod durable;
 pub mod flat;
 pub(crate) mod graph;

@@ -7,6 +7,9 @@
 //! `fetch` form the fetch window and its first `k` the context. The exact context (ids, content
 //! digests, bases, revision, query, parameters) is sealed once per attempt, stored durably under
 //! `t/<attempt>` and readable after the attempt has expired or the process restarted.
+//!
+//! It sits at the crate root, beside `handle`, rather than in `memory/`: it is memory's rules
+//! run on a running store (its search projection, attempts and backend).
 
 use std::cmp::Ordering;
 use std::sync::Arc;

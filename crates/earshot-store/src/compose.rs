@@ -1,16 +1,25 @@
 //! Where the two domains meet each other and the kernel: the composed [`Snapshot`] is the
 //! kernel's `State` (its records, commands and dirty sets are those of both domains), and the
 //! device reads, which need the participants' names from the memory part, are offered on it.
+//! The composed `Records` of a store (the revision record and both domains' records), their
+//! decoding, encoding and rebuild, are here too.
 
 use earshot_core::condition::RequestContext;
 
 use crate::devices::model::{AuthorizeView, ChainView, DependentsView, SchemaView};
 use crate::devices::{Devices, RawAuthorization};
+use std::collections::BTreeMap;
+
+use crate::devices::records::DeviceRecords;
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::Op;
+use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use crate::kernel::State;
 use crate::memory::apply::{Apply, Dirty};
-use crate::memory::durable::{encode, rebuild, Records};
+use crate::memory::durable::{
+    AudienceRecord, ContentRecord, GrantRecord, IdentityRecord, ItemRecord, MemoryRecords, MemoryRecordsMut,
+    ParticipantRecord,
+};
 use crate::memory::graph::Provenance;
 use crate::memory::model::{Command, WriteOutcome};
 use crate::memory::snapshot::Snapshot;
@@ -48,7 +57,9 @@ impl State for Snapshot {
         Ok((out, (!a.dirty.is_empty()).then_some((a.snap, a.dirty))))
     }
     fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
-        encode(self, dirty)
+        let mut ops = crate::memory::durable::encode(self, dirty)?;
+        crate::devices::records::encode(&self.dev, self, &dirty.devices, &mut ops)?;
+        Ok(ops)
     }
 }
 
@@ -122,4 +133,95 @@ pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     Err(StoreError::Integrity(format!(
         "index disagrees with records: only in index {only_live:?}; only on disk {only_disk:?}"
     )))
+}
+
+/// All records of one store, decoded: the revision record, and each domain's records.
+#[derive(Debug, Default, Clone)]
+pub struct Records {
+    pub meta: Option<MetaRecord>,
+    pub participants: Vec<ParticipantRecord>,
+    pub identities: Vec<IdentityRecord>,
+    pub audiences: Vec<AudienceRecord>,
+    pub items: Vec<ItemRecord>,
+    pub contents: BTreeMap<String, ContentRecord>,
+    pub grants: Vec<GrantRecord>,
+    pub devices: DeviceRecords,
+}
+
+impl Records {
+    /// Decodes raw key-value pairs; any unreadable or unknown record is an integrity failure.
+    pub fn decode(raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Self> {
+        let mut r = Records::default();
+        for (k, v) in raw {
+            if k.as_slice() == META_KEY {
+                r.meta = Some(dec(k, v)?);
+            } else if !r.memory_mut().decode(k, v)? && !r.devices.decode(k, v)? {
+                return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k))));
+            }
+        }
+        r.memory_mut().finish();
+        Ok(r)
+    }
+
+    /// The memory records, borrowed.
+    pub fn memory(&self) -> MemoryRecords<'_> {
+        MemoryRecords {
+            participants: &self.participants,
+            identities: &self.identities,
+            audiences: &self.audiences,
+            items: &self.items,
+            contents: &self.contents,
+            grants: &self.grants,
+        }
+    }
+
+    fn memory_mut(&mut self) -> MemoryRecordsMut<'_> {
+        MemoryRecordsMut {
+            participants: &mut self.participants,
+            identities: &mut self.identities,
+            audiences: &mut self.audiences,
+            items: &mut self.items,
+            contents: &mut self.contents,
+            grants: &mut self.grants,
+        }
+    }
+}
+
+impl<'a> From<&'a Records> for MemoryRecords<'a> {
+    fn from(r: &'a Records) -> Self {
+        r.memory()
+    }
+}
+
+/// Rebuilds the snapshot and provenance graph of one store from its records: the memory part
+/// (with the graph), then the device part, whose participants must all exist; stamped with the
+/// revision record's revision. Any record that does not add up refuses the start.
+pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)> {
+    let meta = r.meta.as_ref().ok_or_else(|| StoreError::Integrity(format!("store `{store}` has no meta record")))?;
+    let (mut s, graph) = crate::memory::durable::rebuild(store, r.memory())?;
+    s.revision = meta.revision;
+    s.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
+    let pid_of =
+        |n: &str| s.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
+    let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
+    s.dev = dev;
+    Ok((s, graph))
+}
+
+/// Rebuilds only the snapshot (the projection a reader uses) from records.
+pub fn rebuild_snapshot(store: &str, r: &Records) -> Result<Snapshot> {
+    rebuild(store, r).map(|(s, _)| s)
+}
+
+/// Encodes whole records as ops, for bulk import (benchmarks, tools) straight into a backend.
+/// The caller is responsible for the records being consistent; the next start-up rebuild
+/// checks them and refuses to start if they are not.
+pub fn encode_records(r: &Records) -> Result<Vec<Op>> {
+    let mut ops = Vec::new();
+    if let Some(m) = &r.meta {
+        ops.push(meta_op(m)?);
+    }
+    crate::memory::durable::encode_records(r.memory(), &mut ops)?;
+    r.devices.encode_all(&mut ops)?;
+    Ok(ops)
 }

@@ -20,7 +20,7 @@ use earshot_core::Viewers;
 
 use crate::error::{Result, StoreError};
 use crate::handle::StoreHandle;
-use crate::memory::durable::{key, Op};
+use crate::kernel::backend::{key, Op};
 use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
 use crate::memory::read::{RawDecision, ResolvedContainer};
 use crate::memory::search::ContentSource;

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
+use crate::compose::{rebuild, Records};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{Backend, MetaRecord};
 use crate::kernel::writer::Writer;
 use crate::kernel::{Clock, Config};
-use crate::memory::durable::{rebuild, Records};
 use crate::memory::model::{Command, ContainerInput, WriteOutcome};
 use crate::memory::read::ResolvedContainer;
 use crate::memory::search::SearchIndex;
@@ -186,7 +186,7 @@ impl StoreHandle {
 
     /// Content and attributes of an item, read from the durable record.
     pub fn content(&self, item: &str) -> Result<Option<crate::memory::durable::ContentRecord>> {
-        match self.core.backend().get(self.id(), &crate::memory::durable::key(b'c', item))? {
+        match self.core.backend().get(self.id(), &crate::kernel::backend::key(b'c', item))? {
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| StoreError::Integrity(format!("content of `{item}` is unreadable: {e}"))),

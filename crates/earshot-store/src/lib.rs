@@ -9,6 +9,7 @@ mod common;
 mod compose;
 mod context;
 pub mod devices;
+pub mod durable;
 pub mod error;
 mod handle;
 pub mod kernel;
@@ -20,15 +21,15 @@ use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
 
+pub use compose::Records;
 pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
-pub use memory::durable::Records;
 pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
-pub use memory::{durable, flat, model, search, verify};
+pub use memory::{flat, model, search, verify};
 
 use kernel::backend::{meta_op, MetaRecord};
 use memory::model::WriteOutcome;

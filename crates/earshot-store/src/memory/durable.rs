@@ -1,6 +1,7 @@
 //! The memory domain's durable records (participants, identities, audiences, items, content,
-//! grants), the composed `Records` of a store, their encoding from a snapshot, and `rebuild`,
-//! which projects records into a snapshot and refuses to start on any that does not add up.
+//! grants), their decoding and encoding, and `rebuild`, which projects them into the memory
+//! part of a snapshot and refuses to start on any that does not add up. The composed `Records`
+//! of a store (these and the device records) is `crate::compose::Records`.
 //!
 //! The records are the ground truth. Everything in a [`Snapshot`] (postings, the provenance
 //! graph, memoised currentness, interned ids) is a projection rebuilt from them.
@@ -12,8 +13,7 @@ use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StoreError};
-pub(crate) use crate::kernel::backend::{dec, enc, key, meta_op, META_KEY};
-pub use crate::kernel::backend::{Backend, MemoryBackend, MetaRecord, Op, SledBackend, DEFAULT_MIN_FREE_BYTES};
+use crate::kernel::backend::{dec, enc, key, Op};
 use crate::memory::apply::Dirty;
 use crate::memory::graph::Provenance;
 use crate::memory::layered::{IdTable, NameMap};
@@ -82,47 +82,55 @@ pub struct GrantRecord {
     pub revoked: bool,
 }
 
-/// All records of one store, decoded.
-#[derive(Debug, Default, Clone)]
-pub struct Records {
-    pub meta: Option<MetaRecord>,
-    pub participants: Vec<ParticipantRecord>,
-    pub identities: Vec<IdentityRecord>,
-    pub audiences: Vec<AudienceRecord>,
-    pub items: Vec<ItemRecord>,
-    pub contents: BTreeMap<String, ContentRecord>,
-    pub grants: Vec<GrantRecord>,
-    pub devices: crate::devices::records::DeviceRecords,
+/// The memory records of one store, borrowed from the composed `Records` (see `crate::compose`).
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryRecords<'a> {
+    pub participants: &'a [ParticipantRecord],
+    pub identities: &'a [IdentityRecord],
+    pub audiences: &'a [AudienceRecord],
+    pub items: &'a [ItemRecord],
+    pub contents: &'a BTreeMap<String, ContentRecord>,
+    pub grants: &'a [GrantRecord],
 }
 
-impl Records {
-    /// Decodes raw key-value pairs; any unreadable or unknown record is an integrity failure.
-    pub fn decode(raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Self> {
-        let mut r = Records::default();
-        for (k, v) in raw {
-            match k.as_slice() {
-                META_KEY => r.meta = Some(dec(k, v)?),
-                [b'p', b'/', ..] => r.participants.push(dec(k, v)?),
-                [b'x', b'/', ..] => r.identities.push(dec(k, v)?),
-                [b'a', b'/', ..] => r.audiences.push(dec(k, v)?),
-                [b'i', b'/', ..] => r.items.push(dec(k, v)?),
-                [b'c', b'/', rest @ ..] => {
-                    r.contents.insert(String::from_utf8_lossy(rest).into_owned(), dec(k, v)?);
-                }
-                [b'g', b'/', ..] => r.grants.push(dec(k, v)?),
-                // Sealed contexts: audit records, read one by one, never projected.
-                [b't', b'/', ..] => {}
-                _ if r.devices.decode(k, v)? => {}
-                _ => return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k)))),
+/// Where decoded memory records go (the fields of the composed `Records`).
+pub(crate) struct MemoryRecordsMut<'a> {
+    pub participants: &'a mut Vec<ParticipantRecord>,
+    pub identities: &'a mut Vec<IdentityRecord>,
+    pub audiences: &'a mut Vec<AudienceRecord>,
+    pub items: &'a mut Vec<ItemRecord>,
+    pub contents: &'a mut BTreeMap<String, ContentRecord>,
+    pub grants: &'a mut Vec<GrantRecord>,
+}
+
+impl MemoryRecordsMut<'_> {
+    /// Decodes one memory record into place; `false` if `k` is not a memory record.
+    pub(crate) fn decode(&mut self, k: &[u8], v: &[u8]) -> Result<bool> {
+        match k {
+            [b'p', b'/', ..] => self.participants.push(dec(k, v)?),
+            [b'x', b'/', ..] => self.identities.push(dec(k, v)?),
+            [b'a', b'/', ..] => self.audiences.push(dec(k, v)?),
+            [b'i', b'/', ..] => self.items.push(dec(k, v)?),
+            [b'c', b'/', rest @ ..] => {
+                self.contents.insert(String::from_utf8_lossy(rest).into_owned(), dec(k, v)?);
             }
+            [b'g', b'/', ..] => self.grants.push(dec(k, v)?),
+            // Sealed contexts: audit records, read one by one, never projected.
+            [b't', b'/', ..] => {}
+            _ => return Ok(false),
         }
-        r.items.sort_by_key(|i| i.seq);
-        r.grants.sort_by_key(|g| g.seq);
-        Ok(r)
+        Ok(true)
+    }
+
+    /// Puts items and grants in sequence order, once every record is decoded.
+    pub(crate) fn finish(&mut self) {
+        self.items.sort_by_key(|i| i.seq);
+        self.grants.sort_by_key(|g| g.seq);
     }
 }
 
-/// Encodes every record `dirty` names from the new snapshot `s` (the kernel adds the revision).
+/// Encodes every memory record `dirty` names from the new snapshot `s` (`crate::compose` adds
+/// the device records, the kernel the revision).
 pub(crate) fn encode(s: &Snapshot, dirty: &Dirty) -> Result<Vec<Op>> {
     let mut ops = Vec::new();
     for d in &dirty.audience_deletes {
@@ -218,7 +226,6 @@ pub(crate) fn encode(s: &Snapshot, dirty: &Dirty) -> Result<Vec<Op>> {
             })?,
         ));
     }
-    crate::devices::records::encode(&s.dev, s, &dirty.devices, &mut ops)?;
     Ok(ops)
 }
 
@@ -226,16 +233,15 @@ fn bad(msg: String) -> StoreError {
     StoreError::Integrity(msg)
 }
 
-/// Rebuilds the snapshot and provenance graph of one store from its records, checking every
-/// digest and reference on the way: a record that does not add up refuses the start.
+/// Rebuilds the memory part of a snapshot and the provenance graph of one store from its
+/// records, checking every digest and reference on the way: a record that does not add up
+/// refuses the start. The snapshot is at revision 0; `crate::compose` stamps it and adds the
+/// device part.
 ///
 /// Postings and name maps are built in flat collections and frozen once, which is both faster
 /// and several times smaller than growing the persistent structures one element at a time.
-pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)> {
-    let meta = r.meta.as_ref().ok_or_else(|| bad(format!("store `{store}` has no meta record")))?;
+pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(Snapshot, Provenance)> {
     let mut s = Snapshot::empty(store);
-    s.revision = meta.revision;
-    s.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
     let mut parts: Vec<&ParticipantRecord> = r.participants.iter().collect();
     parts.sort_by(|a, b| a.id.cmp(&b.id));
     let mut pid_by_name: FxHashMap<&str, Pid> = FxHashMap::default();
@@ -258,7 +264,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     let mut aid_by_hex: FxHashMap<&str, Aid> = FxHashMap::default();
     aid_by_hex.insert(public_hex.as_str(), PUBLIC_AID);
     let mut part_auds: Vec<Vec<Aid>> = vec![Vec::new(); pid_by_name.len()];
-    for a in &r.audiences {
+    for a in r.audiences {
         let digest = AudienceDigest::from_hex(&a.digest).ok_or_else(|| bad(format!("bad digest `{}`", a.digest)))?;
         let mut names = a.members.clone();
         names.sort();
@@ -421,7 +427,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| &*r.name));
     drop(iids);
     s.gids = NameMap::from_base(gids);
-    for x in &r.identities {
+    for x in r.identities {
         let mut bound = Vec::with_capacity(x.participants.len());
         for p in &x.participants {
             bound.push(pid_of(p)?);
@@ -429,41 +435,28 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         let k = Snapshot::ident_key(&x.transport, &x.identifier);
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
     }
-    s.dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
     Ok((s, graph))
 }
 
-/// Rebuilds only the snapshot (the projection a reader uses) from records.
-pub fn rebuild_snapshot(store: &str, r: &Records) -> Result<Snapshot> {
-    rebuild(store, r).map(|(s, _)| s)
-}
-
-/// Encodes whole records as ops, for bulk import (benchmarks, tools) straight into a backend.
-/// The caller is responsible for the records being consistent; the next start-up rebuild
-/// checks them and refuses to start if they are not.
-pub fn encode_records(r: &Records) -> Result<Vec<Op>> {
-    let mut ops = Vec::new();
-    if let Some(m) = &r.meta {
-        ops.push(meta_op(m)?);
-    }
-    for p in &r.participants {
+/// Encodes whole memory records as ops, for bulk import (see `crate::compose::encode_records`).
+pub(crate) fn encode_records(r: MemoryRecords<'_>, ops: &mut Vec<Op>) -> Result<()> {
+    for p in r.participants {
         ops.push(Op::Put(key(b'p', &p.id), enc(p)?));
     }
-    for x in &r.identities {
+    for x in r.identities {
         ops.push(Op::Put(key(b'x', &Snapshot::ident_key(&x.transport, &x.identifier)), enc(x)?));
     }
-    for a in &r.audiences {
+    for a in r.audiences {
         ops.push(Op::Put(key(b'a', &a.digest), enc(a)?));
     }
-    for i in &r.items {
+    for i in r.items {
         ops.push(Op::Put(key(b'i', &i.id), enc(i)?));
     }
-    for (id, c) in &r.contents {
+    for (id, c) in r.contents {
         ops.push(Op::Put(key(b'c', id), enc(c)?));
     }
-    for g in &r.grants {
+    for g in r.grants {
         ops.push(Op::Put(key(b'g', &g.id), enc(g)?));
     }
-    r.devices.encode_all(&mut ops)?;
-    Ok(ops)
+    Ok(())
 }

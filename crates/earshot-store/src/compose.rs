@@ -6,7 +6,8 @@
 
 use earshot_core::condition::RequestContext;
 
-use crate::devices::model::{AuthorizeView, ChainView, DependentsView, SchemaView};
+use crate::devices::apply::{DeviceDirty, DeviceWrite, Written};
+use crate::devices::model::{AuthorizeView, ChainView, DependentsView, NewDevice, SchemaView};
 use crate::devices::{Devices, RawAuthorization};
 use std::collections::BTreeMap;
 
@@ -21,7 +22,7 @@ use crate::memory::durable::{
     ParticipantRecord,
 };
 use crate::memory::graph::Provenance;
-use crate::memory::model::{Command, WriteOutcome};
+use crate::memory::model::{Command, NewParticipant, ParticipantKind, WriteOutcome};
 use crate::memory::snapshot::Snapshot;
 
 /// The composed snapshot is the kernel's state: memory and devices records project into it, and
@@ -53,7 +54,25 @@ impl State for Snapshot {
         new_id: &mut dyn FnMut() -> String,
     ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
         let mut a = Apply { snap: self.clone(), graph, now_ms, dirty: Dirty::default(), new_id };
-        let out = a.run(cmd)?;
+        let out = match cmd {
+            Command::CreateParticipant(p) => a.create_participant(p),
+            Command::RemoveParticipant { id } => a.remove_participant(&id),
+            Command::BindIdentity(b) => a.bind_identity(b),
+            Command::CreateItem(i) => a.create_item(i),
+            Command::Lifecycle { item, request } => a.lifecycle(&item, request),
+            Command::Derive { request, issuer } => a.derive(request, &issuer),
+            Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer),
+            Command::RevokeGrant { grant } => a.revoke_grant(&grant),
+            Command::PutSchema(s) => device_write(&mut a, |w| w.put_schema(&s.schema)),
+            Command::CreateDevice(d) => create_device(&mut a, d),
+            Command::CreateRelation(r) => device_write(&mut a, |w| w.create_relation(r)),
+            Command::RevokeRelation { edge, by } => device_write(&mut a, |w| w.revoke_relation(&edge, &by)),
+            Command::CreateCapability(c) => device_write(&mut a, |w| w.create_capability(c)),
+            Command::RevokeCapability { capability, by } => {
+                device_write(&mut a, |w| w.revoke_capability(&capability, &by))
+            }
+            Command::ConsumeUse(r) => device_write(&mut a, |w| w.consume_use(r)),
+        }?;
         Ok((out, (!a.dirty.is_empty()).then_some((a.snap, a.dirty))))
     }
     fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
@@ -133,6 +152,51 @@ pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     Err(StoreError::Integrity(format!(
         "index disagrees with records: only in index {only_live:?}; only on disk {only_disk:?}"
     )))
+}
+
+/// Runs a device write on the device part of `a`'s working copy, and puts the part back.
+fn device_write(a: &mut Apply<'_>, f: impl FnOnce(&mut DeviceWrite<'_>) -> Result<Written>) -> Result<WriteOutcome> {
+    let mut w = DeviceWrite {
+        dev: a.snap.dev.clone(),
+        names: &a.snap,
+        revision: a.snap.revision,
+        now_ms: a.now_ms,
+        dirty: DeviceDirty::default(),
+        new_id: &mut *a.new_id,
+    };
+    let done = f(&mut w)?;
+    let (dev, dirty) = (w.dev, w.dirty);
+    a.snap.dev = dev;
+    a.dirty.devices = dirty;
+    Ok(WriteOutcome {
+        outcome: done.outcome.to_string(),
+        ids: done.ids,
+        decision: done.decision,
+        ..WriteOutcome::default()
+    })
+}
+
+/// A device is also a participant (kind `device`, so it can hold capabilities): validated by
+/// the device domain, created as a participant by the memory domain, then filed as a device.
+fn create_device(a: &mut Apply<'_>, d: NewDevice) -> Result<WriteOutcome> {
+    let mut owner = None;
+    device_write(a, |w| {
+        owner = Some(w.new_device_owner(&d)?);
+        Ok(Written::default())
+    })?;
+    let owner = owner.ok_or_else(|| StoreError::Integrity("new device has no owner".into()))?;
+    let out = a
+        .create_participant(NewParticipant { id: d.id.clone(), kind: ParticipantKind::Device, name: d.name })
+        .map_err(|e| match e {
+            StoreError::ParticipantExists(id) => StoreError::DeviceExists(id),
+            e => e,
+        })?;
+    let pid = a.snap.pid(&d.id).ok_or_else(|| StoreError::Integrity("new device vanished".into()))?;
+    device_write(a, |w| {
+        w.add_device(pid, owner);
+        Ok(Written::default())
+    })?;
+    Ok(out)
 }
 
 /// All records of one store, decoded: the revision record, and each domain's records.

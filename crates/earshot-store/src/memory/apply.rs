@@ -16,8 +16,8 @@ use crate::error::{check_id, Result, StoreError};
 use crate::memory::graph::Provenance;
 use crate::memory::layered::Posting;
 use crate::memory::model::{
-    limits, parse_time, Attributes, Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
-    NewParticipant, OriginInput, OriginKeyword, WriteOutcome,
+    limits, parse_time, Attributes, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant,
+    OriginInput, OriginKeyword, WriteOutcome,
 };
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID,
@@ -70,26 +70,6 @@ pub(crate) struct Apply<'a> {
 }
 
 impl Apply<'_> {
-    pub fn run(&mut self, cmd: Command) -> Result<WriteOutcome> {
-        match cmd {
-            Command::CreateParticipant(p) => self.create_participant(p),
-            Command::RemoveParticipant { id } => self.remove_participant(&id),
-            Command::BindIdentity(b) => self.bind_identity(b),
-            Command::CreateItem(i) => self.create_item(i),
-            Command::Lifecycle { item, request } => self.lifecycle(&item, request),
-            Command::Derive { request, issuer } => self.derive(request, &issuer),
-            Command::Grant { item, grant, issuer } => self.grant(&item, grant, &issuer),
-            Command::RevokeGrant { grant } => self.revoke_grant(&grant),
-            Command::PutSchema(s) => self.put_schema(&s.schema),
-            Command::CreateDevice(d) => self.create_device(d),
-            Command::CreateRelation(r) => self.create_relation(r),
-            Command::RevokeRelation { edge, by } => self.revoke_relation(&edge, &by),
-            Command::CreateCapability(c) => self.create_capability(c),
-            Command::RevokeCapability { capability, by } => self.revoke_capability(&capability, &by),
-            Command::ConsumeUse(r) => self.consume_use(r),
-        }
-    }
-
     pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<WriteOutcome> {
         check_id("id", &p.id)?;
         check_text("name", p.name.as_deref())?;
@@ -104,7 +84,7 @@ impl Apply<'_> {
         Ok(outcome("created", vec![p.id]))
     }
 
-    fn bind_identity(&mut self, b: NewIdentity) -> Result<WriteOutcome> {
+    pub(crate) fn bind_identity(&mut self, b: NewIdentity) -> Result<WriteOutcome> {
         check_transport(&b.transport)?;
         check_identifier(&b.identifier)?;
         check_id("participant", &b.participant)?;
@@ -127,7 +107,7 @@ impl Apply<'_> {
         Ok(outcome("created", vec![format!("{}:{}", b.transport, b.identifier)]))
     }
 
-    fn remove_participant(&mut self, id: &str) -> Result<WriteOutcome> {
+    pub(crate) fn remove_participant(&mut self, id: &str) -> Result<WriteOutcome> {
         check_id("participant", id)?;
         let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
         if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
@@ -276,7 +256,7 @@ impl Apply<'_> {
         self.snap.pid(owner).ok_or_else(|| StoreError::ParticipantNotFound(owner.to_string()))
     }
 
-    fn create_item(&mut self, i: NewItem) -> Result<WriteOutcome> {
+    pub(crate) fn create_item(&mut self, i: NewItem) -> Result<WriteOutcome> {
         let id = self.fresh_item_id(i.id)?;
         let owner = self.owner_pid(&i.owner)?;
         check_content(i.content.as_deref(), i.attributes.as_ref())?;
@@ -344,7 +324,7 @@ impl Apply<'_> {
         self.snap.iid(name).ok_or_else(|| StoreError::ItemNotFound(name.to_string()))
     }
 
-    fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<WriteOutcome> {
+    pub(crate) fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<WriteOutcome> {
         let iid = self.item_iid("item", item)?;
         let mut rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         let to = transition(rec.state, req.action).map_err(StoreError::InvalidTransition)?;
@@ -385,7 +365,7 @@ impl Apply<'_> {
         }
     }
 
-    fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<WriteOutcome> {
+    pub(crate) fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<WriteOutcome> {
         if req.sources.is_empty() {
             return Err(StoreError::input("sources", "a derivation needs at least one source"));
         }
@@ -583,7 +563,7 @@ impl Apply<'_> {
         Ok(outcome("created", ids))
     }
 
-    fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<WriteOutcome> {
+    pub(crate) fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<WriteOutcome> {
         let iid = self.item_iid("item", item)?;
         if g.members.is_empty() {
             return Err(StoreError::input("members", "a grant names at least one member"));
@@ -632,7 +612,7 @@ impl Apply<'_> {
         Ok(outcome("granted", vec![name.to_string()]))
     }
 
-    fn revoke_grant(&mut self, grant: &str) -> Result<WriteOutcome> {
+    pub(crate) fn revoke_grant(&mut self, grant: &str) -> Result<WriteOutcome> {
         check_id("grant", grant)?;
         let gid = *self.snap.gids.get(grant).ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
         let mut g = self.snap.grant(gid).cloned().ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;

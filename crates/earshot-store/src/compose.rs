@@ -22,8 +22,9 @@ use crate::memory::durable::{
     ParticipantRecord,
 };
 use crate::memory::graph::Provenance;
-use crate::memory::model::{Command, NewParticipant, ParticipantKind, WriteOutcome};
+use crate::memory::model::{NewParticipant, Outcome, ParticipantKind};
 use crate::memory::snapshot::Snapshot;
+use crate::model::{Command, WriteOutcome};
 
 /// The composed snapshot is the kernel's state: memory and devices records project into it, and
 /// a command is applied by the memory or device half it belongs to.
@@ -55,14 +56,14 @@ impl State for Snapshot {
     ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
         let mut a = Apply { snap: self.clone(), graph, now_ms, dirty: Dirty::default(), new_id };
         let out = match cmd {
-            Command::CreateParticipant(p) => a.create_participant(p),
-            Command::RemoveParticipant { id } => a.remove_participant(&id),
-            Command::BindIdentity(b) => a.bind_identity(b),
-            Command::CreateItem(i) => a.create_item(i),
-            Command::Lifecycle { item, request } => a.lifecycle(&item, request),
-            Command::Derive { request, issuer } => a.derive(request, &issuer),
-            Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer),
-            Command::RevokeGrant { grant } => a.revoke_grant(&grant),
+            Command::CreateParticipant(p) => a.create_participant(p).map(from_memory),
+            Command::RemoveParticipant { id } => a.remove_participant(&id).map(from_memory),
+            Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
+            Command::CreateItem(i) => a.create_item(i).map(from_memory),
+            Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),
+            Command::Derive { request, issuer } => a.derive(request, &issuer).map(from_memory),
+            Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer).map(from_memory),
+            Command::RevokeGrant { grant } => a.revoke_grant(&grant).map(from_memory),
             Command::PutSchema(s) => device_write(&mut a, |w| w.put_schema(&s.schema)),
             Command::CreateDevice(d) => create_device(&mut a, d),
             Command::CreateRelation(r) => device_write(&mut a, |w| w.create_relation(r)),
@@ -196,7 +197,12 @@ fn create_device(a: &mut Apply<'_>, d: NewDevice) -> Result<WriteOutcome> {
         w.add_device(pid, owner);
         Ok(Written::default())
     })?;
-    Ok(out)
+    Ok(from_memory(out))
+}
+
+/// A memory write's answer, as the client's `WriteOutcome` (the writer adds revision and token).
+fn from_memory(o: Outcome) -> WriteOutcome {
+    WriteOutcome { outcome: o.outcome, ids: o.ids, reason: o.reason, source: o.source, ..WriteOutcome::default() }
 }
 
 /// All records of one store, decoded: the revision record, and each domain's records.

@@ -12,10 +12,10 @@ use crate::error::{Result, StoreError};
 use crate::kernel::backend::{Backend, MetaRecord};
 use crate::kernel::writer::Writer;
 use crate::kernel::{Clock, Config};
-use crate::memory::model::{Command, ContainerInput, WriteOutcome};
 use crate::memory::read::ResolvedContainer;
 use crate::memory::search::SearchIndex;
 use crate::memory::snapshot::Snapshot;
+use crate::model::{Command, ContainerInput, WriteOutcome};
 
 /// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the
 /// snapshot is older than the newest, the newest revision (the answer is then historical).

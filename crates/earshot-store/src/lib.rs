@@ -14,6 +14,7 @@ pub mod error;
 mod handle;
 pub mod kernel;
 pub mod memory;
+pub mod model;
 #[cfg(test)]
 mod read_tests;
 
@@ -29,10 +30,10 @@ pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
-pub use memory::{flat, model, search, verify};
+pub use memory::{flat, search, verify};
 
 use kernel::backend::{meta_op, MetaRecord};
-use memory::model::WriteOutcome;
+use model::WriteOutcome;
 
 /// All stores of one Earshot process over one backend.
 pub struct Earshot {

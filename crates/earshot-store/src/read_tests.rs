@@ -16,7 +16,7 @@ use std::sync::Arc;
 use earshot_core::{Action, AudienceKind, Disposition, Quality};
 
 use crate::memory::flat::{Flat, FlatViewers};
-use crate::memory::model::{
+use crate::model::{
     format_time, Command, ContainerInput, DecisionView, DeriveRequest, Identity, LifecycleRequest, NewGrant,
     NewIdentity, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind, PartitionOutput, ViewersInput,
 };

@@ -17,7 +17,7 @@ use crate::memory::graph::Provenance;
 use crate::memory::layered::Posting;
 use crate::memory::model::{
     limits, parse_time, Attributes, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant,
-    OriginInput, OriginKeyword, WriteOutcome,
+    OriginInput, OriginKeyword, Outcome,
 };
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID,
@@ -70,7 +70,7 @@ pub(crate) struct Apply<'a> {
 }
 
 impl Apply<'_> {
-    pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<WriteOutcome> {
+    pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<Outcome> {
         check_id("id", &p.id)?;
         check_text("name", p.name.as_deref())?;
         if self.snap.pid(&p.id).is_some() {
@@ -84,7 +84,7 @@ impl Apply<'_> {
         Ok(outcome("created", vec![p.id]))
     }
 
-    pub(crate) fn bind_identity(&mut self, b: NewIdentity) -> Result<WriteOutcome> {
+    pub(crate) fn bind_identity(&mut self, b: NewIdentity) -> Result<Outcome> {
         check_transport(&b.transport)?;
         check_identifier(&b.identifier)?;
         check_id("participant", &b.participant)?;
@@ -107,7 +107,7 @@ impl Apply<'_> {
         Ok(outcome("created", vec![format!("{}:{}", b.transport, b.identifier)]))
     }
 
-    pub(crate) fn remove_participant(&mut self, id: &str) -> Result<WriteOutcome> {
+    pub(crate) fn remove_participant(&mut self, id: &str) -> Result<Outcome> {
         check_id("participant", id)?;
         let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
         if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
@@ -256,7 +256,7 @@ impl Apply<'_> {
         self.snap.pid(owner).ok_or_else(|| StoreError::ParticipantNotFound(owner.to_string()))
     }
 
-    pub(crate) fn create_item(&mut self, i: NewItem) -> Result<WriteOutcome> {
+    pub(crate) fn create_item(&mut self, i: NewItem) -> Result<Outcome> {
         let id = self.fresh_item_id(i.id)?;
         let owner = self.owner_pid(&i.owner)?;
         check_content(i.content.as_deref(), i.attributes.as_ref())?;
@@ -324,7 +324,7 @@ impl Apply<'_> {
         self.snap.iid(name).ok_or_else(|| StoreError::ItemNotFound(name.to_string()))
     }
 
-    pub(crate) fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<WriteOutcome> {
+    pub(crate) fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<Outcome> {
         let iid = self.item_iid("item", item)?;
         let mut rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         let to = transition(rec.state, req.action).map_err(StoreError::InvalidTransition)?;
@@ -365,7 +365,7 @@ impl Apply<'_> {
         }
     }
 
-    pub(crate) fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<WriteOutcome> {
+    pub(crate) fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<Outcome> {
         if req.sources.is_empty() {
             return Err(StoreError::input("sources", "a derivation needs at least one source"));
         }
@@ -418,7 +418,7 @@ impl Apply<'_> {
         only("reason", req.reason.is_some(), "declassification")?;
         only("expires_at", req.expires_at.is_some(), "declassification")?;
         if d == Disposition::Suppress {
-            return Ok(WriteOutcome {
+            return Ok(Outcome {
                 outcome: "suppressed".into(),
                 reason: Some("requested".into()),
                 ..Default::default()
@@ -460,7 +460,7 @@ impl Apply<'_> {
         match d {
             Disposition::Intersection | Disposition::Quarantine => {
                 if let (Some(reason), Disposition::Intersection) = (suppressed, d) {
-                    return Ok(WriteOutcome {
+                    return Ok(Outcome {
                         outcome: "suppressed".into(),
                         reason: Some(reason.code().into()),
                         source: Some(name_of(&self.snap, *reason.source())),
@@ -481,17 +481,16 @@ impl Apply<'_> {
                     &sources,
                     NewContent { content: req.content, attributes: req.attributes },
                 );
-                Ok(WriteOutcome {
+                Ok(Outcome {
                     outcome: if d == Disposition::Quarantine { "quarantined" } else { "created" }.into(),
                     ids: vec![id],
                     reason: suppressed.map(|r| r.code().into()),
                     source: suppressed.map(|r| name_of(&self.snap, *r.source())),
-                    ..Default::default()
                 })
             }
             Disposition::Partition => {
                 if let Some(reason) = suppressed {
-                    return Ok(WriteOutcome {
+                    return Ok(Outcome {
                         outcome: "suppressed".into(),
                         reason: Some(reason.code().into()),
                         source: Some(name_of(&self.snap, *reason.source())),
@@ -506,7 +505,7 @@ impl Apply<'_> {
 
     /// Partition: each output's sources share one audience, which the output inherits; every
     /// source of the request goes to exactly one output.
-    fn partition(&mut self, owner: Pid, req: &DeriveRequest, sources: &[Iid]) -> Result<WriteOutcome> {
+    fn partition(&mut self, owner: Pid, req: &DeriveRequest, sources: &[Iid]) -> Result<Outcome> {
         let outputs = req.outputs.as_ref().ok_or_else(|| StoreError::input("outputs", "partition needs `outputs`"))?;
         if outputs.is_empty() || outputs.len() > limits::MAX_OUTPUTS {
             return Err(StoreError::LimitExceeded { field: "outputs", limit: limits::MAX_OUTPUTS });
@@ -563,7 +562,7 @@ impl Apply<'_> {
         Ok(outcome("created", ids))
     }
 
-    pub(crate) fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<WriteOutcome> {
+    pub(crate) fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<Outcome> {
         let iid = self.item_iid("item", item)?;
         if g.members.is_empty() {
             return Err(StoreError::input("members", "a grant names at least one member"));
@@ -612,7 +611,7 @@ impl Apply<'_> {
         Ok(outcome("granted", vec![name.to_string()]))
     }
 
-    pub(crate) fn revoke_grant(&mut self, grant: &str) -> Result<WriteOutcome> {
+    pub(crate) fn revoke_grant(&mut self, grant: &str) -> Result<Outcome> {
         check_id("grant", grant)?;
         let gid = *self.snap.gids.get(grant).ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
         let mut g = self.snap.grant(gid).cloned().ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
@@ -639,8 +638,8 @@ fn move_posting(postings: &mut Map<Aid, Posting>, from: Aid, to: Aid) -> Vec<u32
     moved
 }
 
-pub(crate) fn outcome(kind: &str, ids: Vec<String>) -> WriteOutcome {
-    WriteOutcome { outcome: kind.to_string(), ids, ..Default::default() }
+pub(crate) fn outcome(kind: &str, ids: Vec<String>) -> Outcome {
+    Outcome { outcome: kind.to_string(), ids, ..Default::default() }
 }
 
 fn integrity(msg: String) -> StoreError {

@@ -177,68 +177,17 @@ pub struct NewGrant {
     pub expires_at: Option<String>,
 }
 
-/// A write as the writer applies it. `issuer` is the authenticated caller, filled in by the API.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    CreateParticipant(NewParticipant),
-    RemoveParticipant {
-        id: String,
-    },
-    BindIdentity(NewIdentity),
-    CreateItem(NewItem),
-    Lifecycle {
-        item: String,
-        request: LifecycleRequest,
-    },
-    Derive {
-        request: DeriveRequest,
-        issuer: String,
-    },
-    Grant {
-        item: String,
-        grant: NewGrant,
-        issuer: String,
-    },
-    RevokeGrant {
-        grant: String,
-    },
-    PutSchema(crate::devices::model::SchemaInput),
-    CreateDevice(crate::devices::model::NewDevice),
-    CreateRelation(crate::devices::model::NewRelation),
-    RevokeRelation {
-        edge: String,
-        by: String,
-    },
-    CreateCapability(crate::devices::model::NewCapability),
-    RevokeCapability {
-        capability: String,
-        by: String,
-    },
-    /// Decide at the latest revision and, on an allow, consume one use (SPEC §2.4).
-    ConsumeUse(crate::devices::model::AuthorizeRequest),
-}
-
-/// What a committed (or suppressed) write produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct WriteOutcome {
+/// What a memory write produced (the composition adds the revision and token to make the
+/// client's `WriteOutcome`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Outcome {
     /// `created`, `updated`, `removed`, `granted`, `revoked`, `quarantined` or `suppressed`.
     pub outcome: String,
     /// Ids of items, participants or grants created or changed.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ids: Vec<String>,
     /// For a suppressed or quarantined derivation: why, and which source.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<String>,
-    /// The revision this write committed, or the latest revision when nothing was written.
-    pub revision: u64,
-    /// Consistency token for `revision`.
-    pub token: String,
-    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed`, `allowed`
-    /// when nothing was counted, or `denied`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub decision: Option<crate::devices::model::AuthorizeView>,
 }
 
 pub use crate::kernel::token::Consistency;

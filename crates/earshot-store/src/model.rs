@@ -1,0 +1,72 @@
+//! Request and answer shapes (serde, no HTTP) of both domains in one place, and the two that
+//! belong to neither: the `Command` the writer applies (a memory or a device write) and the
+//! `WriteOutcome` it answers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::devices::model::{AuthorizeRequest, AuthorizeView, NewCapability, NewDevice, NewRelation, SchemaInput};
+pub use crate::memory::model::*;
+
+/// A write as the writer applies it. `issuer` is the authenticated caller, filled in by the API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    CreateParticipant(NewParticipant),
+    RemoveParticipant {
+        id: String,
+    },
+    BindIdentity(NewIdentity),
+    CreateItem(NewItem),
+    Lifecycle {
+        item: String,
+        request: LifecycleRequest,
+    },
+    Derive {
+        request: DeriveRequest,
+        issuer: String,
+    },
+    Grant {
+        item: String,
+        grant: NewGrant,
+        issuer: String,
+    },
+    RevokeGrant {
+        grant: String,
+    },
+    PutSchema(SchemaInput),
+    CreateDevice(NewDevice),
+    CreateRelation(NewRelation),
+    RevokeRelation {
+        edge: String,
+        by: String,
+    },
+    CreateCapability(NewCapability),
+    RevokeCapability {
+        capability: String,
+        by: String,
+    },
+    /// Decide at the latest revision and, on an allow, consume one use (SPEC §2.4).
+    ConsumeUse(AuthorizeRequest),
+}
+
+/// What a committed (or suppressed) write produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct WriteOutcome {
+    /// `created`, `updated`, `removed`, `granted`, `revoked`, `quarantined` or `suppressed`.
+    pub outcome: String,
+    /// Ids of items, participants or grants created or changed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ids: Vec<String>,
+    /// For a suppressed or quarantined derivation: why, and which source.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
+    /// The revision this write committed, or the latest revision when nothing was written.
+    pub revision: u64,
+    /// Consistency token for `revision`.
+    pub token: String,
+    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed`, `allowed`
+    /// when nothing was counted, or `denied`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub decision: Option<AuthorizeView>,
+}

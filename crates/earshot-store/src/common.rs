@@ -7,6 +7,8 @@ use std::sync::Arc;
 use imbl::shared_ptr::DefaultSharedPtr;
 use rustc_hash::FxBuildHasher;
 
+use crate::error::{Result, StoreError};
+
 /// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
 pub type Pid = u32;
 
@@ -33,7 +35,7 @@ pub fn format_time(ms: i64) -> String {
 }
 
 /// Parses an RFC 3339 instant into milliseconds since the epoch.
-pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
+pub fn parse_time(field: &'static str, s: &str) -> Result<i64> {
     // humantime reads only UTC (`Z`); an RFC 3339 numeric offset is split off and applied here.
     // RFC 3339 requires a zone: an instant without `Z` or an offset is ambiguous (whose local
     // time?), so it is refused rather than read as UTC.
@@ -42,17 +44,17 @@ pub fn parse_time(field: &'static str, s: &str) -> crate::Result<i64> {
         // `parse_rfc3339_weak` reads a zone-less date-time as UTC, which is what `Z` means.
         None if s.ends_with(['Z', 'z']) => (s.get(..s.len() - 1).unwrap_or_default(), 0),
         None => {
-            return Err(crate::StoreError::input(
+            return Err(StoreError::input(
                 field,
                 "not an RFC 3339 time: it needs a zone, `Z` or a numeric offset such as `+01:00`",
             ))
         }
     };
     let t = humantime::parse_rfc3339_weak(utc)
-        .map_err(|e| crate::StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
-    let d = t.duration_since(std::time::UNIX_EPOCH).map_err(|_| crate::StoreError::input(field, "time before 1970"))?;
-    let ms = i64::try_from(d.as_millis()).map_err(|_| crate::StoreError::input(field, "time out of range"))?;
-    ms.checked_sub(offset_ms).filter(|ms| *ms >= 0).ok_or_else(|| crate::StoreError::input(field, "time before 1970"))
+        .map_err(|e| StoreError::input(field, format!("not an RFC 3339 time: {e}")))?;
+    let d = t.duration_since(std::time::UNIX_EPOCH).map_err(|_| StoreError::input(field, "time before 1970"))?;
+    let ms = i64::try_from(d.as_millis()).map_err(|_| StoreError::input(field, "time out of range"))?;
+    ms.checked_sub(offset_ms).filter(|ms| *ms >= 0).ok_or_else(|| StoreError::input(field, "time before 1970"))
 }
 
 /// Splits a numeric offset (`+01:00`, `-05:30`) off the end of an RFC 3339 date-time: the rest,

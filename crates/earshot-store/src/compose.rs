@@ -12,22 +12,53 @@ use crate::devices::{Devices, RawAuthorization};
 use std::collections::BTreeMap;
 
 use crate::devices::records::DeviceRecords;
+use crate::devices::DeviceState;
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::Op;
 use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use crate::kernel::State;
-use crate::memory::apply::{Apply, Dirty};
+use crate::memory::apply::{Apply, Dirty as MemoryDirty};
 use crate::memory::durable::{
     AudienceRecord, ContentRecord, GrantRecord, IdentityRecord, ItemRecord, MemoryRecords, MemoryRecordsMut,
     ParticipantRecord,
 };
 use crate::memory::graph::Provenance;
 use crate::memory::model::{NewParticipant, Outcome, ParticipantKind};
-use crate::memory::snapshot::Snapshot;
+use crate::memory::snapshot::MemorySnapshot;
 use crate::model::{Command, WriteOutcome};
 
 /// The composed snapshot is the kernel's state: memory and devices records project into it, and
 /// a command is applied by the memory or device half it belongs to.
+/// A store's state at one revision: the memory part and the device part. Cloning is O(1)
+/// (persistent maps); the writer clones the latest, applies a command and publishes the result,
+/// so readers holding an older `Arc<Snapshot>` are never blocked. The memory part's reads
+/// (check, lookup, expand, …) are reached through `Deref`; the device reads are below.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) mem: MemorySnapshot,
+    pub(crate) dev: DeviceState,
+}
+
+impl std::ops::Deref for Snapshot {
+    type Target = MemorySnapshot;
+    fn deref(&self) -> &MemorySnapshot {
+        &self.mem
+    }
+}
+
+/// The records a command touched, per part.
+#[derive(Debug, Default)]
+pub(crate) struct Dirty {
+    mem: MemoryDirty,
+    dev: DeviceDirty,
+}
+
+impl Dirty {
+    fn is_empty(&self) -> bool {
+        self.mem.is_empty() && self.dev.is_empty()
+    }
+}
+
 impl State for Snapshot {
     type Aside = Provenance;
     type Command = Command;
@@ -44,8 +75,8 @@ impl State for Snapshot {
         self.committed_at_ms
     }
     fn stamp(&mut self, revision: u64, committed_at_ms: i64) {
-        self.revision = revision;
-        self.committed_at_ms = committed_at_ms;
+        self.mem.revision = revision;
+        self.mem.committed_at_ms = committed_at_ms;
     }
     fn apply(
         &self,
@@ -54,31 +85,37 @@ impl State for Snapshot {
         now_ms: i64,
         new_id: &mut dyn FnMut() -> String,
     ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
-        let mut a = Apply { snap: self.clone(), graph, now_ms, dirty: Dirty::default(), new_id };
+        let mut a = Apply { snap: self.mem.clone(), graph, now_ms, dirty: MemoryDirty::default(), new_id };
+        let mut dev = self.dev.clone();
+        let mut dev_dirty = DeviceDirty::default();
+        let (d, dd) = (&mut dev, &mut dev_dirty);
         let out = match cmd {
             Command::CreateParticipant(p) => a.create_participant(p).map(from_memory),
-            Command::RemoveParticipant { id } => a.remove_participant(&id).map(from_memory),
+            Command::RemoveParticipant { id } => {
+                a.remove_participant(&id, &|pid| self.dev.role_of(pid)).map(from_memory)
+            }
             Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
             Command::CreateItem(i) => a.create_item(i).map(from_memory),
             Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),
             Command::Derive { request, issuer } => a.derive(request, &issuer).map(from_memory),
             Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer).map(from_memory),
             Command::RevokeGrant { grant } => a.revoke_grant(&grant).map(from_memory),
-            Command::PutSchema(s) => device_write(&mut a, |w| w.put_schema(&s.schema)),
-            Command::CreateDevice(d) => create_device(&mut a, d),
-            Command::CreateRelation(r) => device_write(&mut a, |w| w.create_relation(r)),
-            Command::RevokeRelation { edge, by } => device_write(&mut a, |w| w.revoke_relation(&edge, &by)),
-            Command::CreateCapability(c) => device_write(&mut a, |w| w.create_capability(c)),
+            Command::PutSchema(s) => device_write(&mut a, d, dd, |w| w.put_schema(&s.schema)),
+            Command::CreateDevice(new) => create_device(&mut a, d, dd, new),
+            Command::CreateRelation(r) => device_write(&mut a, d, dd, |w| w.create_relation(r)),
+            Command::RevokeRelation { edge, by } => device_write(&mut a, d, dd, |w| w.revoke_relation(&edge, &by)),
+            Command::CreateCapability(c) => device_write(&mut a, d, dd, |w| w.create_capability(c)),
             Command::RevokeCapability { capability, by } => {
-                device_write(&mut a, |w| w.revoke_capability(&capability, &by))
+                device_write(&mut a, d, dd, |w| w.revoke_capability(&capability, &by))
             }
-            Command::ConsumeUse(r) => device_write(&mut a, |w| w.consume_use(r)),
+            Command::ConsumeUse(r) => device_write(&mut a, d, dd, |w| w.consume_use(r)),
         }?;
-        Ok((out, (!a.dirty.is_empty()).then_some((a.snap, a.dirty))))
+        let dirty = Dirty { mem: a.dirty, dev: dev_dirty };
+        Ok((out, (!dirty.is_empty()).then_some((Snapshot { mem: a.snap, dev }, dirty))))
     }
     fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
-        let mut ops = crate::memory::durable::encode(self, dirty)?;
-        crate::devices::records::encode(&self.dev, self, &dirty.devices, &mut ops)?;
+        let mut ops = crate::memory::durable::encode(&self.mem, &dirty.mem)?;
+        crate::devices::records::encode(&self.dev, &self.mem, &dirty.dev, &mut ops)?;
         Ok(ops)
     }
 }
@@ -86,7 +123,7 @@ impl State for Snapshot {
 impl Snapshot {
     /// The device part with the participants' names.
     pub(crate) fn devices(&self) -> Devices<'_> {
-        Devices { dev: &self.dev, names: self }
+        Devices { dev: &self.dev, names: &self.mem }
     }
 
     /// `authorize(principal, device, path, action, context)` at this snapshot and `now_ms`.
@@ -139,7 +176,7 @@ pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     crate::memory::verify::graph_agrees(&rebuilt, &graph)?;
     let facts = |s: &Snapshot| {
         let mut out = crate::memory::verify::facts(s);
-        crate::devices::verify::facts(&s.dev, s, &mut out);
+        crate::devices::verify::facts(&s.dev, &s.mem, &mut out);
         out.sort();
         out
     };
@@ -155,20 +192,17 @@ pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     )))
 }
 
-/// Runs a device write on the device part of `a`'s working copy, and puts the part back.
-fn device_write(a: &mut Apply<'_>, f: impl FnOnce(&mut DeviceWrite<'_>) -> Result<Written>) -> Result<WriteOutcome> {
-    let mut w = DeviceWrite {
-        dev: a.snap.dev.clone(),
-        names: &a.snap,
-        revision: a.snap.revision,
-        now_ms: a.now_ms,
-        dirty: DeviceDirty::default(),
-        new_id: &mut *a.new_id,
-    };
+/// Runs a device write on the device part (`dev`, `dirty`) of the working copy whose memory
+/// part is `a`'s.
+fn device_write(
+    a: &mut Apply<'_>,
+    dev: &mut DeviceState,
+    dirty: &mut DeviceDirty,
+    f: impl FnOnce(&mut DeviceWrite<'_>) -> Result<Written>,
+) -> Result<WriteOutcome> {
+    let mut w =
+        DeviceWrite { dev, names: &a.snap, revision: a.snap.revision, now_ms: a.now_ms, dirty, new_id: &mut *a.new_id };
     let done = f(&mut w)?;
-    let (dev, dirty) = (w.dev, w.dirty);
-    a.snap.dev = dev;
-    a.dirty.devices = dirty;
     Ok(WriteOutcome {
         outcome: done.outcome.to_string(),
         ids: done.ids,
@@ -179,9 +213,14 @@ fn device_write(a: &mut Apply<'_>, f: impl FnOnce(&mut DeviceWrite<'_>) -> Resul
 
 /// A device is also a participant (kind `device`, so it can hold capabilities): validated by
 /// the device domain, created as a participant by the memory domain, then filed as a device.
-fn create_device(a: &mut Apply<'_>, d: NewDevice) -> Result<WriteOutcome> {
+fn create_device(
+    a: &mut Apply<'_>,
+    dev: &mut DeviceState,
+    dirty: &mut DeviceDirty,
+    d: NewDevice,
+) -> Result<WriteOutcome> {
     let mut owner = None;
-    device_write(a, |w| {
+    device_write(a, dev, dirty, |w| {
         owner = Some(w.new_device_owner(&d)?);
         Ok(Written::default())
     })?;
@@ -193,7 +232,7 @@ fn create_device(a: &mut Apply<'_>, d: NewDevice) -> Result<WriteOutcome> {
             e => e,
         })?;
     let pid = a.snap.pid(&d.id).ok_or_else(|| StoreError::Integrity("new device vanished".into()))?;
-    device_write(a, |w| {
+    device_write(a, dev, dirty, |w| {
         w.add_device(pid, owner);
         Ok(Written::default())
     })?;
@@ -268,14 +307,13 @@ impl<'a> From<&'a Records> for MemoryRecords<'a> {
 /// revision record's revision. Any record that does not add up refuses the start.
 pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)> {
     let meta = r.meta.as_ref().ok_or_else(|| StoreError::Integrity(format!("store `{store}` has no meta record")))?;
-    let (mut s, graph) = crate::memory::durable::rebuild(store, r.memory())?;
-    s.revision = meta.revision;
-    s.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
+    let (mut mem, graph) = crate::memory::durable::rebuild(store, r.memory())?;
+    mem.revision = meta.revision;
+    mem.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
     let pid_of =
-        |n: &str| s.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
+        |n: &str| mem.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
     let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
-    s.dev = dev;
-    Ok((s, graph))
+    Ok((Snapshot { mem, dev }, graph))
 }
 
 /// Rebuilds only the snapshot (the projection a reader uses) from records.

@@ -18,13 +18,14 @@ use std::time::{Duration, Instant};
 use earshot_core::admission::Basis;
 use earshot_core::Viewers;
 
+use crate::compose::Snapshot;
 use crate::error::{Result, StoreError};
 use crate::handle::StoreHandle;
 use crate::kernel::backend::{key, Op};
 use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
 use crate::memory::read::{RawDecision, ResolvedContainer};
 use crate::memory::search::ContentSource;
-use crate::memory::snapshot::{Iid, Pid, Snapshot};
+use crate::memory::snapshot::{Iid, Pid};
 
 /// Key prefix of sealed contexts (`t/<attempt>`); they are audit records, not part of the index.
 pub(crate) const SEALED_PREFIX: u8 = b't';

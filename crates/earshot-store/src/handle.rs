@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
+use crate::compose::Snapshot;
 use crate::compose::{rebuild, Records};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{Backend, MetaRecord};
@@ -14,7 +15,6 @@ use crate::kernel::writer::Writer;
 use crate::kernel::{Clock, Config};
 use crate::memory::read::ResolvedContainer;
 use crate::memory::search::SearchIndex;
-use crate::memory::snapshot::Snapshot;
 use crate::model::{Command, ContainerInput, WriteOutcome};
 
 /// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the

@@ -23,13 +23,14 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 
 pub use compose::Records;
+pub use compose::Snapshot;
 pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use memory::read::{RawDecision, ResolvedContainer};
-pub use memory::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 pub use memory::{flat, search, verify};
 
 use kernel::backend::{meta_op, MetaRecord};

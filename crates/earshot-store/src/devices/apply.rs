@@ -16,17 +16,16 @@ use super::{file_capability, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, Ra
 use crate::common::{parse_time, Names, Pid};
 use crate::error::{check_id, Result, StoreError};
 
-/// The device part of the writer's working copy for one command: a copy of the device state
-/// (O(1), persistent maps), the participants as they were before the command, and what it
-/// touched. The composition (`crate::compose`) puts `dev` and `dirty` back on success; on an
-/// error they are dropped, so a refused write leaves no trace.
+/// The device part of the writer's working copy for one command: the device state of the copy,
+/// the participants as they are in it, and what the command touched. On an error the whole
+/// copy is dropped (`crate::compose`), so a refused write leaves no trace.
 pub(crate) struct DeviceWrite<'a> {
-    pub dev: DeviceState,
+    pub dev: &'a mut DeviceState,
     pub names: &'a dyn Names,
     /// The revision the command applies to (what it creates is stamped `revision + 1`).
     pub revision: u64,
     pub now_ms: i64,
-    pub dirty: DeviceDirty,
+    pub dirty: &'a mut DeviceDirty,
     /// Generates ids for edges and capabilities created without one.
     pub new_id: &'a mut dyn FnMut() -> String,
 }
@@ -123,7 +122,7 @@ fn short(s: &str) -> String {
 
 impl DeviceWrite<'_> {
     fn view(&self) -> Devices<'_> {
-        Devices { dev: &self.dev, names: self.names }
+        Devices { dev: &*self.dev, names: self.names }
     }
 
     fn participant(&self, field: &'static str, id: &str) -> Result<Pid> {

@@ -20,7 +20,7 @@ use crate::memory::model::{
     OriginInput, OriginKeyword, Outcome,
 };
 use crate::memory::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID,
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 
 /// Content and attributes of a newly created item (durable only; never in the index).
@@ -42,7 +42,6 @@ pub(crate) struct Dirty {
     pub contents: Vec<(Iid, NewContent)>,
     pub content_deletes: Vec<Iid>,
     pub grants: Vec<Gid>,
-    pub devices: crate::devices::apply::DeviceDirty,
 }
 
 impl Dirty {
@@ -55,13 +54,12 @@ impl Dirty {
             && self.contents.is_empty()
             && self.content_deletes.is_empty()
             && self.grants.is_empty()
-            && self.devices.is_empty()
     }
 }
 
 /// The writer's mutable context for one command.
 pub(crate) struct Apply<'a> {
-    pub snap: Snapshot,
+    pub snap: MemorySnapshot,
     pub graph: &'a mut Provenance,
     pub now_ms: i64,
     pub dirty: Dirty,
@@ -90,7 +88,7 @@ impl Apply<'_> {
         check_id("participant", &b.participant)?;
         let pid =
             self.snap.pid(&b.participant).ok_or_else(|| StoreError::ParticipantNotFound(b.participant.clone()))?;
-        let key = Snapshot::ident_key(&b.transport, &b.identifier);
+        let key = MemorySnapshot::ident_key(&b.transport, &b.identifier);
         let mut bound: Vec<Pid> = self.snap.idents.get(key.as_str()).map(|v| v.to_vec()).unwrap_or_default();
         if bound.contains(&pid) {
             return Err(StoreError::IdentityExists {
@@ -107,13 +105,19 @@ impl Apply<'_> {
         Ok(outcome("created", vec![format!("{}:{}", b.transport, b.identifier)]))
     }
 
-    pub(crate) fn remove_participant(&mut self, id: &str) -> Result<Outcome> {
+    /// Removes a participant that owns no items and that `in_use` (the other parts of the
+    /// store) gives no role.
+    pub(crate) fn remove_participant(
+        &mut self,
+        id: &str,
+        in_use: &dyn Fn(Pid) -> Option<&'static str>,
+    ) -> Result<Outcome> {
         check_id("participant", id)?;
         let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
         if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
             return Err(StoreError::ParticipantOwnsItems(id.to_string()));
         }
-        if let Some(role) = self.snap.dev.role_of(pid) {
+        if let Some(role) = in_use(pid) {
             return Err(StoreError::ParticipantInUse { participant: id.to_string(), role });
         }
         let affected: Vec<Aid> = self.snap.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default();
@@ -455,7 +459,7 @@ impl Apply<'_> {
             return Err(integrity("a source vanished during derivation".into()));
         }
         let suppressed = suppression(container.as_ref(), &views);
-        let name_of = |snap: &Snapshot, i: Iid| snap.item(i).map(|r| r.name.to_string()).unwrap_or_default();
+        let name_of = |snap: &MemorySnapshot, i: Iid| snap.item(i).map(|r| r.name.to_string()).unwrap_or_default();
 
         match d {
             Disposition::Intersection | Disposition::Quarantine => {

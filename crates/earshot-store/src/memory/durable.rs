@@ -3,7 +3,7 @@
 //! part of a snapshot and refuses to start on any that does not add up. The composed `Records`
 //! of a store (these and the device records) is `crate::compose::Records`.
 //!
-//! The records are the ground truth. Everything in a [`Snapshot`] (postings, the provenance
+//! The records are the ground truth. Everything in a [`MemorySnapshot`] (postings, the provenance
 //! graph, memoised currentness, interned ids) is a projection rebuilt from them.
 
 use std::collections::{BTreeMap, HashMap};
@@ -18,7 +18,9 @@ use crate::memory::apply::Dirty;
 use crate::memory::graph::Provenance;
 use crate::memory::layered::{IdTable, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
-use crate::memory::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use crate::memory::snapshot::{
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -131,7 +133,7 @@ impl MemoryRecordsMut<'_> {
 
 /// Encodes every memory record `dirty` names from the new snapshot `s` (`crate::compose` adds
 /// the device records, the kernel the revision).
-pub(crate) fn encode(s: &Snapshot, dirty: &Dirty) -> Result<Vec<Op>> {
+pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
     let mut ops = Vec::new();
     for d in &dirty.audience_deletes {
         ops.push(Op::Del(key(b'a', &d.to_hex())));
@@ -240,8 +242,8 @@ fn bad(msg: String) -> StoreError {
 ///
 /// Postings and name maps are built in flat collections and frozen once, which is both faster
 /// and several times smaller than growing the persistent structures one element at a time.
-pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(Snapshot, Provenance)> {
-    let mut s = Snapshot::empty(store);
+pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapshot, Provenance)> {
+    let mut s = MemorySnapshot::empty(store);
     let mut parts: Vec<&ParticipantRecord> = r.participants.iter().collect();
     parts.sort_by(|a, b| a.id.cmp(&b.id));
     let mut pid_by_name: FxHashMap<&str, Pid> = FxHashMap::default();
@@ -432,7 +434,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(Snapshot, Pr
         for p in &x.participants {
             bound.push(pid_of(p)?);
         }
-        let k = Snapshot::ident_key(&x.transport, &x.identifier);
+        let k = MemorySnapshot::ident_key(&x.transport, &x.identifier);
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
     }
     Ok((s, graph))
@@ -444,7 +446,7 @@ pub(crate) fn encode_records(r: MemoryRecords<'_>, ops: &mut Vec<Op>) -> Result<
         ops.push(Op::Put(key(b'p', &p.id), enc(p)?));
     }
     for x in r.identities {
-        ops.push(Op::Put(key(b'x', &Snapshot::ident_key(&x.transport, &x.identifier)), enc(x)?));
+        ops.push(Op::Put(key(b'x', &MemorySnapshot::ident_key(&x.transport, &x.identifier)), enc(x)?));
     }
     for a in r.audiences {
         ops.push(Op::Put(key(b'a', &a.digest), enc(a)?));

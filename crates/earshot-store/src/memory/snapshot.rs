@@ -1,9 +1,9 @@
 //! One immutable revision of a store's state, held in persistent (structurally shared) maps.
 //!
-//! A `Snapshot` is the projection of the durable records at one revision: interned participants,
+//! A `MemorySnapshot` is the projection of the durable records at one revision: interned participants,
 //! audiences, items and grants, plus the postings that answer userset containment without
 //! scanning. Cloning is O(1); the writer clones the latest snapshot, applies a command and
-//! publishes the result, so readers holding an older `Arc<Snapshot>` are never blocked.
+//! publishes the result, so readers holding an older `Arc<MemorySnapshot>` are never blocked.
 
 use earshot_core::audience::MemberSet;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
@@ -121,9 +121,10 @@ impl GrantRec {
     }
 }
 
-/// A store's state at one revision.
+/// The memory part of a store's state at one revision (the composed `crate::Snapshot` adds the
+/// device part).
 #[derive(Clone)]
-pub struct Snapshot {
+pub struct MemorySnapshot {
     pub(crate) store: Arc<str>,
     pub(crate) revision: u64,
     pub(crate) committed_at_ms: i64,
@@ -148,14 +149,12 @@ pub struct Snapshot {
     /// Postings: owner → its public items, ascending (so a lookup filtered by owner never
     /// walks the public items of every other owner).
     pub(crate) owner_public: Map<Pid, Posting>,
-    /// Devices, relation grants and capabilities (SPEC §2).
-    pub(crate) dev: crate::devices::DeviceState,
 }
 
-impl Snapshot {
+impl MemorySnapshot {
     /// An empty store at revision 0, holding only the public audience.
     pub(crate) fn empty(store: &str) -> Self {
-        let mut s = Snapshot {
+        let mut s = MemorySnapshot {
             store: Arc::from(store),
             revision: 0,
             committed_at_ms: 0,
@@ -173,7 +172,6 @@ impl Snapshot {
             aud_grants: Map::default(),
             owner_items: Map::default(),
             owner_public: Map::default(),
-            dev: crate::devices::DeviceState::default(),
         };
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });
@@ -251,12 +249,12 @@ impl Snapshot {
     }
 }
 
-impl crate::common::Names for Snapshot {
+impl crate::common::Names for MemorySnapshot {
     fn pid(&self, name: &str) -> Option<Pid> {
-        Snapshot::pid(self, name)
+        MemorySnapshot::pid(self, name)
     }
     fn part_name(&self, pid: Pid) -> Arc<str> {
-        Snapshot::part_name(self, pid)
+        MemorySnapshot::part_name(self, pid)
     }
 }
 

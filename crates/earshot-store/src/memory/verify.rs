@@ -10,10 +10,10 @@ use earshot_core::Currentness;
 
 use crate::error::{Result, StoreError};
 use crate::memory::graph::Provenance;
-use crate::memory::snapshot::{Members, Snapshot};
+use crate::memory::snapshot::{Members, MemorySnapshot};
 
 /// Every fact the memory part of a snapshot holds, in external terms, sorted.
-pub fn facts(s: &Snapshot) -> Vec<String> {
+pub fn facts(s: &MemorySnapshot) -> Vec<String> {
     let item_name = |i: u32| s.item(i).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{i}"));
     let aud_name = |a: u32| s.aud(a).map(|r| r.digest.to_hex()).unwrap_or_else(|| format!("?{a}"));
     let mut out = vec![format!("revision {}", s.revision)];
@@ -90,7 +90,7 @@ pub fn facts(s: &Snapshot) -> Vec<String> {
 }
 
 /// Checks the provenance graph of a rebuild against its items' recorded sources.
-pub(crate) fn graph_agrees(rebuilt: &Snapshot, graph: &Provenance) -> Result<()> {
+pub(crate) fn graph_agrees(rebuilt: &MemorySnapshot, graph: &Provenance) -> Result<()> {
     for (iid, item) in rebuilt.items.iter().enumerate() {
         let mut expected = item.sources().to_vec();
         expected.sort_unstable();

@@ -2,7 +2,9 @@
 //! immutable snapshots with per-participant postings and a provenance graph.
 //!
 //! Layering: this crate depends on `earshot-core` for every rule and adds storage, revisions,
-//! snapshots and indexes. It knows nothing about HTTP and runs no async runtime; callers on an
+//! snapshots and indexes. Inside, one kernel (`kernel`: backend seam, revisions, the writer)
+//! knows nothing of the two domains (`memory`, `devices`), which do not know each other; the
+//! crate root composes them (`compose`, `handle`, `context`). See ARCHITECTURE.md. It knows nothing about HTTP and runs no async runtime; callers on an
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
 mod common;

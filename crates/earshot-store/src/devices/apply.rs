@@ -1,5 +1,6 @@
-//! Device writes against the device part of the writer's working copy ([`DeviceWrite`]): schema, devices, relation grants,
-//! capabilities (mint, delegate, revoke) and the explicit consumption of a use.
+//! Device writes on the device part of the writer's working copy ([`DeviceWrite`]): schema,
+//! devices, relation grants, capabilities (mint, delegate, revoke) and the explicit
+//! consumption of a use.
 //!
 //! As with every command, each is fully validated before anything changes, and the working copy
 //! is discarded on error, so a refused write leaves no trace.

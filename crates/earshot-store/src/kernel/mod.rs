@@ -1,9 +1,9 @@
 //! The kernel of a store, which knows nothing of what its records mean: the storage seam
 //! (`backend`), revisions and consistency tokens (`token`), and the writer thread with group
-//! commit and snapshot publication, retention and waits (`writer`), over any [`State`].
+//! commit and snapshot publication, retention and waits (`writer`), over any `State`.
 //!
-//! Arrows run one way: the domains (`crate::memory`, `crate::devices`) and the composition at
-//! the crate root use the kernel; the kernel names neither (checked by `tests/it/tidy.rs`).
+//! Arrows run one way: the domains and the composition at the crate root use the kernel; the
+//! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
 
 pub mod backend;
 pub mod token;

@@ -1,4 +1,4 @@
-//! Applying one write to a working copy of the latest snapshot.
+//! Applying one memory write to a working copy of the memory part of the latest snapshot.
 //!
 //! Every command is validated against the working copy before anything durable is produced;
 //! the caller discards the copy on error, so a refused write leaves no trace (no partial

@@ -1,9 +1,10 @@
-//! One immutable revision of a store's state, held in persistent (structurally shared) maps.
+//! The memory part of one immutable revision of a store's state, in persistent (structurally
+//! shared) maps.
 //!
-//! A `MemorySnapshot` is the projection of the durable records at one revision: interned participants,
-//! audiences, items and grants, plus the postings that answer userset containment without
-//! scanning. Cloning is O(1); the writer clones the latest snapshot, applies a command and
-//! publishes the result, so readers holding an older `Arc<MemorySnapshot>` are never blocked.
+//! A `MemorySnapshot` is the projection of the memory records at one revision: interned
+//! participants, audiences, items and grants, plus the postings that answer userset containment
+//! without scanning. Cloning is O(1); the writer clones the latest snapshot (this part and the
+//! device part, see `crate::compose`), applies a command and publishes the result.
 
 use earshot_core::audience::MemberSet;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};

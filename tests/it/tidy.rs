@@ -57,3 +57,117 @@ fn the_core_has_no_io_and_no_async_dependencies() {
         }
     }
 }
+
+// ---- the store crate's parts: one kernel, two domains, arrows one way -----------------------
+
+/// Which part of `earshot-store` a file under its `src/` belongs to: `kernel`, `memory`,
+/// `devices`, `common` (shared below both domains), or `None` for the rest of the crate root
+/// (the composition of the parts, and `error`).
+fn store_part(rel: &Path) -> Option<&'static str> {
+    match rel.components().next()?.as_os_str().to_str()? {
+        "kernel" => Some("kernel"),
+        "memory" => Some("memory"),
+        "devices" => Some("devices"),
+        "common.rs" => Some("common"),
+        _ => None,
+    }
+}
+
+/// What each part may name with a `crate::` path: the kernel only itself and the error type;
+/// `common` itself and the error type; a domain itself, the kernel, the error type and `common`.
+/// Anything else (the other domain, the composition at the crate root or its re-exports)
+/// is an arrow the wrong way.
+fn may_name(part: &str, root: &str) -> bool {
+    match part {
+        "kernel" => matches!(root, "kernel" | "error"),
+        "common" => matches!(root, "common" | "error"),
+        _ => root == part || matches!(root, "kernel" | "error" | "common"),
+    }
+}
+
+/// The first segment of every `crate::` path in `text` (each member of a `crate::{…}` group).
+fn crate_roots(text: &str) -> Vec<String> {
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0usize;
+            let mut start = 0usize;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.push(ident(group[start..i].trim()));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push(ident(group[start..i].trim()));
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.push(ident(rest));
+        }
+    }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+/// Every (file, root) pair where a part names what it may not, files relative to `src`.
+fn wrong_way_arrows(src: &Path) -> std::collections::BTreeSet<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = std::collections::BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(src).unwrap_or(&f).to_path_buf();
+        let Some(part) = store_part(&rel) else { continue };
+        let text = std::fs::read_to_string(&f).expect("read");
+        // Comments may mention anything; only code is checked.
+        let code: String =
+            text.lines().filter(|l| !l.trim_start().starts_with("//")).map(|l| format!("{l}\n")).collect();
+        for root in crate_roots(&code) {
+            if !may_name(part, &root) {
+                out.insert((rel.display().to_string(), root));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn store_arrows_run_one_way_kernel_knows_no_domain_and_domains_not_each_other() {
+    let src = repo_root().join("crates/earshot-store/src");
+    // Guard against a vacuous pass (a renamed or missing part checks nothing).
+    for part in ["kernel", "memory", "devices"] {
+        let mut files = Vec::new();
+        rust_files(&src.join(part), &mut files);
+        assert!(!files.is_empty(), "crates/earshot-store/src/{part}/ holds no source: the layout changed");
+    }
+    let arrows = wrong_way_arrows(&src);
+    let kernel: Vec<_> = arrows.iter().filter(|(f, _)| f.starts_with("kernel")).collect();
+    assert!(kernel.is_empty(), "the kernel names what it must not (only `kernel` and `error`): {kernel:?}");
+    let domains: Vec<_> = arrows.iter().filter(|(f, _)| !f.starts_with("kernel")).collect();
+    assert!(
+        domains.is_empty(),
+        "a domain (or `common`) names the other domain or the crate root (a domain may name \
+         itself, `kernel`, `common` and `error`; `common` only `error`): {domains:?}"
+    );
+}
+
+#[test]
+fn the_arrow_check_sees_plain_grouped_and_inline_paths() {
+    assert_eq!(crate_roots("use crate::memory::apply::Dirty;"), ["memory"]);
+    assert_eq!(
+        crate_roots("use crate::{error::Result, devices::model::{A, B}, kernel};"),
+        ["error", "devices", "kernel"]
+    );
+    assert_eq!(crate_roots("x: crate::devices::DeviceState,"), ["devices"]);
+    assert!(!may_name("kernel", "memory") && !may_name("kernel", "devices") && !may_name("kernel", "common"));
+    assert!(!may_name("memory", "devices") && !may_name("devices", "memory") && !may_name("devices", "model"));
+    assert!(may_name("devices", "kernel") && may_name("memory", "common") && may_name("kernel", "error"));
+    assert!(!may_name("common", "memory") && !may_name("common", "devices") && !may_name("memory", "compose"));
+}

@@ -7,6 +7,9 @@
 //! `fetch` form the fetch window and its first `k` the context. The exact context (ids, content
 //! digests, bases, revision, query, parameters) is sealed once per attempt, stored durably under
 //! `t/<attempt>` and readable after the attempt has expired or the process restarted.
+//!
+//! It sits at the crate root, beside `handle`, rather than in `memory/`: it is memory's rules
+//! run on a running store (its search projection, attempts and backend).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -15,13 +18,14 @@ use std::time::{Duration, Instant};
 use earshot_core::admission::Basis;
 use earshot_core::Viewers;
 
-use crate::durable::{key, Op};
+use crate::compose::Snapshot;
 use crate::error::{Result, StoreError};
 use crate::handle::StoreHandle;
-use crate::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
-use crate::read::{RawDecision, ResolvedContainer};
-use crate::search::ContentSource;
-use crate::snapshot::{Iid, Pid, Snapshot};
+use crate::kernel::backend::{key, Op};
+use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
+use crate::memory::read::{RawDecision, ResolvedContainer};
+use crate::memory::search::ContentSource;
+use crate::memory::snapshot::{Iid, Pid};
 
 /// Key prefix of sealed contexts (`t/<attempt>`); they are audit records, not part of the index.
 pub(crate) const SEALED_PREFIX: u8 = b't';

@@ -2,108 +2,41 @@
 //! immutable snapshots with per-participant postings and a provenance graph.
 //!
 //! Layering: this crate depends on `earshot-core` for every rule and adds storage, revisions,
-//! snapshots and indexes. It knows nothing about HTTP and runs no async runtime; callers on an
+//! snapshots and indexes. Inside, one kernel (`kernel`: backend seam, revisions, the writer)
+//! knows nothing of the two domains (`memory`, `devices`), which do not know each other; the
+//! crate root composes them (`compose`, `handle`, `context`). See ARCHITECTURE.md. It knows nothing about HTTP and runs no async runtime; callers on an
 //! async runtime hand blocking calls (writes, `at_least` waits) to a blocking pool.
 
-mod apply;
+mod common;
+mod compose;
 mod context;
 pub mod devices;
 pub mod durable;
 pub mod error;
-pub mod flat;
-mod graph;
 mod handle;
-mod layered;
+pub mod kernel;
+pub mod memory;
 pub mod model;
-mod read;
 #[cfg(test)]
 mod read_tests;
-pub mod search;
-mod snapshot;
-pub mod token;
-pub mod verify;
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use dashmap::DashMap;
 
+pub use compose::Records;
+pub use compose::Snapshot;
 pub use context::{Params, Ranked, Ranking};
-pub use durable::{Backend, MemoryBackend, Op, Records, SledBackend};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
-pub use read::{RawDecision, ResolvedContainer};
-pub use snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
+pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
+pub use memory::read::{RawDecision, ResolvedContainer};
+pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
+pub use memory::{flat, search, verify};
 
-use durable::{meta_op, MetaRecord};
+use kernel::backend::{meta_op, MetaRecord};
 use model::WriteOutcome;
-
-/// Time source. Decisions take their time from the snapshot; this only stamps snapshots.
-pub trait Clock: Send + Sync + 'static {
-    /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> i64;
-}
-
-/// The wall clock.
-#[derive(Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or(0)
-    }
-}
-
-/// A clock that moves only when told to (scenario tests of expiry).
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicI64);
-
-impl ManualClock {
-    pub fn new(ms: i64) -> Self {
-        ManualClock(AtomicI64::new(ms))
-    }
-    pub fn set(&self, ms: i64) {
-        self.0.store(ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// Bounds on waiting, retention and attempts.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// How long past revisions stay readable with `at_exact`.
-    pub retention_window: Duration,
-    /// Most past revisions kept, whatever their age.
-    pub retention_max: usize,
-    /// How long an `at_least`/`at_exact` read waits for a revision not yet published.
-    pub consistency_wait: Duration,
-    /// How long an attempt stays readable.
-    pub attempt_ttl: Duration,
-    /// Most attempts open at once per store.
-    pub max_attempts: usize,
-    /// Longest a write waits for its commit; past it the write is refused with
-    /// `storage_unavailable` (outcome unknown), and later writes are refused at once while that
-    /// commit has still not returned.
-    pub write_wait: Duration,
-    /// Bytes kept free on the data directory's filesystem: commits are refused with
-    /// `insufficient_storage` below it, so that sled never runs out of space mid-commit.
-    pub min_free_bytes: u64,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        handle::default_config()
-    }
-}
 
 /// All stores of one Earshot process over one backend.
 pub struct Earshot {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use earshot_core::{Action, AudienceKind, Disposition, Quality};
 
-use crate::flat::{Flat, FlatViewers};
+use crate::memory::flat::{Flat, FlatViewers};
 use crate::model::{
     format_time, Command, ContainerInput, DecisionView, DeriveRequest, Identity, LifecycleRequest, NewGrant,
     NewIdentity, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind, PartitionOutput, ViewersInput,
@@ -428,7 +428,7 @@ impl World {
         let views: Vec<_> = names.iter().map(|n| snap.item_view(n, self.now).unwrap()).collect();
         for c in Self::containers() {
             let r = snap.resolve_container(&c).unwrap();
-            let fv = crate::flat::resolve(&records, &c);
+            let fv = crate::memory::flat::resolve(&records, &c);
             let mut singles: Vec<DecisionView> = Vec::new();
             for (name, view) in names.iter().zip(&views) {
                 let d = snap.check(name, &r, self.now).unwrap();
@@ -499,8 +499,10 @@ impl World {
             assert_eq!(got, live, "expand {name}");
             assert_eq!(expand.first().map(|a| &a.digest), Some(&view.audience.digest));
             for g in &view.grants {
-                let expired =
-                    g.expires_at.as_ref().is_some_and(|e| crate::model::parse_time("e", e).unwrap() <= self.now);
+                let expired = g
+                    .expires_at
+                    .as_ref()
+                    .is_some_and(|e| crate::memory::model::parse_time("e", e).unwrap() <= self.now);
                 assert_eq!(g.live, !g.revoked && !expired, "{g:?}");
             }
         }
@@ -625,29 +627,30 @@ fn lookup_refuses_bad_limits_and_cursors() {
     let c = ContainerInput { owner: "p0".into(), viewers: ViewersInput::default() };
     let r = snap.resolve_container(&c).unwrap();
     assert!(snap.lookup(&r, &[], None, Some(0), w.now).is_err());
-    assert!(snap.lookup(&r, &[], None, Some(crate::model::limits::MAX_LOOKUP_LIMIT), w.now).is_ok());
-    assert!(snap.lookup(&r, &[], None, Some(crate::model::limits::MAX_LOOKUP_LIMIT + 1), w.now).is_err());
+    assert!(snap.lookup(&r, &[], None, Some(crate::memory::model::limits::MAX_LOOKUP_LIMIT), w.now).is_ok());
+    assert!(snap.lookup(&r, &[], None, Some(crate::memory::model::limits::MAX_LOOKUP_LIMIT + 1), w.now).is_err());
     for bad in ["", "c", "x1", "c-1", "cx"] {
         assert!(snap.lookup(&r, &[], Some(bad), None, w.now).is_err(), "{bad}");
     }
     assert!(snap.lookup(&r, &[], Some("c0"), None, w.now).is_ok());
-    let too_many: Vec<String> = (0..=crate::model::limits::MAX_OWNERS).map(|i| format!("o{i}")).collect();
+    let too_many: Vec<String> = (0..=crate::memory::model::limits::MAX_OWNERS).map(|i| format!("o{i}")).collect();
     assert!(snap.lookup(&r, &too_many, None, None, w.now).is_err());
     // Exactly at each bound is still accepted.
     assert!(snap.lookup(&r, &too_many[1..], None, None, w.now).is_ok());
     let at_bound = ViewersInput {
-        participants: (0..crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
+        participants: (0..crate::memory::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
         ..Default::default()
     };
     assert_eq!(snap.resolve_viewers(snap.pid("p0"), &at_bound).ok(), Some(earshot_core::Viewers::Unresolved));
-    let at_items: Vec<String> = (0..crate::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
+    let at_items: Vec<String> = (0..crate::memory::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
     assert_eq!(snap.check_bulk(&at_items, &r, w.now).map(|v| v.len()).ok(), Some(at_items.len()));
     let many_viewers = ViewersInput {
-        participants: (0..=crate::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
+        participants: (0..=crate::memory::model::limits::MAX_VIEWERS).map(|i| format!("v{i}")).collect(),
         ..Default::default()
     };
     assert!(snap.resolve_viewers(snap.pid("p0"), &many_viewers).is_err());
-    let too_many_items: Vec<String> = (0..=crate::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
+    let too_many_items: Vec<String> =
+        (0..=crate::memory::model::limits::MAX_BULK_ITEMS).map(|i| format!("i{i}")).collect();
     assert!(snap.check_bulk(&too_many_items, &r, w.now).is_err());
     assert!(snap.check("nope", &r, w.now).is_err());
     assert!(snap.expand("nope", w.now).is_err());

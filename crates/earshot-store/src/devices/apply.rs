@@ -1,5 +1,6 @@
-//! Device writes against the writer's working copy: schema, devices, relation grants,
-//! capabilities (mint, delegate, revoke) and the explicit consumption of a use.
+//! Device writes on the device part of the writer's working copy ([`DeviceWrite`]): schema,
+//! devices, relation grants, capabilities (mint, delegate, revoke) and the explicit
+//! consumption of a use.
 //!
 //! As with every command, each is fully validated before anything changes, and the working copy
 //! is discarded on error, so a refused write leaves no trace.
@@ -11,12 +12,37 @@ use earshot_core::condition::Condition;
 use earshot_core::path::PathPattern;
 use earshot_core::schema::{is_name, parse as parse_schema};
 
-use super::model::{limits, AuthorizeRequest, ConstraintsInput, NewCapability, NewDevice, NewRelation};
-use super::{file_capability, CapRec, Cid, EdgeRec, Eid, RawAuthority};
-use crate::apply::Apply;
+use super::model::{limits, AuthorizeRequest, AuthorizeView, ConstraintsInput, NewCapability, NewDevice, NewRelation};
+use super::{file_capability, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority};
+use crate::common::{parse_time, Names, Pid};
 use crate::error::{check_id, Result, StoreError};
-use crate::model::{parse_time, NewParticipant, ParticipantKind, WriteOutcome};
-use crate::snapshot::Pid;
+
+/// The device part of the writer's working copy for one command: the device state of the copy,
+/// the participants as they are in it, and what the command touched. On an error the whole
+/// copy is dropped (`crate::compose`), so a refused write leaves no trace.
+pub(crate) struct DeviceWrite<'a> {
+    pub dev: &'a mut DeviceState,
+    pub names: &'a dyn Names,
+    /// The revision the command applies to (what it creates is stamped `revision + 1`).
+    pub revision: u64,
+    pub now_ms: i64,
+    pub dirty: &'a mut DeviceDirty,
+    /// Generates ids for edges and capabilities created without one.
+    pub new_id: &'a mut dyn FnMut() -> String,
+}
+
+/// What a device write answers: the outcome word, the ids created or changed, and for a use,
+/// the decision taken.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    pub outcome: &'static str,
+    pub ids: Vec<String>,
+    pub decision: Option<AuthorizeView>,
+}
+
+fn written(outcome: &'static str, ids: Vec<String>) -> Written {
+    Written { outcome, ids, decision: None }
+}
 
 /// Device records a command touched.
 #[derive(Debug, Default)]
@@ -95,17 +121,20 @@ fn short(s: &str) -> String {
     s.chars().take(64).collect()
 }
 
-impl Apply<'_> {
+impl DeviceWrite<'_> {
+    fn view(&self) -> Devices<'_> {
+        Devices { dev: &*self.dev, names: self.names }
+    }
+
     fn participant(&self, field: &'static str, id: &str) -> Result<Pid> {
         check_id(field, id)?;
-        self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))
+        self.names.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))
     }
 
     fn device(&self, id: &str) -> Result<(Pid, Pid)> {
         check_id("device", id)?;
-        let pid = self.snap.pid(id).ok_or_else(|| StoreError::DeviceNotFound(id.to_string()))?;
-        let owner =
-            self.snap.dev.devices.get(&pid).copied().ok_or_else(|| StoreError::DeviceNotFound(id.to_string()))?;
+        let pid = self.names.pid(id).ok_or_else(|| StoreError::DeviceNotFound(id.to_string()))?;
+        let owner = self.dev.devices.get(&pid).copied().ok_or_else(|| StoreError::DeviceNotFound(id.to_string()))?;
         Ok((pid, owner))
     }
 
@@ -126,55 +155,54 @@ impl Apply<'_> {
         Ok(id)
     }
 
-    pub(crate) fn put_schema(&mut self, source: &str) -> Result<WriteOutcome> {
+    pub(crate) fn put_schema(&mut self, source: &str) -> Result<Written> {
         let schema = parse_schema(source).map_err(StoreError::SchemaInvalid)?;
         // Fail closed rather than leave live edges pointing at nothing: a relation still
         // exercised by an unrevoked edge cannot be removed.
-        for e in self.snap.dev.edges.iter().filter(|e| !e.revoked) {
+        for e in self.dev.edges.iter().filter(|e| !e.revoked) {
             if schema.relation(&e.relation).is_none() {
-                let edges = self.snap.dev.edges.iter().filter(|x| !x.revoked && x.relation == e.relation).count();
+                let edges = self.dev.edges.iter().filter(|x| !x.revoked && x.relation == e.relation).count();
                 return Err(StoreError::RelationInUse { relation: e.relation.to_string(), edges });
             }
         }
         let names = schema.relations.keys().cloned().collect();
-        self.snap.dev.schema = Some(Arc::new(schema));
-        self.dirty.devices.schema = true;
-        Ok(super::super::apply::outcome("updated", names))
+        self.dev.schema = Some(Arc::new(schema));
+        self.dirty.schema = true;
+        Ok(written("updated", names))
     }
 
-    pub(crate) fn create_device(&mut self, d: NewDevice) -> Result<WriteOutcome> {
+    /// Validates a new device and answers its owner. The device itself is also a participant
+    /// (kind `device`, so it can hold capabilities): the composition creates that participant,
+    /// then files the device with [`DeviceWrite::add_device`].
+    pub(crate) fn new_device_owner(&self, d: &NewDevice) -> Result<Pid> {
         let owner = self.participant("owner", &d.owner)?;
-        if self.snap.dev.devices.contains_key(&owner) {
+        if self.dev.devices.contains_key(&owner) {
             return Err(StoreError::input("owner", "a device cannot own a device"));
         }
-        // A device is also a participant (kind `device`), so it can hold capabilities.
-        let out = self
-            .create_participant(NewParticipant { id: d.id.clone(), kind: ParticipantKind::Device, name: d.name })
-            .map_err(|e| match e {
-                StoreError::ParticipantExists(id) => StoreError::DeviceExists(id),
-                e => e,
-            })?;
-        let pid = self.snap.pid(&d.id).ok_or_else(|| StoreError::Integrity("new device vanished".into()))?;
-        self.snap.dev.devices.insert(pid, owner);
-        self.dirty.devices.devices.push(pid);
-        Ok(out)
+        Ok(owner)
     }
 
-    pub(crate) fn create_relation(&mut self, r: NewRelation) -> Result<WriteOutcome> {
+    /// Files the device `pid` (an existing participant) under `owner`.
+    pub(crate) fn add_device(&mut self, pid: Pid, owner: Pid) {
+        self.dev.devices.insert(pid, owner);
+        self.dirty.devices.push(pid);
+    }
+
+    pub(crate) fn create_relation(&mut self, r: NewRelation) -> Result<Written> {
         let grantor = self.participant("grantor", &r.grantor)?;
         let grantee = self.participant("grantee", &r.grantee)?;
         if grantor == grantee {
             return Err(StoreError::input("grantee", "a relation grant joins two different participants"));
         }
-        let declared = self.snap.dev.schema.as_ref().is_some_and(|s| s.relation(&r.relation).is_some());
+        let declared = self.dev.schema.as_ref().is_some_and(|s| s.relation(&r.relation).is_some());
         if !declared {
             return Err(StoreError::UnknownRelation(short(&r.relation)));
         }
         let constraints = parse_constraints(r.constraints.as_ref())?;
-        let id = self.fresh_name(r.id, |a, id| a.snap.dev.edge_ids.contains_key(id), StoreError::RelationExists)?;
-        let eid = self.snap.dev.edges.len() as Eid;
+        let id = self.fresh_name(r.id, |a, id| a.dev.edge_ids.contains_key(id), StoreError::RelationExists)?;
+        let eid = self.dev.edges.len() as Eid;
         let name: Arc<str> = Arc::from(id.as_str());
-        self.snap.dev.edges.push_back(EdgeRec {
+        self.dev.edges.push_back(EdgeRec {
             name: name.clone(),
             grantor,
             relation: Arc::from(r.relation.as_str()),
@@ -182,22 +210,22 @@ impl Apply<'_> {
             uses_left: constraints.uses,
             constraints: Arc::new(constraints),
             revoked: false,
-            created_rev: self.snap.revision + 1,
+            created_rev: self.revision + 1,
             created_at_ms: self.now_ms,
         });
-        self.snap.dev.edge_ids.insert(name, eid);
-        let mut list = self.snap.dev.edges_by_pair.get(&(grantor, grantee)).map(|l| l.to_vec()).unwrap_or_default();
+        self.dev.edge_ids.insert(name, eid);
+        let mut list = self.dev.edges_by_pair.get(&(grantor, grantee)).map(|l| l.to_vec()).unwrap_or_default();
         list.push(eid);
-        self.snap.dev.edges_by_pair.insert((grantor, grantee), list.into());
-        self.dirty.devices.edges.push(eid);
-        Ok(super::super::apply::outcome("granted", vec![id]))
+        self.dev.edges_by_pair.insert((grantor, grantee), list.into());
+        self.dirty.edges.push(eid);
+        Ok(written("granted", vec![id]))
     }
 
-    pub(crate) fn revoke_relation(&mut self, edge: &str, by: &str) -> Result<WriteOutcome> {
+    pub(crate) fn revoke_relation(&mut self, edge: &str, by: &str) -> Result<Written> {
         check_id("edge", edge)?;
         let by = self.participant("by", by)?;
-        let eid = *self.snap.dev.edge_ids.get(edge).ok_or_else(|| StoreError::RelationNotFound(edge.to_string()))?;
-        let mut rec = self.snap.dev.edge(eid).cloned().ok_or_else(|| StoreError::RelationNotFound(edge.to_string()))?;
+        let eid = *self.dev.edge_ids.get(edge).ok_or_else(|| StoreError::RelationNotFound(edge.to_string()))?;
+        let mut rec = self.dev.edge(eid).cloned().ok_or_else(|| StoreError::RelationNotFound(edge.to_string()))?;
         if rec.grantor != by {
             return Err(StoreError::NotGrantor { edge: edge.to_string() });
         }
@@ -205,12 +233,12 @@ impl Apply<'_> {
             return Err(StoreError::AlreadyRevoked(edge.to_string()));
         }
         rec.revoked = true;
-        self.snap.dev.edges.set(eid as usize, rec);
-        self.dirty.devices.edges.push(eid);
-        Ok(super::super::apply::outcome("revoked", vec![edge.to_string()]))
+        self.dev.edges.set(eid as usize, rec);
+        self.dirty.edges.push(eid);
+        Ok(written("revoked", vec![edge.to_string()]))
     }
 
-    pub(crate) fn create_capability(&mut self, c: NewCapability) -> Result<WriteOutcome> {
+    pub(crate) fn create_capability(&mut self, c: NewCapability) -> Result<Written> {
         let issuer = self.participant("issuer", &c.issuer)?;
         let holder = self.participant("holder", &c.holder)?;
         let (device, owner) = self.device(&c.device)?;
@@ -227,12 +255,11 @@ impl Apply<'_> {
             Some(pname) => {
                 check_id("parent", pname)?;
                 let pc = *self
-                    .snap
                     .dev
                     .cap_ids
                     .get(pname.as_str())
                     .ok_or_else(|| StoreError::CapabilityNotFound(pname.clone()))?;
-                let p = self.snap.dev.cap(pc).cloned().ok_or_else(|| StoreError::CapabilityNotFound(pname.clone()))?;
+                let p = self.dev.cap(pc).cloned().ok_or_else(|| StoreError::CapabilityNotFound(pname.clone()))?;
                 if p.holder != issuer {
                     return Err(StoreError::NotCapabilityHolder {
                         issuer: c.issuer.clone(),
@@ -248,8 +275,8 @@ impl Apply<'_> {
                 let empty = earshot_core::condition::RequestContext::new();
                 // Never spent: the conditions are taken out just below.
                 let budget = earshot_core::condition::Budget::per_decision();
-                let unconditional_chain = self.snap.dev.chain(pc).into_iter().try_for_each(|x| {
-                    let Some(r) = self.snap.dev.cap(x) else {
+                let unconditional_chain = self.dev.chain(pc).into_iter().try_for_each(|x| {
+                    let Some(r) = self.dev.cap(x) else {
                         return Err((x, earshot_core::capability::LinkFailure::Revoked));
                     };
                     let mut cons = (*r.constraints).clone();
@@ -258,7 +285,7 @@ impl Apply<'_> {
                         .map_err(|f| (x, f))
                 });
                 if let Err((x, f)) = unconditional_chain {
-                    let link = self.snap.dev.cap(x).map(|r| r.name.to_string()).unwrap_or_default();
+                    let link = self.dev.cap(x).map(|r| r.name.to_string()).unwrap_or_default();
                     return Err(StoreError::ParentNotValid { capability: link, reason: f.reason().code() });
                 }
                 let parent_scope = Scope {
@@ -282,10 +309,10 @@ impl Apply<'_> {
                 (Some(pc), p.depth + 1)
             }
         };
-        let id = self.fresh_name(c.id, |a, id| a.snap.dev.cap_ids.contains_key(id), StoreError::CapabilityExists)?;
-        let cid = self.snap.dev.caps.len() as Cid;
+        let id = self.fresh_name(c.id, |a, id| a.dev.cap_ids.contains_key(id), StoreError::CapabilityExists)?;
+        let cid = self.dev.caps.len() as Cid;
         let name: Arc<str> = Arc::from(id.as_str());
-        self.snap.dev.caps.push_back(CapRec {
+        self.dev.caps.push_back(CapRec {
             name: name.clone(),
             holder,
             issuer,
@@ -297,35 +324,35 @@ impl Apply<'_> {
             parent,
             depth,
             revoked: false,
-            created_rev: self.snap.revision + 1,
+            created_rev: self.revision + 1,
             created_at_ms: self.now_ms,
         });
-        self.snap.dev.cap_ids.insert(name, cid);
-        if let Some(rec) = self.snap.dev.cap(cid) {
+        self.dev.cap_ids.insert(name, cid);
+        if let Some(rec) = self.dev.cap(cid) {
             let paths = rec.paths.clone();
-            file_capability(&mut self.snap.dev.cap_nodes, holder, device, &paths, cid);
+            file_capability(&mut self.dev.cap_nodes, holder, device, &paths, cid);
         }
         if let Some(p) = parent {
-            let mut kids = self.snap.dev.children.get(&p).map(|l| l.to_vec()).unwrap_or_default();
+            let mut kids = self.dev.children.get(&p).map(|l| l.to_vec()).unwrap_or_default();
             kids.push(cid);
-            self.snap.dev.children.insert(p, kids.into());
+            self.dev.children.insert(p, kids.into());
         }
-        self.dirty.devices.caps.push(cid);
-        Ok(super::super::apply::outcome("created", vec![id]))
+        self.dirty.caps.push(cid);
+        Ok(written("created", vec![id]))
     }
 
     /// Revokes a capability: allowed to the device's owner and to the holder of any ancestor
     /// (who delegated it, directly or through others). Descendants are not rewritten: they
     /// fail at their next point of use because the chain walk meets this revocation.
-    pub(crate) fn revoke_capability(&mut self, cap: &str, by: &str) -> Result<WriteOutcome> {
+    pub(crate) fn revoke_capability(&mut self, cap: &str, by: &str) -> Result<Written> {
         check_id("capability", cap)?;
         let by = self.participant("by", by)?;
-        let cid = *self.snap.dev.cap_ids.get(cap).ok_or_else(|| StoreError::CapabilityNotFound(cap.to_string()))?;
-        let mut rec = self.snap.dev.cap(cid).cloned().ok_or_else(|| StoreError::CapabilityNotFound(cap.to_string()))?;
-        let owner = self.snap.dev.devices.get(&rec.device).copied();
-        let chain = self.snap.dev.chain(cid);
+        let cid = *self.dev.cap_ids.get(cap).ok_or_else(|| StoreError::CapabilityNotFound(cap.to_string()))?;
+        let mut rec = self.dev.cap(cid).cloned().ok_or_else(|| StoreError::CapabilityNotFound(cap.to_string()))?;
+        let owner = self.dev.devices.get(&rec.device).copied();
+        let chain = self.dev.chain(cid);
         let ancestor_holder =
-            chain.iter().filter(|x| **x != cid).any(|x| self.snap.dev.cap(*x).is_some_and(|r| r.holder == by));
+            chain.iter().filter(|x| **x != cid).any(|x| self.dev.cap(*x).is_some_and(|r| r.holder == by));
         if owner != Some(by) && !ancestor_holder {
             return Err(StoreError::NotRevoker { capability: cap.to_string() });
         }
@@ -333,43 +360,47 @@ impl Apply<'_> {
             return Err(StoreError::AlreadyRevoked(cap.to_string()));
         }
         rec.revoked = true;
-        self.snap.dev.caps.set(cid as usize, rec);
-        self.dirty.devices.caps.push(cid);
+        self.dev.caps.set(cid as usize, rec);
+        self.dirty.caps.push(cid);
         let mut ids = vec![cap.to_string()];
-        ids.extend(
-            self.snap.dev.dependents(cid).into_iter().filter_map(|x| self.snap.dev.cap(x)).map(|r| r.name.to_string()),
-        );
-        Ok(super::super::apply::outcome("revoked", ids))
+        ids.extend(self.dev.dependents(cid).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()));
+        Ok(written("revoked", ids))
     }
 
     /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of
     /// every counted link of the authority (the edge, or each counted capability in the chain)
     /// in this one revision. Serialised by the writer, so of two concurrent uses of the last
     /// remaining use exactly one is allowed.
-    pub(crate) fn consume_use(&mut self, req: AuthorizeRequest) -> Result<WriteOutcome> {
-        let raw =
-            self.snap.authorize_raw(&req.principal, &req.device, &req.path, &req.action, self.now_ms, &req.context)?;
-        let mut out = WriteOutcome::default();
+    pub(crate) fn consume_use(&mut self, req: AuthorizeRequest) -> Result<Written> {
+        let raw = self.view().authorize_raw(
+            &req.principal,
+            &req.device,
+            &req.path,
+            &req.action,
+            self.now_ms,
+            &req.context,
+        )?;
+        let mut out = Written::default();
         if raw.allowed() {
             let mut consumed = false;
             match raw.authority {
                 Some(RawAuthority::Relation(e)) => {
-                    if let Some(mut rec) = self.snap.dev.edge(e).cloned() {
+                    if let Some(mut rec) = self.dev.edge(e).cloned() {
                         if let Some(n) = rec.uses_left {
                             rec.uses_left = Some(n.saturating_sub(1));
-                            self.snap.dev.edges.set(e as usize, rec);
-                            self.dirty.devices.edges.push(e);
+                            self.dev.edges.set(e as usize, rec);
+                            self.dirty.edges.push(e);
                             consumed = true;
                         }
                     }
                 }
                 Some(RawAuthority::Capability(c)) => {
-                    for x in self.snap.dev.chain(c) {
-                        if let Some(mut rec) = self.snap.dev.cap(x).cloned() {
+                    for x in self.dev.chain(c) {
+                        if let Some(mut rec) = self.dev.cap(x).cloned() {
                             if let Some(n) = rec.uses_left {
                                 rec.uses_left = Some(n.saturating_sub(1));
-                                self.snap.dev.caps.set(x as usize, rec);
-                                self.dirty.devices.caps.push(x);
+                                self.dev.caps.set(x as usize, rec);
+                                self.dirty.caps.push(x);
                                 consumed = true;
                             }
                         }
@@ -377,11 +408,11 @@ impl Apply<'_> {
                 }
                 _ => {}
             }
-            out.outcome = if consumed { "consumed" } else { "allowed" }.to_string();
+            out.outcome = if consumed { "consumed" } else { "allowed" };
         } else {
-            out.outcome = "denied".to_string();
+            out.outcome = "denied";
         }
-        out.decision = Some(self.snap.authorization_view(&raw));
+        out.decision = Some(self.view().authorization_view(&raw));
         Ok(out)
     }
 }

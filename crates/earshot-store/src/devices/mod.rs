@@ -18,6 +18,7 @@
 pub(crate) mod apply;
 pub mod model;
 pub(crate) mod records;
+pub(crate) mod verify;
 
 use std::sync::Arc;
 
@@ -26,9 +27,9 @@ use earshot_core::condition::{Budget, RequestContext};
 use earshot_core::path::{Path, PathPattern, Segment};
 use earshot_core::schema::Schema;
 
+use crate::common::format_time;
+use crate::common::{Map, Names, Pid, Vector};
 use crate::error::{Result, StoreError};
-use crate::model::format_time;
-use crate::snapshot::{Map, Pid, Snapshot, Vector};
 use model::{
     AuthorityView, AuthorizeView, CapabilityView, ChainLinkView, ChainView, ConstraintsView, DependentsView,
     FailureView, OpeningView, RelationView, SchemaView,
@@ -454,10 +455,18 @@ fn constraints_view(c: &Constraints) -> ConstraintsView {
     }
 }
 
-impl Snapshot {
+/// A snapshot's device part read together with the participants' names, which the device
+/// domain refers to but does not own. The composed snapshot hands these out (`Snapshot::devices`).
+#[derive(Clone, Copy)]
+pub(crate) struct Devices<'a> {
+    pub dev: &'a DeviceState,
+    pub names: &'a dyn Names,
+}
+
+impl Devices<'_> {
     /// `authorize(principal, device, path, action, context)` at this snapshot and `now_ms`.
     /// A malformed path is an error; unknown names are denials.
-    pub fn authorize_raw(
+    pub(crate) fn authorize_raw(
         &self,
         principal: &str,
         device: &str,
@@ -470,17 +479,17 @@ impl Snapshot {
         if !earshot_core::schema::is_name(action) {
             return Err(StoreError::input("action", "not an action name (lowercase letters, digits, `_`, `-`)"));
         }
-        let Some(principal) = self.pid(principal) else {
+        let Some(principal) = self.names.pid(principal) else {
             return Ok(RawAuthorization::denied(AuthReason::DeniedUnknownPrincipal));
         };
-        let Some(device) = self.pid(device) else {
+        let Some(device) = self.names.pid(device) else {
             return Ok(RawAuthorization::denied(AuthReason::DeniedUnknownDevice));
         };
         Ok(self.dev.authorize(principal, device, &path, action, now_ms, ctx))
     }
 
-    /// [`Snapshot::authorize_raw`], rendered for clients.
-    pub fn authorize(
+    /// [`Devices::authorize_raw`], rendered for clients.
+    pub(crate) fn authorize(
         &self,
         principal: &str,
         device: &str,
@@ -494,7 +503,7 @@ impl Snapshot {
     }
 
     pub(crate) fn authorization_view(&self, raw: &RawAuthorization) -> AuthorizeView {
-        let name = |p: Pid| self.part_name(p).to_string();
+        let name = |p: Pid| self.names.part_name(p).to_string();
         let authority = raw.authority.map(|a| match a {
             RawAuthority::Owner { device, owner } => AuthorityView::Owner { device: name(device), owner: name(owner) },
             RawAuthority::Relation(e) => match self.dev.edge(e) {
@@ -538,7 +547,7 @@ impl Snapshot {
         }
     }
 
-    fn cid(&self, id: &str) -> Result<Cid> {
+    pub(crate) fn cid(&self, id: &str) -> Result<Cid> {
         self.dev.cap_ids.get(id).copied().ok_or_else(|| StoreError::CapabilityNotFound(id.to_string()))
     }
 
@@ -546,9 +555,9 @@ impl Snapshot {
         let r = self.dev.cap(c)?;
         Some(CapabilityView {
             id: r.name.to_string(),
-            holder: self.part_name(r.holder).to_string(),
-            issuer: self.part_name(r.issuer).to_string(),
-            device: self.part_name(r.device).to_string(),
+            holder: self.names.part_name(r.holder).to_string(),
+            issuer: self.names.part_name(r.issuer).to_string(),
+            device: self.names.part_name(r.device).to_string(),
             paths: r.paths.iter().map(|p| p.to_string()).collect(),
             actions: r.actions.to_vec(),
             constraints: constraints_view(&r.constraints),
@@ -561,14 +570,14 @@ impl Snapshot {
     }
 
     /// `GET /capabilities/{c}/chain`.
-    pub fn capability_chain(&self, id: &str) -> Result<ChainView> {
+    pub(crate) fn capability_chain(&self, id: &str) -> Result<ChainView> {
         let c = self.cid(id)?;
         let chain = self.dev.chain(c).into_iter().filter_map(|x| self.capability_view(x)).collect();
         Ok(ChainView { capability: id.to_string(), chain })
     }
 
     /// `GET /capabilities/{c}/dependents`: what revoking `id` would invalidate.
-    pub fn capability_dependents(&self, id: &str) -> Result<DependentsView> {
+    pub(crate) fn capability_dependents(&self, id: &str) -> Result<DependentsView> {
         let c = self.cid(id)?;
         let invalidates =
             self.dev.dependents(c).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect();
@@ -576,7 +585,7 @@ impl Snapshot {
     }
 
     /// `GET /schema`: the declared relations, their live edges, and the unexercised ones.
-    pub fn schema_view(&self) -> Result<SchemaView> {
+    pub(crate) fn schema_view(&self) -> Result<SchemaView> {
         let schema = self.dev.schema.as_ref().ok_or(StoreError::SchemaNotFound)?;
         let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
         for e in self.dev.edges.iter().filter(|e| !e.revoked) {

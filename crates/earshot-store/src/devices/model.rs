@@ -3,7 +3,7 @@
 use earshot_core::condition::RequestContext;
 use serde::{Deserialize, Serialize};
 
-use crate::model::Consistency;
+use crate::kernel::token::Consistency;
 
 /// Bounds on device requests.
 pub mod limits {
@@ -153,7 +153,7 @@ impl AuthorizeView {
     pub fn into_historical(self) -> AuthorizeView {
         AuthorizeView {
             allowed: false,
-            reason: crate::model::HISTORICAL_REASON.to_string(),
+            reason: crate::common::HISTORICAL_REASON.to_string(),
             authority: None,
             failure: None,
             historical: Some(Box::new(self)),

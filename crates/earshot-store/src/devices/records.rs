@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
 use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid};
-use crate::durable::Op;
+use crate::common::{Names, Pid};
 use crate::error::{Result, StoreError};
-use crate::snapshot::{Pid, Snapshot};
+use crate::kernel::backend::{key, Op};
 
 pub(crate) const SCHEMA_KEY: &[u8] = b"s";
 
@@ -133,21 +133,22 @@ impl DeviceRecords {
             ops.push(Op::Put(SCHEMA_KEY.to_vec(), enc(s)?));
         }
         for d in &self.devices {
-            ops.push(Op::Put(crate::durable::key(b'd', &d.id), enc(d)?));
+            ops.push(Op::Put(key(b'd', &d.id), enc(d)?));
         }
         for e in &self.edges {
-            ops.push(Op::Put(crate::durable::key(b'r', &e.id), enc(e)?));
+            ops.push(Op::Put(key(b'r', &e.id), enc(e)?));
         }
         for c in &self.capabilities {
-            ops.push(Op::Put(crate::durable::key(b'k', &c.id), enc(c)?));
+            ops.push(Op::Put(key(b'k', &c.id), enc(c)?));
         }
         Ok(())
     }
 }
 
 /// Encodes the device records `dirty` names from the new snapshot.
-pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Result<()> {
-    let d = &s.dev;
+/// Encodes the device records `dirty` names from the device part `d`; participants are named
+/// through `names`.
+pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Result<()> {
     if dirty.schema {
         if let Some(schema) = &d.schema {
             ops.push(Op::Put(SCHEMA_KEY.to_vec(), enc(&SchemaRecord { source: schema.source.clone() })?));
@@ -155,34 +156,34 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
     }
     for &pid in &dirty.devices {
         let Some(owner) = d.devices.get(&pid) else { continue };
-        let id = s.part_name(pid).to_string();
-        let rec = DeviceRecord { id: id.clone(), owner: s.part_name(*owner).to_string() };
-        ops.push(Op::Put(crate::durable::key(b'd', &id), enc(&rec)?));
+        let id = names.part_name(pid).to_string();
+        let rec = DeviceRecord { id: id.clone(), owner: names.part_name(*owner).to_string() };
+        ops.push(Op::Put(key(b'd', &id), enc(&rec)?));
     }
     for &e in &dirty.edges {
         let Some(r) = d.edge(e) else { continue };
         let rec = EdgeRecord {
             id: r.name.to_string(),
             seq: e,
-            grantor: s.part_name(r.grantor).to_string(),
+            grantor: names.part_name(r.grantor).to_string(),
             relation: r.relation.to_string(),
-            grantee: s.part_name(r.grantee).to_string(),
+            grantee: names.part_name(r.grantee).to_string(),
             constraints: to_record(&r.constraints),
             uses_left: r.uses_left,
             revoked: r.revoked,
             created_rev: r.created_rev,
             created_at_ms: r.created_at_ms,
         };
-        ops.push(Op::Put(crate::durable::key(b'r', &r.name), enc(&rec)?));
+        ops.push(Op::Put(key(b'r', &r.name), enc(&rec)?));
     }
     for &c in &dirty.caps {
         let Some(r) = d.cap(c) else { continue };
         let rec = CapabilityRecord {
             id: r.name.to_string(),
             seq: c,
-            holder: s.part_name(r.holder).to_string(),
-            issuer: s.part_name(r.issuer).to_string(),
-            device: s.part_name(r.device).to_string(),
+            holder: names.part_name(r.holder).to_string(),
+            issuer: names.part_name(r.issuer).to_string(),
+            device: names.part_name(r.device).to_string(),
             paths: r.paths.iter().map(|p| p.to_string()).collect(),
             actions: r.actions.to_vec(),
             constraints: to_record(&r.constraints),
@@ -192,7 +193,7 @@ pub(crate) fn encode(s: &Snapshot, dirty: &DeviceDirty, ops: &mut Vec<Op>) -> Re
             created_rev: r.created_rev,
             created_at_ms: r.created_at_ms,
         };
-        ops.push(Op::Put(crate::durable::key(b'k', &r.name), enc(&rec)?));
+        ops.push(Op::Put(key(b'k', &r.name), enc(&rec)?));
     }
     Ok(())
 }

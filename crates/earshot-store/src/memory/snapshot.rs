@@ -1,21 +1,19 @@
-//! One immutable revision of a store's state, held in persistent (structurally shared) maps.
+//! The memory part of one immutable revision of a store's state, in persistent (structurally
+//! shared) maps.
 //!
-//! A `Snapshot` is the projection of the durable records at one revision: interned participants,
-//! audiences, items and grants, plus the postings that answer userset containment without
-//! scanning. Cloning is O(1); the writer clones the latest snapshot, applies a command and
-//! publishes the result, so readers holding an older `Arc<Snapshot>` are never blocked.
+//! A `MemorySnapshot` is the projection of the memory records at one revision: interned
+//! participants, audiences, items and grants, plus the postings that answer userset containment
+//! without scanning. Cloning is O(1); the writer clones the latest snapshot (this part and the
+//! device part, see `crate::compose`), applies a command and publishes the result.
 
 use earshot_core::audience::MemberSet;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
-use imbl::shared_ptr::DefaultSharedPtr;
-use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 
-use crate::layered::{ChunkedVec, IdTable, NameMap, Posting};
-use crate::model::ParticipantKind;
+use crate::memory::layered::{ChunkedVec, IdTable, NameMap, Posting};
+use crate::memory::model::ParticipantKind;
 
-/// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
-pub type Pid = u32;
+pub use crate::common::Pid;
 /// Item index: its creation sequence number, stable across restarts.
 pub type Iid = u32;
 /// Interned audience.
@@ -23,9 +21,7 @@ pub type Aid = u32;
 /// Grant index: its creation sequence number.
 pub type Gid = u32;
 
-pub(crate) type Map<K, V> = imbl::GenericHashMap<K, V, FxBuildHasher, DefaultSharedPtr>;
-pub(crate) type Vector<A> = imbl::Vector<A>;
-pub(crate) type OrdSet<A> = imbl::OrdSet<A>;
+pub(crate) use crate::common::{Map, OrdSet, Vector};
 
 /// The public audience always has this index.
 pub const PUBLIC_AID: Aid = 0;
@@ -126,9 +122,10 @@ impl GrantRec {
     }
 }
 
-/// A store's state at one revision.
+/// The memory part of a store's state at one revision (the composed `crate::Snapshot` adds the
+/// device part).
 #[derive(Clone)]
-pub struct Snapshot {
+pub struct MemorySnapshot {
     pub(crate) store: Arc<str>,
     pub(crate) revision: u64,
     pub(crate) committed_at_ms: i64,
@@ -153,14 +150,12 @@ pub struct Snapshot {
     /// Postings: owner → its public items, ascending (so a lookup filtered by owner never
     /// walks the public items of every other owner).
     pub(crate) owner_public: Map<Pid, Posting>,
-    /// Devices, relation grants and capabilities (SPEC §2).
-    pub(crate) dev: crate::devices::DeviceState,
 }
 
-impl Snapshot {
+impl MemorySnapshot {
     /// An empty store at revision 0, holding only the public audience.
     pub(crate) fn empty(store: &str) -> Self {
-        let mut s = Snapshot {
+        let mut s = MemorySnapshot {
             store: Arc::from(store),
             revision: 0,
             committed_at_ms: 0,
@@ -178,7 +173,6 @@ impl Snapshot {
             aud_grants: Map::default(),
             owner_items: Map::default(),
             owner_public: Map::default(),
-            dev: crate::devices::DeviceState::default(),
         };
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });
@@ -253,6 +247,15 @@ impl Snapshot {
         k.push('\0');
         k.push_str(identifier);
         k
+    }
+}
+
+impl crate::common::Names for MemorySnapshot {
+    fn pid(&self, name: &str) -> Option<Pid> {
+        MemorySnapshot::pid(self, name)
+    }
+    fn part_name(&self, pid: Pid) -> Arc<str> {
+        MemorySnapshot::part_name(self, pid)
     }
 }
 

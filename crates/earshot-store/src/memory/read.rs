@@ -7,12 +7,12 @@ use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
 use earshot_core::{Currentness, Viewers};
 
 use crate::error::{Result, StoreError};
-use crate::layered::Posting;
-use crate::model::{
+use crate::memory::layered::Posting;
+use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, DecisionView, GrantView, ItemView, LookupPage,
     ViewersInput,
 };
-use crate::snapshot::{Aid, Gid, Iid, Pid, Snapshot};
+use crate::memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct ResolvedContainer {
 /// A decision in interned terms.
 pub type RawDecision = Decision<Iid, Gid>;
 
-impl Snapshot {
+impl MemorySnapshot {
     /// Resolves viewer evidence (SPEC §1.2). Anything unknown, ambiguous or not fresh makes the
     /// result `U`; the owner is always added. Exceeding the list bound is an error, not `U`.
     pub fn resolve_viewers(&self, owner: Option<Pid>, input: &ViewersInput) -> Result<Viewers<Pid>> {
@@ -42,7 +42,7 @@ impl Snapshot {
             }
         }
         for ident in &input.identities {
-            let key = Snapshot::ident_key(&ident.transport, &ident.identifier);
+            let key = MemorySnapshot::ident_key(&ident.transport, &ident.identifier);
             match self.idents.get(key.as_str()).map(|b| &b[..]) {
                 Some([p]) => resolved.push(*p),
                 _ => all = false,
@@ -151,7 +151,7 @@ impl Snapshot {
 
     /// Every admissible item for the container among the given owners' items, in creation order,
     /// starting after `after`, at most `limit`. Candidates come from the postings (audiences
-    /// containing the viewers); each candidate is then decided by [`Snapshot::check_iid`].
+    /// containing the viewers); each candidate is then decided by [`MemorySnapshot::check_iid`].
     pub fn lookup_raw(
         &self,
         c: &ResolvedContainer,
@@ -345,7 +345,7 @@ impl Snapshot {
             content: None,
             attributes: None,
             revision: self.revision,
-            token: crate::token::encode(&self.store, self.revision),
+            token: crate::kernel::token::encode(&self.store, self.revision),
         })
     }
 

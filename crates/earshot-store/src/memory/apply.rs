@@ -1,4 +1,4 @@
-//! Applying one write to a working copy of the latest snapshot.
+//! Applying one memory write to a working copy of the memory part of the latest snapshot.
 //!
 //! Every command is validated against the working copy before anything durable is produced;
 //! the caller discards the copy on error, so a refused write leaves no trace (no partial
@@ -13,13 +13,15 @@ use earshot_core::lifecycle::transition;
 use earshot_core::{Action, AudienceDigest, AudienceKind, Currentness, Disposition, State, Viewers};
 
 use crate::error::{check_id, Result, StoreError};
-use crate::graph::Provenance;
-use crate::layered::Posting;
-use crate::model::{
-    limits, parse_time, Attributes, Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem,
-    NewParticipant, OriginInput, OriginKeyword, WriteOutcome,
+use crate::memory::graph::Provenance;
+use crate::memory::layered::Posting;
+use crate::memory::model::{
+    limits, parse_time, Attributes, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant,
+    OriginInput, OriginKeyword, Outcome,
 };
-use crate::snapshot::{Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, PartRec, Pid, Snapshot, PUBLIC_AID};
+use crate::memory::snapshot::{
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+};
 
 /// Content and attributes of a newly created item (durable only; never in the index).
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +42,6 @@ pub(crate) struct Dirty {
     pub contents: Vec<(Iid, NewContent)>,
     pub content_deletes: Vec<Iid>,
     pub grants: Vec<Gid>,
-    pub devices: crate::devices::apply::DeviceDirty,
 }
 
 impl Dirty {
@@ -53,13 +54,12 @@ impl Dirty {
             && self.contents.is_empty()
             && self.content_deletes.is_empty()
             && self.grants.is_empty()
-            && self.devices.is_empty()
     }
 }
 
 /// The writer's mutable context for one command.
 pub(crate) struct Apply<'a> {
-    pub snap: Snapshot,
+    pub snap: MemorySnapshot,
     pub graph: &'a mut Provenance,
     pub now_ms: i64,
     pub dirty: Dirty,
@@ -68,27 +68,7 @@ pub(crate) struct Apply<'a> {
 }
 
 impl Apply<'_> {
-    pub fn run(&mut self, cmd: Command) -> Result<WriteOutcome> {
-        match cmd {
-            Command::CreateParticipant(p) => self.create_participant(p),
-            Command::RemoveParticipant { id } => self.remove_participant(&id),
-            Command::BindIdentity(b) => self.bind_identity(b),
-            Command::CreateItem(i) => self.create_item(i),
-            Command::Lifecycle { item, request } => self.lifecycle(&item, request),
-            Command::Derive { request, issuer } => self.derive(request, &issuer),
-            Command::Grant { item, grant, issuer } => self.grant(&item, grant, &issuer),
-            Command::RevokeGrant { grant } => self.revoke_grant(&grant),
-            Command::PutSchema(s) => self.put_schema(&s.schema),
-            Command::CreateDevice(d) => self.create_device(d),
-            Command::CreateRelation(r) => self.create_relation(r),
-            Command::RevokeRelation { edge, by } => self.revoke_relation(&edge, &by),
-            Command::CreateCapability(c) => self.create_capability(c),
-            Command::RevokeCapability { capability, by } => self.revoke_capability(&capability, &by),
-            Command::ConsumeUse(r) => self.consume_use(r),
-        }
-    }
-
-    pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<WriteOutcome> {
+    pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<Outcome> {
         check_id("id", &p.id)?;
         check_text("name", p.name.as_deref())?;
         if self.snap.pid(&p.id).is_some() {
@@ -102,13 +82,13 @@ impl Apply<'_> {
         Ok(outcome("created", vec![p.id]))
     }
 
-    fn bind_identity(&mut self, b: NewIdentity) -> Result<WriteOutcome> {
+    pub(crate) fn bind_identity(&mut self, b: NewIdentity) -> Result<Outcome> {
         check_transport(&b.transport)?;
         check_identifier(&b.identifier)?;
         check_id("participant", &b.participant)?;
         let pid =
             self.snap.pid(&b.participant).ok_or_else(|| StoreError::ParticipantNotFound(b.participant.clone()))?;
-        let key = Snapshot::ident_key(&b.transport, &b.identifier);
+        let key = MemorySnapshot::ident_key(&b.transport, &b.identifier);
         let mut bound: Vec<Pid> = self.snap.idents.get(key.as_str()).map(|v| v.to_vec()).unwrap_or_default();
         if bound.contains(&pid) {
             return Err(StoreError::IdentityExists {
@@ -125,13 +105,19 @@ impl Apply<'_> {
         Ok(outcome("created", vec![format!("{}:{}", b.transport, b.identifier)]))
     }
 
-    fn remove_participant(&mut self, id: &str) -> Result<WriteOutcome> {
+    /// Removes a participant that owns no items and that `in_use` (the other parts of the
+    /// store) gives no role.
+    pub(crate) fn remove_participant(
+        &mut self,
+        id: &str,
+        in_use: &dyn Fn(Pid) -> Option<&'static str>,
+    ) -> Result<Outcome> {
         check_id("participant", id)?;
         let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
         if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
             return Err(StoreError::ParticipantOwnsItems(id.to_string()));
         }
-        if let Some(role) = self.snap.dev.role_of(pid) {
+        if let Some(role) = in_use(pid) {
             return Err(StoreError::ParticipantInUse { participant: id.to_string(), role });
         }
         let affected: Vec<Aid> = self.snap.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default();
@@ -274,7 +260,7 @@ impl Apply<'_> {
         self.snap.pid(owner).ok_or_else(|| StoreError::ParticipantNotFound(owner.to_string()))
     }
 
-    fn create_item(&mut self, i: NewItem) -> Result<WriteOutcome> {
+    pub(crate) fn create_item(&mut self, i: NewItem) -> Result<Outcome> {
         let id = self.fresh_item_id(i.id)?;
         let owner = self.owner_pid(&i.owner)?;
         check_content(i.content.as_deref(), i.attributes.as_ref())?;
@@ -342,7 +328,7 @@ impl Apply<'_> {
         self.snap.iid(name).ok_or_else(|| StoreError::ItemNotFound(name.to_string()))
     }
 
-    fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<WriteOutcome> {
+    pub(crate) fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<Outcome> {
         let iid = self.item_iid("item", item)?;
         let mut rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         let to = transition(rec.state, req.action).map_err(StoreError::InvalidTransition)?;
@@ -383,7 +369,7 @@ impl Apply<'_> {
         }
     }
 
-    fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<WriteOutcome> {
+    pub(crate) fn derive(&mut self, req: DeriveRequest, issuer: &str) -> Result<Outcome> {
         if req.sources.is_empty() {
             return Err(StoreError::input("sources", "a derivation needs at least one source"));
         }
@@ -436,7 +422,7 @@ impl Apply<'_> {
         only("reason", req.reason.is_some(), "declassification")?;
         only("expires_at", req.expires_at.is_some(), "declassification")?;
         if d == Disposition::Suppress {
-            return Ok(WriteOutcome {
+            return Ok(Outcome {
                 outcome: "suppressed".into(),
                 reason: Some("requested".into()),
                 ..Default::default()
@@ -473,12 +459,12 @@ impl Apply<'_> {
             return Err(integrity("a source vanished during derivation".into()));
         }
         let suppressed = suppression(container.as_ref(), &views);
-        let name_of = |snap: &Snapshot, i: Iid| snap.item(i).map(|r| r.name.to_string()).unwrap_or_default();
+        let name_of = |snap: &MemorySnapshot, i: Iid| snap.item(i).map(|r| r.name.to_string()).unwrap_or_default();
 
         match d {
             Disposition::Intersection | Disposition::Quarantine => {
                 if let (Some(reason), Disposition::Intersection) = (suppressed, d) {
-                    return Ok(WriteOutcome {
+                    return Ok(Outcome {
                         outcome: "suppressed".into(),
                         reason: Some(reason.code().into()),
                         source: Some(name_of(&self.snap, *reason.source())),
@@ -499,17 +485,16 @@ impl Apply<'_> {
                     &sources,
                     NewContent { content: req.content, attributes: req.attributes },
                 );
-                Ok(WriteOutcome {
+                Ok(Outcome {
                     outcome: if d == Disposition::Quarantine { "quarantined" } else { "created" }.into(),
                     ids: vec![id],
                     reason: suppressed.map(|r| r.code().into()),
                     source: suppressed.map(|r| name_of(&self.snap, *r.source())),
-                    ..Default::default()
                 })
             }
             Disposition::Partition => {
                 if let Some(reason) = suppressed {
-                    return Ok(WriteOutcome {
+                    return Ok(Outcome {
                         outcome: "suppressed".into(),
                         reason: Some(reason.code().into()),
                         source: Some(name_of(&self.snap, *reason.source())),
@@ -524,7 +509,7 @@ impl Apply<'_> {
 
     /// Partition: each output's sources share one audience, which the output inherits; every
     /// source of the request goes to exactly one output.
-    fn partition(&mut self, owner: Pid, req: &DeriveRequest, sources: &[Iid]) -> Result<WriteOutcome> {
+    fn partition(&mut self, owner: Pid, req: &DeriveRequest, sources: &[Iid]) -> Result<Outcome> {
         let outputs = req.outputs.as_ref().ok_or_else(|| StoreError::input("outputs", "partition needs `outputs`"))?;
         if outputs.is_empty() || outputs.len() > limits::MAX_OUTPUTS {
             return Err(StoreError::LimitExceeded { field: "outputs", limit: limits::MAX_OUTPUTS });
@@ -581,7 +566,7 @@ impl Apply<'_> {
         Ok(outcome("created", ids))
     }
 
-    fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<WriteOutcome> {
+    pub(crate) fn grant(&mut self, item: &str, g: NewGrant, issuer: &str) -> Result<Outcome> {
         let iid = self.item_iid("item", item)?;
         if g.members.is_empty() {
             return Err(StoreError::input("members", "a grant names at least one member"));
@@ -630,7 +615,7 @@ impl Apply<'_> {
         Ok(outcome("granted", vec![name.to_string()]))
     }
 
-    fn revoke_grant(&mut self, grant: &str) -> Result<WriteOutcome> {
+    pub(crate) fn revoke_grant(&mut self, grant: &str) -> Result<Outcome> {
         check_id("grant", grant)?;
         let gid = *self.snap.gids.get(grant).ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
         let mut g = self.snap.grant(gid).cloned().ok_or_else(|| StoreError::GrantNotFound(grant.to_string()))?;
@@ -657,8 +642,8 @@ fn move_posting(postings: &mut Map<Aid, Posting>, from: Aid, to: Aid) -> Vec<u32
     moved
 }
 
-pub(crate) fn outcome(kind: &str, ids: Vec<String>) -> WriteOutcome {
-    WriteOutcome { outcome: kind.to_string(), ids, ..Default::default() }
+pub(crate) fn outcome(kind: &str, ids: Vec<String>) -> Outcome {
+    Outcome { outcome: kind.to_string(), ids, ..Default::default() }
 }
 
 fn integrity(msg: String) -> StoreError {

@@ -25,7 +25,7 @@ use tantivy::schema::{Field, IndexRecordOption, Schema, FAST, INDEXED, TEXT};
 use tantivy::{DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
 
 use crate::error::{Result, StoreError};
-use crate::snapshot::Iid;
+use crate::memory::snapshot::Iid;
 
 /// Bytes of indexing buffer (tantivy's minimum per indexing thread is 15 MB).
 const WRITER_HEAP: usize = 32 * 1024 * 1024;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxBuildHasher;
 
-use crate::snapshot::Map;
+use crate::memory::snapshot::Map;
 
 /// An insert-only map from names to ids: a flat base plus a persistent overlay, folded into a
 /// new base when the overlay grows past a quarter of the base (amortised O(1) per insert).

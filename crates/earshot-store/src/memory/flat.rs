@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use earshot_core::admission::grant_is_live;
 use earshot_core::{AudienceKind, Quality, State};
 
-use crate::durable::{AudienceRecord, ItemRecord, Records};
-use crate::model::ContainerInput;
+use crate::memory::durable::{AudienceRecord, ItemRecord, MemoryRecords};
+use crate::memory::model::ContainerInput;
 
 /// The viewers of a container as the flat evaluator sees them: member names, or everyone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +20,8 @@ pub enum FlatViewers {
 
 /// `V(C)` by name from the durable records (SPEC §1.2): the owner and every id must be
 /// participants, every identity bound to exactly one, and the quality fresh; else everyone.
-pub fn resolve(records: &Records, c: &ContainerInput) -> FlatViewers {
+pub fn resolve<'a>(records: impl Into<MemoryRecords<'a>>, c: &ContainerInput) -> FlatViewers {
+    let records: MemoryRecords<'a> = records.into();
     let known = |p: &str| records.participants.iter().any(|r| r.id == p);
     if !known(&c.owner) || c.viewers.quality != Quality::Fresh {
         return FlatViewers::Everyone;
@@ -55,11 +56,12 @@ pub struct FlatDecision {
 pub struct Flat<'a> {
     items: BTreeMap<&'a str, &'a ItemRecord>,
     audiences: BTreeMap<&'a str, &'a AudienceRecord>,
-    records: &'a Records,
+    records: MemoryRecords<'a>,
 }
 
 impl<'a> Flat<'a> {
-    pub fn new(records: &'a Records) -> Self {
+    pub fn new(records: impl Into<MemoryRecords<'a>>) -> Self {
+        let records: MemoryRecords<'a> = records.into();
         Flat {
             items: records.items.iter().map(|i| (i.id.as_str(), i)).collect(),
             audiences: records.audiences.iter().map(|a| (a.digest.as_str(), a)).collect(),
@@ -110,7 +112,7 @@ impl<'a> Flat<'a> {
             return FlatDecision { admitted: true, grant: None };
         }
         let mut best: Option<(usize, &str, &str)> = None;
-        for g in &self.records.grants {
+        for g in self.records.grants {
             if g.item != item || !grant_is_live(g.revoked, g.expires_at_ms, now_ms) {
                 continue;
             }

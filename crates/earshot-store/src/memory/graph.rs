@@ -7,7 +7,7 @@
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Dfs;
 
-use crate::snapshot::Iid;
+use crate::memory::snapshot::Iid;
 
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Provenance {

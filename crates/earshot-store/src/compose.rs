@@ -1,0 +1,335 @@
+//! Where the two domains meet each other and the kernel: the composed [`Snapshot`] is the
+//! kernel's `State` (its records, commands and dirty sets are those of both domains), and the
+//! device reads, which need the participants' names from the memory part, are offered on it.
+//! The composed `Records` of a store (the revision record and both domains' records), their
+//! decoding, encoding and rebuild, are here too.
+
+use earshot_core::condition::RequestContext;
+
+use crate::devices::apply::{DeviceDirty, DeviceWrite, Written};
+use crate::devices::model::{AuthorizeView, ChainView, DependentsView, NewDevice, SchemaView};
+use crate::devices::{Devices, RawAuthorization};
+use std::collections::BTreeMap;
+
+use crate::devices::records::DeviceRecords;
+use crate::devices::DeviceState;
+use crate::error::{Result, StoreError};
+use crate::kernel::backend::Op;
+use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
+use crate::kernel::State;
+use crate::memory::apply::{Apply, Dirty as MemoryDirty};
+use crate::memory::durable::{
+    AudienceRecord, ContentRecord, GrantRecord, IdentityRecord, ItemRecord, MemoryRecords, MemoryRecordsMut,
+    ParticipantRecord,
+};
+use crate::memory::graph::Provenance;
+use crate::memory::model::{NewParticipant, Outcome, ParticipantKind};
+use crate::memory::snapshot::MemorySnapshot;
+use crate::model::{Command, WriteOutcome};
+
+/// The composed snapshot is the kernel's state: memory and devices records project into it, and
+/// a command is applied by the memory or device half it belongs to.
+/// A store's state at one revision: the memory part and the device part. Cloning is O(1)
+/// (persistent maps); the writer clones the latest, applies a command and publishes the result,
+/// so readers holding an older `Arc<Snapshot>` are never blocked. The memory part's reads
+/// (check, lookup, expand, …) are reached through `Deref`; the device reads are below.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) mem: MemorySnapshot,
+    pub(crate) dev: DeviceState,
+}
+
+impl std::ops::Deref for Snapshot {
+    type Target = MemorySnapshot;
+    fn deref(&self) -> &MemorySnapshot {
+        &self.mem
+    }
+}
+
+/// The records a command touched, per part.
+#[derive(Debug, Default)]
+pub(crate) struct Dirty {
+    mem: MemoryDirty,
+    dev: DeviceDirty,
+}
+
+impl Dirty {
+    fn is_empty(&self) -> bool {
+        self.mem.is_empty() && self.dev.is_empty()
+    }
+}
+
+impl State for Snapshot {
+    type Aside = Provenance;
+    type Command = Command;
+    type Outcome = WriteOutcome;
+    type Dirty = Dirty;
+
+    fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Provenance)> {
+        rebuild(store, &Records::decode(raw)?)
+    }
+    fn revision(&self) -> u64 {
+        self.revision
+    }
+    fn committed_at_ms(&self) -> i64 {
+        self.committed_at_ms
+    }
+    fn stamp(&mut self, revision: u64, committed_at_ms: i64) {
+        self.mem.revision = revision;
+        self.mem.committed_at_ms = committed_at_ms;
+    }
+    fn apply(
+        &self,
+        graph: &mut Provenance,
+        cmd: Command,
+        now_ms: i64,
+        new_id: &mut dyn FnMut() -> String,
+    ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
+        let mut a = Apply { snap: self.mem.clone(), graph, now_ms, dirty: MemoryDirty::default(), new_id };
+        let mut dev = self.dev.clone();
+        let mut dev_dirty = DeviceDirty::default();
+        let (d, dd) = (&mut dev, &mut dev_dirty);
+        let out = match cmd {
+            Command::CreateParticipant(p) => a.create_participant(p).map(from_memory),
+            Command::RemoveParticipant { id } => {
+                a.remove_participant(&id, &|pid| self.dev.role_of(pid)).map(from_memory)
+            }
+            Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
+            Command::CreateItem(i) => a.create_item(i).map(from_memory),
+            Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),
+            Command::Derive { request, issuer } => a.derive(request, &issuer).map(from_memory),
+            Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer).map(from_memory),
+            Command::RevokeGrant { grant } => a.revoke_grant(&grant).map(from_memory),
+            Command::PutSchema(s) => device_write(&mut a, d, dd, |w| w.put_schema(&s.schema)),
+            Command::CreateDevice(new) => create_device(&mut a, d, dd, new),
+            Command::CreateRelation(r) => device_write(&mut a, d, dd, |w| w.create_relation(r)),
+            Command::RevokeRelation { edge, by } => device_write(&mut a, d, dd, |w| w.revoke_relation(&edge, &by)),
+            Command::CreateCapability(c) => device_write(&mut a, d, dd, |w| w.create_capability(c)),
+            Command::RevokeCapability { capability, by } => {
+                device_write(&mut a, d, dd, |w| w.revoke_capability(&capability, &by))
+            }
+            Command::ConsumeUse(r) => device_write(&mut a, d, dd, |w| w.consume_use(r)),
+        }?;
+        let dirty = Dirty { mem: a.dirty, dev: dev_dirty };
+        Ok((out, (!dirty.is_empty()).then_some((Snapshot { mem: a.snap, dev }, dirty))))
+    }
+    fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
+        let mut ops = crate::memory::durable::encode(&self.mem, &dirty.mem)?;
+        crate::devices::records::encode(&self.dev, &self.mem, &dirty.dev, &mut ops)?;
+        Ok(ops)
+    }
+}
+
+impl Snapshot {
+    /// The device part with the participants' names.
+    pub(crate) fn devices(&self) -> Devices<'_> {
+        Devices { dev: &self.dev, names: &self.mem }
+    }
+
+    /// `authorize(principal, device, path, action, context)` at this snapshot and `now_ms`.
+    /// A malformed path is an error; unknown names are denials.
+    pub fn authorize_raw(
+        &self,
+        principal: &str,
+        device: &str,
+        path: &str,
+        action: &str,
+        now_ms: i64,
+        ctx: &RequestContext,
+    ) -> Result<RawAuthorization> {
+        self.devices().authorize_raw(principal, device, path, action, now_ms, ctx)
+    }
+
+    /// [`Snapshot::authorize_raw`], rendered for clients.
+    pub fn authorize(
+        &self,
+        principal: &str,
+        device: &str,
+        path: &str,
+        action: &str,
+        now_ms: i64,
+        ctx: &RequestContext,
+    ) -> Result<AuthorizeView> {
+        self.devices().authorize(principal, device, path, action, now_ms, ctx)
+    }
+
+    /// `GET /capabilities/{c}/chain`.
+    pub fn capability_chain(&self, id: &str) -> Result<ChainView> {
+        self.devices().capability_chain(id)
+    }
+
+    /// `GET /capabilities/{c}/dependents`: what revoking `id` would invalidate.
+    pub fn capability_dependents(&self, id: &str) -> Result<DependentsView> {
+        self.devices().capability_dependents(id)
+    }
+
+    /// `GET /schema`: the declared relations, their live edges, and the unexercised ones.
+    pub fn schema_view(&self) -> Result<SchemaView> {
+        self.devices().schema_view()
+    }
+}
+
+/// Compares `live` with a rebuild from `records` (both domains, and the provenance graph); the
+/// error names the first few differences.
+pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
+    let (rebuilt, graph) = rebuild(live.store(), records)?;
+    crate::memory::verify::graph_agrees(&rebuilt, &graph)?;
+    let facts = |s: &Snapshot| {
+        let mut out = crate::memory::verify::facts(s);
+        crate::devices::verify::facts(&s.dev, &s.mem, &mut out);
+        out.sort();
+        out
+    };
+    let a = facts(live);
+    let b = facts(&rebuilt);
+    if a == b {
+        return Ok(format!("revision {}, {} items, {} facts agree", live.revision, live.items.len(), a.len()));
+    }
+    let only_live: Vec<&String> = a.iter().filter(|x| b.binary_search(x).is_err()).take(5).collect();
+    let only_disk: Vec<&String> = b.iter().filter(|x| a.binary_search(x).is_err()).take(5).collect();
+    Err(StoreError::Integrity(format!(
+        "index disagrees with records: only in index {only_live:?}; only on disk {only_disk:?}"
+    )))
+}
+
+/// Runs a device write on the device part (`dev`, `dirty`) of the working copy whose memory
+/// part is `a`'s.
+fn device_write(
+    a: &mut Apply<'_>,
+    dev: &mut DeviceState,
+    dirty: &mut DeviceDirty,
+    f: impl FnOnce(&mut DeviceWrite<'_>) -> Result<Written>,
+) -> Result<WriteOutcome> {
+    let mut w =
+        DeviceWrite { dev, names: &a.snap, revision: a.snap.revision, now_ms: a.now_ms, dirty, new_id: &mut *a.new_id };
+    let done = f(&mut w)?;
+    Ok(WriteOutcome {
+        outcome: done.outcome.to_string(),
+        ids: done.ids,
+        decision: done.decision,
+        ..WriteOutcome::default()
+    })
+}
+
+/// A device is also a participant (kind `device`, so it can hold capabilities): validated by
+/// the device domain, created as a participant by the memory domain, then filed as a device.
+fn create_device(
+    a: &mut Apply<'_>,
+    dev: &mut DeviceState,
+    dirty: &mut DeviceDirty,
+    d: NewDevice,
+) -> Result<WriteOutcome> {
+    let mut owner = None;
+    device_write(a, dev, dirty, |w| {
+        owner = Some(w.new_device_owner(&d)?);
+        Ok(Written::default())
+    })?;
+    let owner = owner.ok_or_else(|| StoreError::Integrity("new device has no owner".into()))?;
+    let out = a
+        .create_participant(NewParticipant { id: d.id.clone(), kind: ParticipantKind::Device, name: d.name })
+        .map_err(|e| match e {
+            StoreError::ParticipantExists(id) => StoreError::DeviceExists(id),
+            e => e,
+        })?;
+    let pid = a.snap.pid(&d.id).ok_or_else(|| StoreError::Integrity("new device vanished".into()))?;
+    device_write(a, dev, dirty, |w| {
+        w.add_device(pid, owner);
+        Ok(Written::default())
+    })?;
+    Ok(from_memory(out))
+}
+
+/// A memory write's answer, as the client's `WriteOutcome` (the writer adds revision and token).
+fn from_memory(o: Outcome) -> WriteOutcome {
+    WriteOutcome { outcome: o.outcome, ids: o.ids, reason: o.reason, source: o.source, ..WriteOutcome::default() }
+}
+
+/// All records of one store, decoded: the revision record, and each domain's records.
+#[derive(Debug, Default, Clone)]
+pub struct Records {
+    pub meta: Option<MetaRecord>,
+    pub participants: Vec<ParticipantRecord>,
+    pub identities: Vec<IdentityRecord>,
+    pub audiences: Vec<AudienceRecord>,
+    pub items: Vec<ItemRecord>,
+    pub contents: BTreeMap<String, ContentRecord>,
+    pub grants: Vec<GrantRecord>,
+    pub devices: DeviceRecords,
+}
+
+impl Records {
+    /// Decodes raw key-value pairs; any unreadable or unknown record is an integrity failure.
+    pub fn decode(raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Self> {
+        let mut r = Records::default();
+        for (k, v) in raw {
+            if k.as_slice() == META_KEY {
+                r.meta = Some(dec(k, v)?);
+            } else if !r.memory_mut().decode(k, v)? && !r.devices.decode(k, v)? {
+                return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k))));
+            }
+        }
+        r.memory_mut().finish();
+        Ok(r)
+    }
+
+    /// The memory records, borrowed.
+    pub fn memory(&self) -> MemoryRecords<'_> {
+        MemoryRecords {
+            participants: &self.participants,
+            identities: &self.identities,
+            audiences: &self.audiences,
+            items: &self.items,
+            contents: &self.contents,
+            grants: &self.grants,
+        }
+    }
+
+    fn memory_mut(&mut self) -> MemoryRecordsMut<'_> {
+        MemoryRecordsMut {
+            participants: &mut self.participants,
+            identities: &mut self.identities,
+            audiences: &mut self.audiences,
+            items: &mut self.items,
+            contents: &mut self.contents,
+            grants: &mut self.grants,
+        }
+    }
+}
+
+impl<'a> From<&'a Records> for MemoryRecords<'a> {
+    fn from(r: &'a Records) -> Self {
+        r.memory()
+    }
+}
+
+/// Rebuilds the snapshot and provenance graph of one store from its records: the memory part
+/// (with the graph), then the device part, whose participants must all exist; stamped with the
+/// revision record's revision. Any record that does not add up refuses the start.
+pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)> {
+    let meta = r.meta.as_ref().ok_or_else(|| StoreError::Integrity(format!("store `{store}` has no meta record")))?;
+    let (mut mem, graph) = crate::memory::durable::rebuild(store, r.memory())?;
+    mem.revision = meta.revision;
+    mem.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
+    let pid_of =
+        |n: &str| mem.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
+    let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
+    Ok((Snapshot { mem, dev }, graph))
+}
+
+/// Rebuilds only the snapshot (the projection a reader uses) from records.
+pub fn rebuild_snapshot(store: &str, r: &Records) -> Result<Snapshot> {
+    rebuild(store, r).map(|(s, _)| s)
+}
+
+/// Encodes whole records as ops, for bulk import (benchmarks, tools) straight into a backend.
+/// The caller is responsible for the records being consistent; the next start-up rebuild
+/// checks them and refuses to start if they are not.
+pub fn encode_records(r: &Records) -> Result<Vec<Op>> {
+    let mut ops = Vec::new();
+    if let Some(m) = &r.meta {
+        ops.push(meta_op(m)?);
+    }
+    crate::memory::durable::encode_records(r.memory(), &mut ops)?;
+    r.devices.encode_all(&mut ops)?;
+    Ok(ops)
+}

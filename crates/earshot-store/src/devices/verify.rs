@@ -1,0 +1,72 @@
+//! Index agreement, device part: the facts of the device half of a snapshot (schema, devices,
+//! edges, capabilities and their indexes) in external terms, for `crate::compose::agreement`.
+
+use super::DeviceState;
+use crate::common::Names;
+
+/// The device half (SPEC §2): schema, devices, edges, capabilities and their indexes.
+pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
+    let cap_name = |c: u32| d.cap(c).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{c}"));
+    let edge_name = |e: u32| d.edge(e).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{e}"));
+    if let Some(schema) = &d.schema {
+        out.push(format!("schema {:?}", schema.source));
+    }
+    for (dev, owner) in d.devices.iter() {
+        out.push(format!("device {} owner={}", names.part_name(*dev), names.part_name(*owner)));
+    }
+    for (eid, e) in d.edges.iter().enumerate() {
+        out.push(format!(
+            "edge #{eid} {} {}--{}-->{} {:?} left={:?} revoked={} rev={} at={}",
+            e.name,
+            names.part_name(e.grantor),
+            e.relation,
+            names.part_name(e.grantee),
+            e.constraints,
+            e.uses_left,
+            e.revoked,
+            e.created_rev,
+            e.created_at_ms
+        ));
+    }
+    for (cid, c) in d.caps.iter().enumerate() {
+        let paths: Vec<&str> = c.paths.iter().map(|p| p.as_str()).collect();
+        out.push(format!(
+            "capability #{cid} {} holder={} issuer={} device={} {paths:?} {:?} {:?} left={:?} parent={:?} depth={} revoked={} rev={} at={}",
+            c.name,
+            names.part_name(c.holder),
+            names.part_name(c.issuer),
+            names.part_name(c.device),
+            c.actions,
+            c.constraints,
+            c.uses_left,
+            c.parent.map(cap_name),
+            c.depth,
+            c.revoked,
+            c.created_rev,
+            c.created_at_ms
+        ));
+    }
+    for ((g, e), list) in d.edges_by_pair.iter() {
+        let v: Vec<String> = list.iter().map(|x| edge_name(*x)).collect();
+        out.push(format!("posting edges {}->{} {v:?}", names.part_name(*g), names.part_name(*e)));
+    }
+    for ((h, dev, n, hash), node) in d.cap_nodes.iter() {
+        let exact: Vec<String> = node.exact.iter().map(|x| cap_name(*x)).collect();
+        let rest: Vec<String> = node.rest.iter().map(|x| cap_name(*x)).collect();
+        out.push(format!(
+            "capability-trie {} {} {n}:{hash:016x} exact={exact:?} rest={rest:?}",
+            names.part_name(*h),
+            names.part_name(*dev)
+        ));
+    }
+    for (p, kids) in d.children.iter() {
+        let v: Vec<String> = kids.iter().map(|x| cap_name(*x)).collect();
+        out.push(format!("posting children {} {v:?}", cap_name(*p)));
+    }
+    for (name, e) in d.edge_ids.iter() {
+        out.push(format!("name edge {name} #{e}"));
+    }
+    for (name, c) in d.cap_ids.iter() {
+        out.push(format!("name capability {name} #{c}"));
+    }
+}

@@ -1,0 +1,123 @@
+//! The kernel of a store, which knows nothing of what its records mean: the storage seam
+//! (`backend`), revisions and consistency tokens (`token`), and the writer thread with group
+//! commit and snapshot publication, retention and waits (`writer`), over any `State`.
+//!
+//! Arrows run one way: the domains and the composition at the crate root use the kernel; the
+//! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
+
+pub mod backend;
+pub mod token;
+pub(crate) mod writer;
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use crate::error::Result;
+use backend::Op;
+
+/// What applying a command gives: its outcome and, when anything changed, the next state and
+/// what changed.
+pub(crate) type Applied<S> = (<S as State>::Outcome, Option<(S, <S as State>::Dirty)>);
+
+/// What the writer keeps and publishes: one revision of a store's state, as the domains compose
+/// it. The kernel clones it (which must be cheap: persistent maps), applies one command to the
+/// clone, asks it to encode what the command touched, commits, and publishes the clone.
+pub(crate) trait State: Clone + Send + Sync + 'static {
+    /// What the writer holds beside the published state and readers never see (an index only
+    /// writes need), rebuilt with the state.
+    type Aside: Send + 'static;
+    /// One write.
+    type Command: Send + 'static;
+    /// What a write answers.
+    type Outcome: Send + 'static;
+    /// Which records a command touched.
+    type Dirty;
+
+    /// Projects a store's records (as `Backend::load` returns them) into a state and its aside,
+    /// refusing records that do not add up.
+    fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Self::Aside)>;
+    /// The revision this state is.
+    fn revision(&self) -> u64;
+    /// When this revision was committed (retention, and the time `at_exact` reads judge at).
+    fn committed_at_ms(&self) -> i64;
+    /// Marks this state as `revision`, committed at `committed_at_ms`.
+    fn stamp(&mut self, revision: u64, committed_at_ms: i64);
+    /// Applies `cmd` to a copy of `self`. On success, the outcome and, when anything changed,
+    /// the next state with what changed; on error nothing changed (the aside only grows in
+    /// ways a reload undoes).
+    fn apply(
+        &self,
+        aside: &mut Self::Aside,
+        cmd: Self::Command,
+        now_ms: i64,
+        new_id: &mut dyn FnMut() -> String,
+    ) -> Result<Applied<Self>>;
+    /// The ops that write every record `dirty` names, as they are in `self`.
+    fn encode(&self, dirty: &Self::Dirty) -> Result<Vec<Op>>;
+}
+
+/// Time source. Decisions take their time from the snapshot; this only stamps snapshots.
+pub trait Clock: Send + Sync + 'static {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The wall clock.
+#[derive(Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told to (scenario tests of expiry).
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn new(ms: i64) -> Self {
+        ManualClock(AtomicI64::new(ms))
+    }
+    pub fn set(&self, ms: i64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Bounds on waiting, retention and attempts.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How long past revisions stay readable with `at_exact`.
+    pub retention_window: Duration,
+    /// Most past revisions kept, whatever their age.
+    pub retention_max: usize,
+    /// How long an `at_least`/`at_exact` read waits for a revision not yet published.
+    pub consistency_wait: Duration,
+    /// How long an attempt stays readable.
+    pub attempt_ttl: Duration,
+    /// Most attempts open at once per store.
+    pub max_attempts: usize,
+    /// Longest a write waits for its commit; past it the write is refused with
+    /// `storage_unavailable` (outcome unknown), and later writes are refused at once while that
+    /// commit has still not returned.
+    pub write_wait: Duration,
+    /// Bytes kept free on the data directory's filesystem: commits are refused with
+    /// `insufficient_storage` below it, so that sled never runs out of space mid-commit.
+    pub min_free_bytes: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        writer::default_config()
+    }
+}

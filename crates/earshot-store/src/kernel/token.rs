@@ -1,0 +1,107 @@
+//! Consistency tokens: an opaque spelling of (store, revision) that clients carry between calls.
+//!
+//! Format `<revision>.<tag>`, where the tag is the first 8 bytes of SHA-256 over the store id,
+//! so a token from one store is recognised and refused by another. `Consistency` is how a read
+//! names the revision it needs with such a token.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Result, StoreError};
+
+fn tag(store: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"earshot.token.v1\0");
+    h.update(store.as_bytes());
+    hex::encode(&h.finalize()[..8])
+}
+
+/// The token for `revision` of `store`.
+pub fn encode(store: &str, revision: u64) -> String {
+    format!("{revision}.{}", tag(store))
+}
+
+/// The revision a token names; refuses malformed tokens and tokens of another store.
+pub fn decode(store: &str, token: &str) -> Result<u64> {
+    if token.len() > 64 {
+        return Err(StoreError::InvalidToken);
+    }
+    let (rev, t) = token.split_once('.').ok_or(StoreError::InvalidToken)?;
+    let rev: u64 = rev.parse().map_err(|_| StoreError::InvalidToken)?;
+    if t.len() != 16 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(StoreError::InvalidToken);
+    }
+    if t != tag(store) {
+        return Err(StoreError::TokenStoreMismatch);
+    }
+    Ok(rev)
+}
+
+/// How a read picks its snapshot: `"latest"`, `{"at_least": token}` or `{"at_exact": token}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Consistency {
+    #[default]
+    Latest,
+    AtLeast(String),
+    AtExact(String),
+}
+
+/// Read by hand rather than derived, so that naming both `at_least` and `at_exact` (or neither)
+/// is refused with a message that says so, as a request error rather than a JSON syntax error.
+impl<'de> Deserialize<'de> for Consistency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Consistency;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(r#""latest", {"at_least": token} or {"at_exact": token}"#)
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Consistency, E> {
+                match v {
+                    "latest" => Ok(Consistency::Latest),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Consistency, A::Error> {
+                use serde::de::Error;
+                let mut found: Option<Consistency> = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let token: String = map.next_value()?;
+                    let this = match key.as_ref() {
+                        "at_least" => Consistency::AtLeast(token),
+                        "at_exact" => Consistency::AtExact(token),
+                        other => return Err(A::Error::unknown_field(other, &["at_least", "at_exact"])),
+                    };
+                    if found.replace(this).is_some() {
+                        return Err(A::Error::custom(
+                            "`consistency` names one requirement: either `at_least` or `at_exact`, not both",
+                        ));
+                    }
+                }
+                found.ok_or_else(|| {
+                    A::Error::custom("`consistency` needs `at_least` or `at_exact` (or the string \"latest\")")
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_refusals() {
+        let t = encode("s1", 42);
+        assert_eq!(decode("s1", &t).ok(), Some(42));
+        assert!(matches!(decode("s2", &t), Err(StoreError::TokenStoreMismatch)));
+        for bad in ["", "42", "x.0011223344556677", "42.zz", &"9".repeat(80)] {
+            assert!(matches!(decode("s1", bad), Err(StoreError::InvalidToken)), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,412 @@
+//! The writer of one store, generic over its [`State`]: the writer thread (serialised writes,
+//! group commit), the published latest state, the retention window for `at_exact` reads, and
+//! the bounded waits for `at_least`.
+
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+
+use super::backend::{meta_op, Backend, MetaRecord, DEFAULT_MIN_FREE_BYTES};
+use super::token::{self, Consistency};
+use super::{Clock, Config, State};
+use crate::error::{Result, StoreError};
+
+/// Most commands folded into one durable commit.
+const MAX_GROUP: usize = 256;
+
+/// A write's answer and the revision it committed (the latest when nothing was written).
+type Reply<S> = Result<(<S as State>::Outcome, u64)>;
+
+struct Job<S: State> {
+    cmd: S::Command,
+    reply: mpsc::SyncSender<Reply<S>>,
+}
+
+/// The revisions of one running store.
+pub(crate) struct Writer<S: State> {
+    id: Arc<str>,
+    latest: ArcSwap<S>,
+    retained: Mutex<VecDeque<Arc<S>>>,
+    published: Mutex<u64>,
+    published_cv: Condvar,
+    tx: Mutex<Option<mpsc::Sender<Job<S>>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// When the writer entered the commit in progress, if one is: a commit that does not
+    /// return (storage hung) makes later writes fail fast instead of queueing behind it.
+    committing_since: Mutex<Option<Instant>>,
+    /// Why the writer's last group was refused before it was applied (storage not writable,
+    /// or its state not yet reloaded after a failed commit); repeated to writes refused while
+    /// a reload is not due yet, and cleared by the next group that passes.
+    refusing: Mutex<Option<String>>,
+    backend: Arc<dyn Backend>,
+    clock: Arc<dyn Clock>,
+    config: Config,
+    meta: Mutex<MetaRecord>,
+}
+
+impl<S: State> Writer<S> {
+    /// Starts the writer of a store from its projected state and revision record.
+    pub(crate) fn start(
+        id: &str,
+        (mut state, aside): (S, S::Aside),
+        meta: MetaRecord,
+        backend: Arc<dyn Backend>,
+        clock: Arc<dyn Clock>,
+        config: Config,
+    ) -> Result<Arc<Self>> {
+        if meta.committed_at_ms.is_none() {
+            // Records from before commit times were kept: the revision counts from now.
+            let revision = state.revision();
+            state.stamp(revision, clock.now_ms());
+        }
+        let snap = Arc::new(state);
+        let (tx, rx) = mpsc::channel::<Job<S>>();
+        let handle = Arc::new(Writer {
+            id: Arc::from(id),
+            latest: ArcSwap::new(snap.clone()),
+            retained: Mutex::new(VecDeque::from([snap.clone()])),
+            published: Mutex::new(snap.revision()),
+            published_cv: Condvar::new(),
+            tx: Mutex::new(Some(tx)),
+            writer: Mutex::new(None),
+            committing_since: Mutex::new(None),
+            refusing: Mutex::new(None),
+            backend,
+            clock,
+            config,
+            meta: Mutex::new(meta),
+        });
+        let weak = Arc::downgrade(&handle);
+        let start = (snap.as_ref().clone(), aside);
+        let thread = std::thread::Builder::new()
+            .name(format!("earshot-writer-{id}"))
+            .spawn(move || writer_loop(weak, rx, start))
+            .map_err(|e| StoreError::Storage(format!("cannot start writer: {e}")))?;
+        *lock(&handle.writer) = Some(thread);
+        Ok(handle)
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The latest published (durable) state. Never blocks on writers.
+    pub(crate) fn latest(&self) -> Arc<S> {
+        self.latest.load_full()
+    }
+
+    /// The clock's current time.
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Submits a write and blocks until it is durable (or refused), at most `write_wait`.
+    /// Answers the outcome and the revision it committed.
+    pub(crate) fn write(&self, cmd: S::Command) -> Reply<S> {
+        if let Some(reason) = self.writer_stuck() {
+            return Err(StoreError::StorageUnavailable(reason));
+        }
+        let (reply, rx) = mpsc::sync_channel(1);
+        {
+            let tx = lock(&self.tx);
+            let tx = tx.as_ref().ok_or(StoreError::Unavailable)?;
+            tx.send(Job { cmd, reply }).map_err(|_| StoreError::Unavailable)?;
+        }
+        // Bounded: a commit stuck in storage must not hang every caller. The write may still
+        // become durable after this answer, so the refusal says its outcome is unknown.
+        let wait = self.config.write_wait;
+        match rx.recv_timeout(wait) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(StoreError::StorageUnavailable(format!(
+                "the write was not made durable within {} ms; its outcome is unknown",
+                wait.as_millis()
+            ))),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(StoreError::Unavailable),
+        }
+    }
+
+    /// Why the writer cannot make writes durable now, if so: a commit that has not returned
+    /// within `write_wait`.
+    fn writer_stuck(&self) -> Option<String> {
+        let since = (*lock(&self.committing_since))?;
+        (since.elapsed() > self.config.write_wait).then(|| {
+            format!("a commit has not returned for {} s (storage is not responding)", since.elapsed().as_secs())
+        })
+    }
+
+    /// Why writes to this store cannot be made durable now, if so (readiness): a stuck commit
+    /// or the storage's own condition (a full disk, a failed database), probed now, so that
+    /// readiness returns as soon as space does, without waiting for a write. `None` means
+    /// healthy. Reads are served in every case.
+    pub(crate) fn condition(&self) -> Option<String> {
+        self.writer_stuck().or_else(|| self.backend.condition())
+    }
+
+    /// Consistency token for a revision of this store.
+    pub(crate) fn token(&self, revision: u64) -> String {
+        token::encode(&self.id, revision)
+    }
+
+    /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
+    pub(crate) fn snapshot_for(&self, consistency: &Consistency) -> Result<Arc<S>> {
+        use Consistency as C;
+        match consistency {
+            C::Latest => Ok(self.latest()),
+            C::AtLeast(t) => {
+                let rev = token::decode(&self.id, t)?;
+                self.wait_for(rev)?;
+                Ok(self.latest())
+            }
+            C::AtExact(t) => {
+                let rev = token::decode(&self.id, t)?;
+                self.wait_for(rev)?;
+                self.exact(rev)
+            }
+        }
+    }
+
+    /// Waits (bounded by configuration) until `rev` is published.
+    pub(crate) fn wait_for(&self, rev: u64) -> Result<()> {
+        let deadline = Instant::now() + self.config.consistency_wait;
+        let mut published = lock(&self.published);
+        while *published < rev {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(StoreError::ConsistencyTimeout { requested: rev, latest: *published });
+            }
+            published = match self.published_cv.wait_timeout(published, left) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        Ok(())
+    }
+
+    /// The retained snapshot at exactly `rev`.
+    pub(crate) fn exact(&self, rev: u64) -> Result<Arc<S>> {
+        let retained = lock(&self.retained);
+        let oldest = retained.front().map_or(0, |s| s.revision());
+        match retained.binary_search_by_key(&rev, |s| s.revision()) {
+            Ok(i) => retained.get(i).cloned().ok_or(StoreError::RevisionExpired { requested: rev, oldest }),
+            Err(_) => Err(StoreError::RevisionExpired { requested: rev, oldest }),
+        }
+    }
+
+    /// The backend this store's records live in.
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// The configured bounds.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Stops the writer after it drains queued writes.
+    pub(crate) fn shutdown(&self) {
+        lock(&self.tx).take();
+        if let Some(t) = lock(&self.writer).take() {
+            let _ = t.join();
+        }
+    }
+
+    fn publish(&self, snaps: Vec<Arc<S>>) {
+        let Some(last) = snaps.last().cloned() else { return };
+        {
+            let mut retained = lock(&self.retained);
+            retained.extend(snaps);
+            let now = self.clock.now_ms();
+            let window = i64::try_from(self.config.retention_window.as_millis()).unwrap_or(i64::MAX);
+            while retained.len() > 1
+                && (retained.len() > self.config.retention_max
+                    || retained.front().is_some_and(|s| now.saturating_sub(s.committed_at_ms()) > window))
+            {
+                retained.pop_front();
+            }
+        }
+        let rev = last.revision();
+        self.latest.store(last);
+        *lock(&self.published) = rev;
+        self.published_cv.notify_all();
+    }
+}
+
+impl<S: State> Drop for Writer<S> {
+    fn drop(&mut self) {
+        lock(&self.tx).take();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The writer: takes a group of queued commands, applies each as its own revision, commits the
+/// group durably in one batch, then publishes the snapshots and acknowledges.
+///
+/// The writer never dies and never waits on storage between groups: when storage cannot make
+/// a write durable (full disk, failed database) it refuses the whole group fast, before applying
+/// anything, and tries again at the next group. After a failed commit its state may be ahead of
+/// the records, so it reloads from them first (once the backend is writable again, since a
+/// failed database may still show the refused batch).
+fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<Job<S>>, start: (S, S::Aside)) {
+    let (mut snap, mut aside) = start;
+    let mut new_id = || uuid::Uuid::new_v4().to_string();
+    // Set when the writer's state may not match the records (a command applied and then
+    // dropped, or a failed commit): it is rebuilt from the records before the next group.
+    let mut stale = false;
+    let mut last_reload: Option<Instant> = None;
+    while let Ok(first) = rx.recv() {
+        let Some(h) = handle.upgrade() else { return };
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let ready = h.backend.writable().and_then(|()| {
+            if !stale {
+                return Ok(());
+            }
+            // A reload reads the whole store: at most a few per second while it keeps failing.
+            if last_reload.is_some_and(|t| t.elapsed() < RELOAD_INTERVAL) {
+                return Err(StoreError::StorageUnavailable(
+                    lock(&h.refusing).clone().unwrap_or_else(|| "reloading after a failed commit".into()),
+                ));
+            }
+            last_reload = Some(Instant::now());
+            let (s, g) = reload(&h)?;
+            (snap, aside) = (s, g);
+            stale = false;
+            Ok(())
+        });
+        if let Err(e) = ready {
+            let reason = e.to_string();
+            let mut refusing = lock(&h.refusing);
+            // Logged when refusing starts, not per write: a full disk may also hold the log.
+            if refusing.is_none() {
+                tracing::warn!(store = %h.id, error = %reason, "refusing writes: storage is not writable");
+            }
+            *refusing = Some(reason);
+            drop(refusing);
+            for job in jobs {
+                let _ = job.reply.send(Err(same_error(&e)));
+            }
+            continue;
+        }
+        if lock(&h.refusing).take().is_some() {
+            tracing::info!(store = %h.id, "storage is writable again; accepting writes");
+        }
+        let now_ms = h.clock.now_ms();
+        let mut ops = Vec::new();
+        let mut snaps = Vec::new();
+        let mut acks: Vec<(mpsc::SyncSender<Reply<S>>, Reply<S>)> = Vec::new();
+        let mut meta = lock(&h.meta).clone();
+        for job in jobs {
+            match snap.apply(&mut aside, job.cmd, now_ms, &mut new_id) {
+                Err(e) => acks.push((job.reply, Err(e))),
+                Ok((out, None)) => acks.push((job.reply, Ok((out, snap.revision())))),
+                Ok((out, Some((mut next, dirty)))) => {
+                    let revision = snap.revision() + 1;
+                    next.stamp(revision, now_ms);
+                    meta.revision = revision;
+                    meta.committed_at_ms = Some(now_ms);
+                    match next.encode(&dirty).and_then(|mut o| {
+                        o.push(meta_op(&meta)?);
+                        Ok(o)
+                    }) {
+                        Ok(o) => {
+                            ops.extend(o);
+                            snap = next;
+                            snaps.push(Arc::new(snap.clone()));
+                            acks.push((job.reply, Ok((out, revision))));
+                        }
+                        Err(e) => {
+                            // Applied (the aside may have grown) but dropped.
+                            stale = true;
+                            acks.push((job.reply, Err(e)));
+                        }
+                    }
+                }
+            }
+        }
+        if !ops.is_empty() {
+            *lock(&h.committing_since) = Some(Instant::now());
+            let committed = h.backend.commit(&h.id, ops);
+            *lock(&h.committing_since) = None;
+            match committed {
+                Ok(()) => {
+                    *lock(&h.meta) = meta;
+                    h.publish(snaps);
+                }
+                Err(e) => {
+                    tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
+                    acks = acks.into_iter().map(|(reply, r)| (reply, r.and(Err(same_error(&e))))).collect();
+                    stale = true;
+                    // The common case (a backend that refused before writing) is usable at
+                    // once: reload now, so the next group does not pay for it.
+                    if h.backend.writable().is_ok() {
+                        last_reload = Some(Instant::now());
+                        if let Ok((s, g)) = reload(&h) {
+                            (snap, aside) = (s, g);
+                            stale = false;
+                        }
+                    }
+                }
+            }
+        }
+        for (reply, r) in acks {
+            let _ = reply.send(r);
+        }
+    }
+}
+
+/// Least time between two reloads of a writer's state while they keep failing.
+const RELOAD_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The same refusal for every write of a group (`StoreError` is not `Clone`: it carries
+/// sources). Storage conditions keep their variant; anything else becomes a storage failure
+/// with the same message.
+fn same_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::InsufficientStorage { available, required } => {
+            StoreError::InsufficientStorage { available: *available, required: *required }
+        }
+        StoreError::StorageUnavailable(m) => StoreError::StorageUnavailable(m.clone()),
+        StoreError::Integrity(m) => StoreError::Integrity(m.clone()),
+        StoreError::Unavailable => StoreError::Unavailable,
+        other => StoreError::Storage(other.to_string()),
+    }
+}
+
+/// Rebuilds the writer's state from the durable records (after a failed commit or encode).
+fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
+    S::load(&h.id, &h.backend.load(&h.id)?)
+}
+
+/// Default bounds for waits and retention.
+pub(crate) fn default_config() -> Config {
+    Config {
+        retention_window: Duration::from_secs(300),
+        retention_max: 10_000,
+        consistency_wait: Duration::from_secs(2),
+        attempt_ttl: Duration::from_secs(600),
+        max_attempts: 100_000,
+        write_wait: Duration::from_secs(5),
+        min_free_bytes: min_free_bytes_from_env(),
+    }
+}
+
+/// The free-space reserve: `EARSHOT_MIN_FREE_MB` when set (operators of small volumes, and the
+/// full-disk test, which runs on a few MiB of tmpfs), else [`DEFAULT_MIN_FREE_BYTES`]. Read
+/// here so that every way of opening a store honours it without a configuration-file change.
+fn min_free_bytes_from_env() -> u64 {
+    std::env::var("EARSHOT_MIN_FREE_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_MIN_FREE_BYTES, |mb| mb.saturating_mul(1024 * 1024))
+}

@@ -1,0 +1,414 @@
+//! Request and response shapes of the store: what a write asks for and what a read returns.
+//!
+//! These are plain serde types with `deny_unknown_fields`, so the API can decode JSON straight
+//! into them; nothing here knows about HTTP.
+
+use earshot_core::{Action, AudienceKind, Disposition, Quality, State};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// Bounds on every list and string a request may carry.
+pub mod limits {
+    pub const MAX_VIEWERS: usize = 256;
+    pub const MAX_SOURCES: usize = 256;
+    pub const MAX_OUTPUTS: usize = 64;
+    pub const MAX_GRANT_MEMBERS: usize = 1024;
+    pub const MAX_BULK_ITEMS: usize = 1000;
+    pub const MAX_LOOKUP_LIMIT: usize = 1000;
+    pub const DEFAULT_LOOKUP_LIMIT: usize = 100;
+    pub const MAX_OWNERS: usize = 64;
+    pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+    pub const MAX_ATTRIBUTES: usize = 64;
+    pub const MAX_ATTRIBUTE_BYTES: usize = 1024;
+    pub const MAX_TEXT_BYTES: usize = 1024;
+    pub const MAX_TRANSPORT_LEN: usize = 64;
+    pub const MAX_IDENTIFIER_LEN: usize = 256;
+    /// Context assembly (SPEC §1.10): query length in bytes, fetch budget and context size.
+    pub const MAX_QUERY_BYTES: usize = 1024;
+    pub const DEFAULT_FETCH: usize = 20;
+    pub const MAX_FETCH: usize = 200;
+    pub const DEFAULT_K: usize = 5;
+}
+
+/// The three kinds of participant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParticipantKind {
+    Person,
+    Agent,
+    Device,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewParticipant {
+    pub id: String,
+    pub kind: ParticipantKind,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A transport identity, e.g. `("email", "bob@example.com")`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    pub transport: String,
+    pub identifier: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewIdentity {
+    pub transport: String,
+    pub identifier: String,
+    pub participant: String,
+}
+
+/// Viewer evidence: participant ids and/or transport identities, plus a quality.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewersInput {
+    #[serde(default)]
+    pub participants: Vec<String>,
+    #[serde(default)]
+    pub identities: Vec<Identity>,
+    #[serde(default)]
+    pub quality: Quality,
+}
+
+/// A container: the acting owner and the viewer evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerInput {
+    pub owner: String,
+    #[serde(default)]
+    pub viewers: ViewersInput,
+}
+
+/// The origin of a recorded item: one of the two keywords, or the viewers present.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OriginInput {
+    Keyword(OriginKeyword),
+    Viewers(ViewersInput),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OriginKeyword {
+    Public,
+    OwnerPrivate,
+}
+
+/// Free-form attributes: string keys to scalar JSON values.
+pub type Attributes = BTreeMap<String, serde_json::Value>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewItem {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub owner: String,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+    pub origin: OriginInput,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LifecycleRequest {
+    pub action: Action,
+    /// For `supersede`: the item that supersedes this one; it must be newer (created later).
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+/// One output of a partition: its own content and the sources it was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionOutput {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeriveRequest {
+    pub disposition: Disposition,
+    pub owner: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub attributes: Option<Attributes>,
+    /// The viewers of the container the derivation was produced for (suppress rule, §1.5).
+    #[serde(default)]
+    pub container: Option<ViewersInput>,
+    /// Partition only: one output per distinct source audience.
+    #[serde(default)]
+    pub outputs: Option<Vec<PartitionOutput>>,
+    /// Declassification only: the exact audience the grant adds.
+    #[serde(default)]
+    pub members: Option<Vec<String>>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewGrant {
+    pub members: Vec<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// RFC 3339 instant after which the grant no longer counts.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+/// What a memory write produced (the composition adds the revision and token to make the
+/// client's `WriteOutcome`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Outcome {
+    /// `created`, `updated`, `removed`, `granted`, `revoked`, `quarantined` or `suppressed`.
+    pub outcome: String,
+    /// Ids of items, participants or grants created or changed.
+    pub ids: Vec<String>,
+    /// For a suppressed or quarantined derivation: why, and which source.
+    pub reason: Option<String>,
+    pub source: Option<String>,
+}
+
+pub use crate::kernel::token::Consistency;
+
+/// One authorized audience of an item, as expand lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AudienceView {
+    /// `origin` or `grant`.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    pub kind: AudienceKind,
+    pub digest: String,
+    /// Sorted member ids; empty for the public audience.
+    pub members: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// A grant as the admin view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantView {
+    pub id: String,
+    pub item: String,
+    pub kind: AudienceKind,
+    pub digest: String,
+    pub members: Vec<String>,
+    pub issuer: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    pub revoked: bool,
+    pub live: bool,
+}
+
+/// The admin view of one item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemView {
+    pub id: String,
+    pub owner: String,
+    pub state: State,
+    pub current: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<BlockedBy>,
+    pub audience: AudienceView,
+    pub grants: Vec<GrantView>,
+    pub sources: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    pub created_revision: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attributes: Option<Attributes>,
+    pub revision: u64,
+    /// Consistency token for `revision`.
+    pub token: String,
+}
+
+/// Why an item is not current: the state that stops it and the item holding that state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedBy {
+    pub state: State,
+    pub item: String,
+}
+
+/// The decision for one item and one container, as clients see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionView {
+    pub item: String,
+    pub admitted: bool,
+    /// A reason code; borrowed from the closed set, so a decision allocates no string for it.
+    pub reason: Cow<'static, str>,
+    /// `origin`, `grant` or absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Cow<'static, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<BlockedBy>,
+    /// Set when the read was at a revision older than the newest: the decision as it was then,
+    /// for audit and explanation only. The answer itself then never admits (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<DecisionView>>,
+}
+
+pub use crate::common::HISTORICAL_REASON;
+
+impl DecisionView {
+    /// This decision as a historical answer: not an admission, with the decision as it was
+    /// then kept under `historical`.
+    pub fn into_historical(self) -> DecisionView {
+        DecisionView {
+            item: self.item.clone(),
+            admitted: false,
+            reason: HISTORICAL_REASON.into(),
+            basis: None,
+            grant: None,
+            blocked_by: None,
+            historical: Some(Box::new(self)),
+        }
+    }
+}
+
+/// One page of a lookup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LookupPage {
+    pub items: Vec<DecisionView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+pub use crate::common::{format_time, parse_time};
+
+/// A context request under an attempt: the query, the fetch budget (candidates ranked) and `k`
+/// (the context's size, taken from the top of the fetch window).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRequest {
+    pub query: String,
+    #[serde(default)]
+    pub fetch: Option<usize>,
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Whose memories to search; defaults to the attempt's container owner.
+    #[serde(default)]
+    pub owners: Vec<String>,
+}
+
+/// One ranked candidate of the fetch window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextCandidate {
+    pub item: String,
+    pub score: f32,
+}
+
+/// One item of an assembled context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextItem {
+    /// 1-based position in the context.
+    pub rank: usize,
+    pub item: String,
+    /// BM25 score among the admissible candidates.
+    pub score: f32,
+    /// SHA-256 (hex) of the content that was indexed; absent for an item without content.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub digest: Option<String>,
+    /// The admission basis: `origin` or `grant`.
+    pub basis: Cow<'static, str>,
+    /// The admission reason code (`admitted_origin`, `admitted_grant`, `admitted_public`).
+    pub reason: Cow<'static, str>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub grant: Option<String>,
+    /// The content itself: in the response that assembles the context, never in the sealed record
+    /// (which keeps its digest).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub content: Option<String>,
+}
+
+/// The exact context of one attempt, sealed and stored durably when it is assembled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SealedContext {
+    pub attempt: String,
+    /// The attempt's pinned revision and its token.
+    pub revision: u64,
+    pub token: String,
+    /// The attempt's snapshot time (grants are evaluated at this instant).
+    pub at: String,
+    pub sealed_at: String,
+    pub container: ContainerInput,
+    /// Whether the container's viewers resolved (else it saw public items only).
+    pub resolved: bool,
+    /// Whose memories were searched.
+    pub owners: Vec<String>,
+    pub query: String,
+    pub fetch: usize,
+    pub k: usize,
+    /// How many admissible candidates were ranked.
+    pub candidates: usize,
+    /// The fetch window: the top `fetch` admissible candidates that match the query, in rank
+    /// order (score descending, ties by item id).
+    pub fetched: Vec<ContextCandidate>,
+    /// The context: the first `k` of the fetch window.
+    pub items: Vec<ContextItem>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn instants_need_a_zone() {
+        let utc = parse_time("t", "2026-01-01T00:00:00Z").unwrap();
+        assert_eq!(parse_time("t", "2026-01-01T01:00:00+01:00").unwrap(), utc);
+        assert_eq!(parse_time("t", "2025-12-31T19:00:00-05:00").unwrap(), utc);
+        assert_eq!(parse_time("t", "2026-01-01T00:00:00.000z").unwrap(), utc);
+        // No zone: ambiguous, refused (issue 9: it used to be read as UTC).
+        for s in ["2026-01-01T00:00:00", "2026-01-01 00:00:00", "2026-01-01T00:00:00.5"] {
+            let e = parse_time("expires_at", s).unwrap_err();
+            assert!(e.to_string().contains("needs a zone"), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn consistency_names_one_requirement() {
+        let read = |s: &str| serde_json::from_str::<Consistency>(s).map_err(|e| e.to_string());
+        assert_eq!(read(r#""latest""#), Ok(Consistency::Latest));
+        assert_eq!(read(r#"{"at_least": "1.ab"}"#), Ok(Consistency::AtLeast("1.ab".into())));
+        assert_eq!(read(r#"{"at_exact": "1.ab"}"#), Ok(Consistency::AtExact("1.ab".into())));
+        let both = read(r#"{"at_least": "1.ab", "at_exact": "1.ab"}"#).unwrap_err();
+        assert!(both.contains("not both"), "{both}");
+        assert!(read("{}").unwrap_err().contains("needs `at_least` or `at_exact`"));
+        assert!(read(r#"{"sometime": "1.ab"}"#).unwrap_err().contains("unknown field"));
+        assert!(read(r#""soon""#).is_err());
+        assert!(read(r#"{"at_least": 5}"#).is_err());
+        // The written form reads back.
+        for c in [Consistency::Latest, Consistency::AtLeast("2.x".into()), Consistency::AtExact("3.y".into())] {
+            assert_eq!(read(&serde_json::to_string(&c).unwrap()), Ok(c));
+        }
+    }
+}

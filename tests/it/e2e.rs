@@ -196,13 +196,16 @@ fn drain(stream: impl Read + Send + 'static, log: Arc<Mutex<Vec<String>>>, tx: O
         let mut tx = tx;
         for line in BufReader::new(stream).lines() {
             let Ok(line) = line else { break };
-            if let Some(addr) = listening_addr(&line) {
+            // Log the line before reporting the address, so a caller woken by the address
+            // always finds the listening line in the log.
+            let addr = listening_addr(&line);
+            if let Ok(mut l) = log.lock() {
+                l.push(strip_ansi(&line));
+            }
+            if let Some(addr) = addr {
                 if let Some(tx) = tx.take() {
                     let _ = tx.send(addr);
                 }
-            }
-            if let Ok(mut l) = log.lock() {
-                l.push(strip_ansi(&line));
             }
         }
     });

@@ -83,8 +83,15 @@ fn hostile_clients_cannot_starve_a_normal_one_and_are_closed_in_time() {
     let server = Server::start(&dir.path().join("data"), Some(&config)).unwrap_or_else(|e| panic!("{e}"));
     let addr = server.addr;
     assert!(addr.ip().is_loopback());
+    // The log line that reports the address is read on another thread: wait (bounded) for it to
+    // reach the captured log rather than racing it.
+    let wanted = format!("max_connections={MAX_CONNECTIONS}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !server.log().contains(&wanted) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
     let log = server.log();
-    assert!(log.contains(&format!("max_connections={MAX_CONNECTIONS}")), "the limits were not applied:\n{log}");
+    assert!(log.contains(&wanted), "the limits were not applied:\n{log}");
 
     // Silent connections, three times the limit; the kernel's backlog takes those not accepted.
     let opened = Instant::now();

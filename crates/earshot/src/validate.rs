@@ -1088,6 +1088,18 @@ impl<'a, T: Target> Runner<'a, T> {
     }
 }
 
+impl Scenario {
+    /// Number of setup steps.
+    pub fn setup_len(&self) -> usize {
+        self.setup.len()
+    }
+
+    /// Number of steps (after the setup).
+    pub fn steps_len(&self) -> usize {
+        self.steps.len()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parsing, running, reporting.
 

@@ -537,6 +537,12 @@ fn validate_runs_the_fixtures_and_reports_failures() {
         assert!(line.starts_with(&format!("{}: ok (", file.display())) && line.ends_with(" steps)"), "{line}");
     }
 
+    // docs/validate.md shows the example file whole (all but its two comment lines).
+    let example = std::fs::read_to_string(workspace_root().join("docs/examples/policy.yaml")).expect("example");
+    let doc = std::fs::read_to_string(workspace_root().join("docs/validate.md")).expect("docs/validate.md");
+    let body = example.splitn(3, '\n').nth(2).unwrap_or_default();
+    assert!(doc.contains(body), "docs/validate.md no longer shows docs/examples/policy.yaml as it is");
+
     let dir = tempfile::tempdir().expect("temp dir");
     let wrong = dir.path().join("wrong.yaml");
     std::fs::write(

@@ -13,8 +13,9 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 
-/// Milliseconds since the epoch at which every test clock starts: 2026-01-01T00:00:00Z.
-pub const T0_MS: i64 = 1_767_225_600_000;
+/// Milliseconds since the epoch at which every test clock starts: 2026-01-01T00:00:00Z (the
+/// scenario runner's start).
+pub const T0_MS: i64 = earshot::validate::T0_MS;
 
 /// An Earshot instance (on a temporary sled directory unless another backend is given), its
 /// router, and its clock.
@@ -88,6 +89,22 @@ impl TestApp {
     /// The latest revision of a store.
     pub fn revision(&self, store: &str) -> u64 {
         self.earshot.store(store).expect("store").latest().revision()
+    }
+}
+
+/// The scenario runner (`earshot::validate`) plays fixtures against a `TestApp` too, over sled
+/// or any backend.
+impl earshot::validate::Target for TestApp {
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        TestApp::call(self, method, path, body).await
+    }
+
+    fn revision(&self, store: &str) -> u64 {
+        TestApp::revision(self, store)
+    }
+
+    fn set_clock(&self, ms: i64) {
+        self.clock.set(ms);
     }
 }
 

@@ -522,3 +522,53 @@ fn the_example_configuration_starts() {
     let r = server.client().with_token("change-me-admin-token").call("GET", "/readyz", None);
     expect_status(&r, 200);
 }
+
+/// `earshot validate`: every fixture and the documented example (`docs/examples/policy.yaml`)
+/// pass through the real binary, one ok line per file (this is how CI runs the repository's
+/// fixtures through the users' command); a wrong expectation exits 1 naming the step and both
+/// values; a file that does not parse exits 2 with the YAML error's line and column.
+#[test]
+fn validate_runs_the_fixtures_and_reports_failures() {
+    let mut files = crate::scenarios::fixture_files();
+    files.push(workspace_root().join("docs/examples/policy.yaml"));
+    let out = Command::new(earshot_bin()).arg("validate").args(&files).output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), files.len(), "{stdout}");
+    for (line, file) in lines.iter().zip(&files) {
+        assert!(line.starts_with(&format!("{}: ok (", file.display())) && line.ends_with(" steps)"), "{line}");
+    }
+
+    // docs/validate.md shows the example file whole (all but its two comment lines).
+    let example = std::fs::read_to_string(workspace_root().join("docs/examples/policy.yaml")).expect("example");
+    let doc = std::fs::read_to_string(workspace_root().join("docs/validate.md")).expect("docs/validate.md");
+    let body = example.splitn(3, '\n').nth(2).unwrap_or_default();
+    assert!(doc.contains(body), "docs/validate.md no longer shows docs/examples/policy.yaml as it is");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrong = dir.path().join("wrong.yaml");
+    std::fs::write(
+        &wrong,
+        "name: wrong\ndescription: one wrong expectation\nsetup:\n  - participants: [o, bob]\n  - item: {id: f1, owner: o, origin: [o]}\nsteps:\n  - check: {item: f1, container: {owner: o, viewers: [bob]}}\n    expect: denied_not_in_audience\n  - check: {item: f1, container: {owner: o, viewers: [bob]}}\n    expect: admitted_origin\n    note: bob should see it\n",
+    )
+    .expect("write");
+    let out = Command::new(earshot_bin()).arg("validate").arg(&wrong).output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let line = format!("{}:step 2 (check f1 in {{owner: o, viewers: ", wrong.display());
+    assert!(stdout.starts_with(&line), "{stdout}");
+    assert!(
+        stdout.contains("expected admitted_origin; got {") && stdout.contains("\"reason\":\"denied_not_in_audience\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[note: bob should see it]") && !stdout.contains("step 1"), "{stdout}");
+
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(&broken, "name: broken\ndescription: x\nsteps:\n  - check: {item: f1\n").expect("write");
+    let out = Command::new(earshot_bin()).arg("validate").arg(&wrong).arg(&broken).output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains(&format!("{}:5:1: cannot parse: ", broken.display())), "{stdout}");
+    assert!(stdout.contains(&format!("{}:step 2 (", wrong.display())), "the other file still runs: {stdout}");
+}

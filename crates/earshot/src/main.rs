@@ -2,7 +2,8 @@
 //! rebuilds every store's indexes from disk and checks them against the durable records;
 //! `schema check|apply` validates or loads a relation schema; `demo fridges` runs the
 //! four-fridges demonstration; `eval` reproduces the paper's retrieval evaluation (logic in
-//! `earshot-eval`).
+//! `earshot-eval`); `validate` runs scenario files of expected decisions (logic in
+//! `earshot::validate`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -48,6 +49,12 @@ enum Cmd {
     /// Reproduce the paper's retrieval evaluation on generated histories: six arms, forbidden
     /// items per context, entitled Recall@k, Recall@5 by distractor dose (table, CSV, SVG plot).
     Eval(EvalArgs),
+    /// Run scenario files (setup and expected decisions, docs/validate.md) against a throwaway
+    /// in-memory store; exit 1 if an expectation fails, 2 if a file cannot be read or parsed.
+    Validate {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -136,7 +143,10 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("earshot: {e:#}");
-            std::process::ExitCode::FAILURE
+            match e.downcast_ref::<earshot::validate::Summary>() {
+                Some(summary) => std::process::ExitCode::from(summary.exit_code()),
+                None => std::process::ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -158,6 +168,14 @@ fn run() -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Eval(args) => eval(&args),
+        Cmd::Validate { files } => {
+            let summary = earshot::validate::run_files(&files, &mut std::io::stdout().lock())?;
+            if summary.exit_code() == 0 {
+                Ok(())
+            } else {
+                Err(summary.into())
+            }
+        }
         Cmd::Schema(SchemaCmd::Check { file }) => schema_check(&file),
         Cmd::Schema(SchemaCmd::Apply { file, store, url, token }) => {
             schema_apply(&file, &store, &url, token.as_deref())

@@ -1,4 +1,4 @@
-//! Device actions of the scenario format (SPEC §2): schema, devices, relation grants,
+//! Owns the device actions of the scenario format (SPEC §2): schema, devices, relation grants,
 //! capabilities, revocations, `authorize`, `use`, and the chain and dependents queries.
 
 use serde::Deserialize;
@@ -66,10 +66,6 @@ impl<'a> DeviceAction<'a> {
             DeviceAction::Dependents(c) => format!("dependents of {c}"),
             DeviceAction::Chain(c) => format!("chain of {c}"),
         }
-    }
-
-    pub(super) fn is_read(&self) -> bool {
-        matches!(self, DeviceAction::Authorize(_) | DeviceAction::Dependents(_) | DeviceAction::Chain(_))
     }
 }
 

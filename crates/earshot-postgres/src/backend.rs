@@ -325,4 +325,9 @@ impl Backend for PgBackend {
     fn condition(&self) -> Option<String> {
         self.fault.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// Replicas commit to the same tables: a commit can lose the race for the head.
+    fn shared(&self) -> bool {
+        true
+    }
 }

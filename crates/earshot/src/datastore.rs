@@ -67,8 +67,8 @@ pub fn open(datastore: Option<&str>, data: &Path, config: Config) -> anyhow::Res
         Some(url) => {
             let options = pg_options(url)?;
             let prefix = options.table_prefix.clone();
-            let backend = PgBackend::open(options)
-                .with_context(|| format!("connecting to the datastore {}", redact(url)))?;
+            let backend =
+                PgBackend::open(options).with_context(|| format!("connecting to the datastore {}", redact(url)))?;
             tracing::info!(datastore = %redact(url), table_prefix = %prefix, "datastore: PostgreSQL");
             let backend: Arc<dyn Backend> = Arc::new(backend);
             Earshot::open_with(backend, Arc::new(SystemClock), config).context("opening the stores in PostgreSQL")

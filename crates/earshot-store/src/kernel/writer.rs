@@ -324,11 +324,8 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
                         }
                         group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
                         stale |= group.stale;
-                        committed = if group.ops.is_empty() {
-                            Ok(())
-                        } else {
-                            commit(&h, std::mem::take(&mut group.ops))
-                        };
+                        committed =
+                            if group.ops.is_empty() { Ok(()) } else { commit(&h, std::mem::take(&mut group.ops)) };
                     }
                     Err(e) => {
                         tracing::error!(store = %h.id, error = %e, "reload after a lost race failed");
@@ -388,7 +385,8 @@ fn apply_group<S: State>(
     now_ms: i64,
     new_id: &mut dyn FnMut() -> String,
 ) -> Group<S> {
-    let mut g = Group { ops: Vec::new(), snaps: Vec::new(), results: Vec::new(), meta: lock(&h.meta).clone(), stale: false };
+    let mut g =
+        Group { ops: Vec::new(), snaps: Vec::new(), results: Vec::new(), meta: lock(&h.meta).clone(), stale: false };
     for cmd in cmds {
         match snap.apply(aside, cmd, now_ms, new_id) {
             Err(e) => g.results.push(Err(e)),

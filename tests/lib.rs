@@ -113,3 +113,59 @@ impl Default for TestApp {
         Self::new()
     }
 }
+
+/// Where a test's records live: one test body, run over each backend. `open` gives a backend
+/// over the same records every time, so a restart is "drop the `Earshot`, `open` again".
+pub enum Datastore {
+    /// A temporary sled directory, gone with its instance (cannot be reopened).
+    Temporary,
+    /// A sled directory, reopenable.
+    Dir(std::path::PathBuf),
+    /// Fresh PostgreSQL tables of this test (`earshot_postgres::testing::isolated`), dropped
+    /// with the last handle; every `open` is a new connection pool, as a restarted process has.
+    Postgres(Arc<earshot_postgres::testing::Isolated>),
+}
+
+impl Datastore {
+    /// Fresh PostgreSQL tables, or `None` (with a `SKIPPED:` message) when PostgreSQL is not
+    /// reachable and `EARSHOT_REQUIRE_PG` is not set.
+    pub fn postgres(tag: &str) -> Result<Option<Self>, String> {
+        Ok(earshot_postgres::testing::isolated(tag)?.map(|db| Datastore::Postgres(Arc::new(db))))
+    }
+
+    /// Whether a second `open` finds the records of the first.
+    pub fn reopenable(&self) -> bool {
+        !matches!(self, Datastore::Temporary)
+    }
+
+    /// A backend over this datastore's records.
+    pub fn open(&self) -> Result<Arc<dyn Backend>, String> {
+        match self {
+            Datastore::Temporary => {
+                Ok(Arc::new(earshot_store::SledBackend::temporary().map_err(|e| format!("temporary sled: {e}"))?))
+            }
+            Datastore::Dir(p) => {
+                // sled releases its file lock from a background thread shortly after the last
+                // handle is dropped, so an in-process reopen may have to wait for it.
+                let mut tries = 0;
+                loop {
+                    match earshot_store::SledBackend::open(p) {
+                        Ok(b) => return Ok(Arc::new(b)),
+                        Err(e) if tries < 250 && e.to_string().contains("could not acquire lock") => {
+                            tries += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                        }
+                        Err(e) => return Err(format!("open sled: {e}")),
+                    }
+                }
+            }
+            Datastore::Postgres(db) => Ok(Arc::new(db.another().map_err(|e| format!("open PostgreSQL: {e}"))?)),
+        }
+    }
+}
+
+/// Proptest cases for a test over PostgreSQL: `EARSHOT_PG_PROPTEST_CASES` when set, else
+/// `default` (kept small: every write is a database round trip, and CI runs these).
+pub fn pg_cases(default: u32) -> u32 {
+    std::env::var("EARSHOT_PG_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}

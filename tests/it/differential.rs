@@ -55,7 +55,11 @@ fn compare_with_flat(h: &Harness, containers: &[ContainerInput]) -> Result<(), S
 }
 
 fn run_differential(u: &Universe) -> Result<(), String> {
-    let mut h = Harness::new(Backing::Temporary)?;
+    run_differential_on(Backing::Temporary, u)
+}
+
+fn run_differential_on(backing: Backing, u: &Universe) -> Result<(), String> {
+    let mut h = Harness::new(backing)?;
     h.compare_each_step = false;
     h.setup(u)?;
     let containers = standard_containers();
@@ -77,6 +81,17 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: earshot_tests::pg_cases(4), ..config(4) })]
+
+    /// The same over PostgreSQL (`verify` after every step).
+    #[test]
+    fn indexed_and_flat_evaluators_agree_on_postgres(u in universe(30)) {
+        let Some(db) = Backing::postgres("diff").map_err(fail)? else { return Ok(()) };
+        run_differential_on(db, &u).map_err(fail)?;
+    }
+}
+
 /// A universe whose steps are interleaved with restarts.
 fn with_restarts() -> impl Strategy<Value = Universe> {
     (universe(20), prop::collection::vec(any::<prop::sample::Index>(), 1..3)).prop_map(|(mut u, at)| {
@@ -91,7 +106,11 @@ fn with_restarts() -> impl Strategy<Value = Universe> {
 
 fn run_with_restarts(u: &Universe) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let mut h = Harness::new(Backing::Dir(dir.path().join("db")))?;
+    run_with_restarts_on(Backing::Dir(dir.path().join("db")), u)
+}
+
+fn run_with_restarts_on(backing: Backing, u: &Universe) -> Result<(), String> {
+    let mut h = Harness::new(backing)?;
     // `Harness::run` on `Step::Reopen` compares every decision and lookup before and after.
     h.run_universe(u)?;
     let reopens = u.steps.iter().filter(|s| matches!(s, Step::Reopen)).count();
@@ -101,6 +120,7 @@ fn run_with_restarts(u: &Universe) -> Result<(), String> {
     }
     compare_with_flat(&h, &standard_containers()).map_err(|e| h.explain(e))?;
     h.compare_exhaustive().map_err(|e| h.explain(e))?;
+    h.store.verify().map_err(|e| h.explain(format!("verify: {e}")))?;
     Ok(())
 }
 
@@ -113,6 +133,17 @@ proptest! {
     #[test]
     fn decisions_survive_a_restart(u in with_restarts()) {
         run_with_restarts(&u).map_err(fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: earshot_tests::pg_cases(3), ..config(3) })]
+
+    /// The same over PostgreSQL: restarts reopen the same tables.
+    #[test]
+    fn decisions_survive_a_restart_on_postgres(u in with_restarts()) {
+        let Some(db) = Backing::postgres("restart").map_err(fail)? else { return Ok(()) };
+        run_with_restarts_on(db, &u).map_err(fail)?;
     }
 }
 

@@ -1,5 +1,5 @@
 //! Owns the model-based store test (issue 5): random sequences of writes, lifecycle changes,
-//! grants, member removals, clock moves and restarts (close and reopen the sled directory), with
+//! grants, member removals, clock moves and restarts (close and reopen the sled directory, or the PostgreSQL tables), with
 //! the store checked against the in-memory model (the reference oracle) after **every** step, at
 //! two levels: every decision, lookup and item view (`Harness::compare`), and the durable records
 //! themselves (participants, identities, items, audiences, grants and the revision), which are
@@ -98,7 +98,13 @@ fn records_match_model(h: &Harness) -> Result<(), String> {
 
 fn run_model(u: &Universe) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let mut h = Harness::new(Backing::Dir(dir.path().join("db")))?;
+    run_model_on(Backing::Dir(dir.path().join("db")), u)
+}
+
+/// The model test over any reopenable backing; a restart drops the `Earshot` and opens a new one
+/// over the same records (the same directory, or the same PostgreSQL tables).
+fn run_model_on(backing: Backing, u: &Universe) -> Result<(), String> {
+    let mut h = Harness::new(backing)?;
     h.setup(u)?;
     records_match_model(&h)?;
     let containers = standard_containers();
@@ -112,7 +118,9 @@ fn run_model(u: &Universe) -> Result<(), String> {
     if asked != done {
         return Err(h.explain(format!("{asked} restarts asked, {done} done")));
     }
-    h.compare_exhaustive().map_err(|e| h.explain(e))
+    h.compare_exhaustive().map_err(|e| h.explain(e))?;
+    h.store.verify().map_err(|e| h.explain(format!("verify: {e}")))?;
+    Ok(())
 }
 
 proptest! {
@@ -123,6 +131,18 @@ proptest! {
     #[test]
     fn the_store_matches_its_model_across_restarts(u in universe_with_restarts()) {
         run_model(&u).map_err(fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: earshot_tests::pg_cases(4), ..config(4) })]
+
+    /// The same over PostgreSQL: a restart drops the instance and opens `Earshot::open_with` on
+    /// the same tables.
+    #[test]
+    fn the_store_matches_its_model_across_restarts_on_postgres(u in universe_with_restarts()) {
+        let Some(db) = Backing::postgres("model").map_err(fail)? else { return Ok(()) };
+        run_model_on(db, &u).map_err(fail)?;
     }
 }
 

@@ -271,6 +271,7 @@ fn every_store_error() -> Vec<StoreError> {
         E::RevisionNotLatest { requested: 1, latest: 2 },
         E::InsufficientStorage { available: 1, required: 2 },
         E::StorageUnavailable(s()),
+        E::WriteConflict(s()),
     ]
 }
 
@@ -334,9 +335,10 @@ fn variant_index(e: &StoreError) -> usize {
         E::RevisionNotLatest { .. } => 52,
         E::InsufficientStorage { .. } => 53,
         E::StorageUnavailable(_) => 54,
+        E::WriteConflict(_) => 55,
     }
 }
-const STORE_VARIANTS: usize = 55;
+const STORE_VARIANTS: usize = 56;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs), with their status. Each but `internal_error` (a panicked blocking task) and

@@ -1,14 +1,19 @@
 //! One conformance suite, every backend: every fixture scenario run through a whole Earshot
 //! (API, store, writer) over PostgreSQL, then a restart on the same tables that must rebuild
 //! the same snapshot and pass `verify`; and the same scenario over `MemoryBackend` must reach
-//! the same revision. Skips with a message when PostgreSQL is not reachable.
+//! the same revision. Two instances ("replicas") writing to one store at once over the same
+//! tables, and the real binary served from PostgreSQL across a restart, then `earshot verify`.
+//! Skips with a message when PostgreSQL is not reachable.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use earshot_postgres::testing::isolated;
+use earshot_postgres::testing::{isolated, url};
 use earshot_store::{Backend, Config, Earshot, ManualClock, MemoryBackend};
 use earshot_tests::{TestApp, T0_MS};
+use serde_json::json;
 
 use crate::scenarios::{fixture_files, parse, run_scenario_on};
 
@@ -68,4 +73,170 @@ async fn every_fixture_scenario_holds_on_postgres_and_survives_a_restart() {
     }
     assert!(report.is_empty(), "{report}");
     assert!(files.len() >= 10, "expected the fixture scenarios, found {}", files.len());
+}
+
+/// Two Earshot instances over the same tables (two replicas, one writer each) write to one store
+/// at once: every acknowledged write is there exactly once after a fresh open, revisions are
+/// gapless, and no write is applied on stale state (the same item id created on both: one 201,
+/// the other `item_exists` or `write_conflict`, never both).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_writing_one_store_never_apply_a_write_on_stale_state() {
+    let Some(db) = isolated("replicas").expect("PostgreSQL") else { return };
+    let a = Arc::new(TestApp::with_backend(db.backend.clone()));
+    assert_eq!(a.call("POST", "/v1/stores", Some(json!({"id": "r"}))).await.0, 201);
+    assert_eq!(a.call("POST", "/v1/stores/r/participants", Some(json!({"id": "own", "kind": "agent"}))).await.0, 201);
+    let b = Arc::new(TestApp::with_backend(Arc::new(db.another().expect("second replica"))));
+
+    // Per replica, three concurrent clients; each writes its own items and races the other
+    // replica for a shared id.
+    const ROUNDS: usize = 12;
+    let mut tasks = Vec::new();
+    for (name, app) in [("a", a.clone()), ("b", b.clone())] {
+        for client in 0..3 {
+            let app = app.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut out = Vec::new();
+                for round in 0..ROUNDS {
+                    for id in [format!("{name}{client}x{round}"), format!("dup{client}x{round}")] {
+                        let body =
+                            json!({"id": id, "owner": "own", "content": format!("{id} by {name}"), "origin": "public"});
+                        let (status, v) = app.call("POST", "/v1/stores/r/items", Some(body)).await;
+                        out.push((name, id, status.as_u16(), v));
+                    }
+                }
+                out
+            }));
+        }
+    }
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.extend(t.await.expect("client task"));
+    }
+
+    let mut acked: BTreeMap<String, u64> = BTreeMap::new();
+    let mut revisions = BTreeSet::new();
+    let mut not_applied = BTreeSet::new();
+    let mut conflicts = 0;
+    let mut problems = Vec::new();
+    for (name, id, status, v) in &answers {
+        match (status, v["error"]["code"].as_str()) {
+            (201, _) => {
+                let rev = v["revision"].as_u64().expect("revision");
+                if acked.insert(id.clone(), rev).is_some() {
+                    problems.push(format!("`{id}` created twice (second by {name})"));
+                }
+                if !revisions.insert(rev) {
+                    problems.push(format!("revision {rev} acknowledged twice"));
+                }
+            }
+            (409, Some("write_conflict")) => {
+                conflicts += 1;
+                not_applied.insert(id.clone());
+            }
+            (409, Some("item_exists")) if id.starts_with("dup") => {}
+            _ => problems.push(format!("`{id}` on {name}: {status} {v}")),
+        }
+    }
+    for client in 0..3 {
+        for round in 0..ROUNDS {
+            let id = format!("dup{client}x{round}");
+            let created = answers.iter().filter(|(_, i, s, _)| *i == id && *s == 201).count();
+            if created > 1 {
+                problems.push(format!("`{id}` was created by both replicas"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(acked.len() >= 2 * 3 * ROUNDS, "too few writes acknowledged: {} ({conflicts} conflicts)", acked.len());
+    drop(a);
+    drop(b);
+
+    // A fresh open finds exactly the acknowledged items, at gapless revisions.
+    let head = db.backend.head("r").expect("head").expect("a head");
+    let log: Vec<u64> = db.backend.changes_after("r", 0, 100_000).expect("log").into_iter().map(|(r, _)| r).collect();
+    assert_eq!(log, (1..=head).collect::<Vec<_>>(), "revisions are gapless");
+    assert_eq!(head, 2 + acked.len() as u64, "one revision per acknowledged write (after store and participant)");
+    let clock = Arc::new(ManualClock::new(T0_MS));
+    let fresh = Earshot::open_with(Arc::new(db.another().expect("fresh")), clock, Config::default()).expect("open");
+    let h = fresh.store("r").expect("store");
+    let items: BTreeSet<String> = h.latest().item_names().into_iter().collect();
+    let want: BTreeSet<String> = acked.keys().cloned().collect();
+    assert_eq!(items, want, "exactly the acknowledged writes");
+    assert!(not_applied.iter().all(|id| !items.contains(id) || id.starts_with("dup")), "a write_conflict was applied");
+    h.verify().expect("verify");
+    eprintln!("two replicas: {} writes acknowledged, {conflicts} write_conflict, head {head}", acked.len());
+}
+
+/// `earshot serve --datastore postgres://…` (here through `EARSHOT_DATASTORE`): writes survive
+/// a restart of the binary, nothing is written to the data directory, and `earshot verify
+/// --datastore …` agrees. An unreachable database stops the start with a clear error.
+#[test]
+fn the_binary_serves_from_postgres_across_a_restart() {
+    use crate::e2e::{earshot_bin, expect_status, Server};
+    let Some(db) = isolated("e2e").expect("PostgreSQL") else { return };
+    let datastore = format!("{}?earshot_prefix={}", url(), db.options.table_prefix);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("unused");
+    let env = [("EARSHOT_DATASTORE", datastore.as_str())];
+
+    let mut server = Server::start_with_env(&data, None, &env).unwrap_or_else(|e| panic!("{e}"));
+    let c = server.client();
+    expect_status(&c.call("POST", "/v1/stores", Some(json!({"id": "pg"}))), 201);
+    expect_status(&c.call("POST", "/v1/stores/pg/participants", Some(json!({"id": "own", "kind": "agent"}))), 201);
+    expect_status(&c.call("POST", "/v1/stores/pg/participants", Some(json!({"id": "bob", "kind": "person"}))), 201);
+    let items = [
+        json!({"id": "i1", "owner": "own", "content": "for bob", "origin": {"participants": ["bob"]}}),
+        json!({"id": "i2", "owner": "own", "content": "for everyone", "origin": "public"}),
+    ];
+    for item in items {
+        expect_status(&c.call("POST", "/v1/stores/pg/items", Some(item)), 201);
+    }
+    let ready = c.call("GET", "/readyz", None);
+    expect_status(&ready, 200);
+    let revision = c.call("GET", "/v1/stores/pg", None).1["revision"].clone();
+    assert_eq!(revision, json!(5), "{revision}");
+    server.kill();
+    assert_eq!(db.backend.head("pg").expect("head"), Some(5));
+
+    let server = Server::start_with_env(&data, None, &env).unwrap_or_else(|e| panic!("{e}"));
+    let c = server.client();
+    assert_eq!(c.call("GET", "/v1/stores/pg", None).1["revision"], revision);
+    let look = c.call(
+        "POST",
+        "/v1/stores/pg/lookup",
+        Some(json!({"container": {"owner": "own", "viewers": {"participants": ["bob"]}}})),
+    );
+    expect_status(&look, 200);
+    let ids: Vec<&str> = look.1["items"].as_array().expect("items").iter().filter_map(|i| i["item"].as_str()).collect();
+    assert_eq!(ids, ["i1", "i2"], "{}", look.1);
+    expect_status(
+        &c.call(
+            "POST",
+            "/v1/stores/pg/items",
+            Some(json!({"id": "i3", "owner": "own", "content": "after", "origin": "public"})),
+        ),
+        201,
+    );
+    drop(server);
+    assert!(!data.exists(), "the data directory was created although the records live in PostgreSQL");
+
+    let out = Command::new(earshot_bin())
+        .args(["verify", "--datastore", &datastore])
+        .env("NO_COLOR", "1")
+        .env_remove("EARSHOT_DATASTORE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run earshot verify");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("pg: ok"), "{text}");
+
+    let out = Command::new(earshot_bin())
+        .args(["serve", "--bind", "127.0.0.1:0", "--datastore", "postgres://root@127.0.0.1:1/test"])
+        .env("NO_COLOR", "1")
+        .env_remove("EARSHOT_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run earshot");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success() && text.contains("connecting to the datastore"), "{text}");
 }

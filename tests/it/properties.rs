@@ -360,12 +360,9 @@ pub(crate) fn p5_within(item: &str, derived: &Audience, source: &Audience, exact
 
 // ---- the harness ------------------------------------------------------------------------------
 
-/// Where a harness keeps its records.
-pub(crate) enum Backing {
-    Temporary,
-    /// A real directory, so the store can be closed and reopened.
-    Dir(std::path::PathBuf),
-}
+/// Where a harness keeps its records (the shared factory: temporary sled, a sled directory,
+/// PostgreSQL tables).
+pub(crate) use earshot_tests::Datastore as Backing;
 
 /// A store and the oracle, driven by the same steps.
 pub(crate) struct Harness {
@@ -391,26 +388,8 @@ pub(crate) struct Harness {
 }
 
 fn open(backing: &Backing, clock: &Arc<ManualClock>) -> Result<Earshot, String> {
-    match backing {
-        Backing::Temporary => Earshot::temporary(clock.clone()).map_err(|e| format!("temporary store: {e}")),
-        Backing::Dir(p) => {
-            // sled releases its file lock from a background thread shortly after the last handle
-            // is dropped, so an in-process reopen may have to wait for it.
-            let mut tries = 0;
-            let backend = loop {
-                match earshot_store::SledBackend::open(p) {
-                    Ok(b) => break b,
-                    Err(e) if tries < 250 && e.to_string().contains("could not acquire lock") => {
-                        tries += 1;
-                        std::thread::sleep(std::time::Duration::from_millis(20));
-                    }
-                    Err(e) => return Err(format!("open sled: {e}")),
-                }
-            };
-            Earshot::open_with(Arc::new(backend), clock.clone(), earshot_store::Config::default())
-                .map_err(|e| format!("open: {e}"))
-        }
-    }
+    Earshot::open_with(backing.open()?, clock.clone(), earshot_store::Config::default())
+        .map_err(|e| format!("open: {e}"))
 }
 
 impl Harness {
@@ -783,10 +762,10 @@ impl Harness {
         Ok(())
     }
 
-    /// Closes the store and opens it again from its directory, checking that every decision
+    /// Closes the store and opens it again from its directory (or tables), checking that every decision
     /// and lookup is the same before and after.
     pub fn reopen(&mut self) -> Result<(), String> {
-        if !matches!(self.backing, Backing::Dir(_)) {
+        if !self.backing.reopenable() {
             return Ok(());
         }
         let before = self.decisions(&standard_containers())?;
@@ -1069,7 +1048,11 @@ impl Harness {
 /// Runs one universe against the oracle: compare after every step, exhaustively at the end,
 /// and check index agreement.
 fn run_against_oracle(u: &Universe) -> Result<(), String> {
-    let mut h = Harness::new(Backing::Temporary)?;
+    run_against_oracle_on(Backing::Temporary, u)
+}
+
+fn run_against_oracle_on(backing: Backing, u: &Universe) -> Result<(), String> {
+    let mut h = Harness::new(backing)?;
     h.run_universe(u)?;
     h.compare_exhaustive().map_err(|e| h.explain(e))?;
     h.store.verify().map_err(|e| h.explain(format!("verify: {e}")))?;
@@ -1090,6 +1073,17 @@ proptest! {
     #[test]
     fn store_agrees_with_the_oracle(u in universe(40)) {
         run_against_oracle(&u).map_err(fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: earshot_tests::pg_cases(6), ..config(6) })]
+
+    /// The same over PostgreSQL (a few cases: every write is a round trip), with `verify`.
+    #[test]
+    fn store_agrees_with_the_oracle_on_postgres(u in universe(30)) {
+        let Some(db) = Backing::postgres("props").map_err(fail)? else { return Ok(()) };
+        run_against_oracle_on(db, &u).map_err(fail)?;
     }
 }
 

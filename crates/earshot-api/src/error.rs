@@ -106,7 +106,8 @@ impl From<StoreError> for ApiError {
             | E::InvalidTransition(_)
             | E::GrantAlreadyRevoked(_)
             | E::AttemptSealed(_)
-            | E::RevisionNotLatest { .. } => StatusCode::CONFLICT,
+            | E::RevisionNotLatest { .. }
+            | E::WriteConflict(_) => StatusCode::CONFLICT,
             E::RevisionExpired { .. } => StatusCode::GONE,
             E::AnonymousParticipant
             | E::OriginUnresolved

@@ -257,6 +257,16 @@ impl PgBackend {
     }
 }
 
+impl Drop for PgBackend {
+    /// Closes the idle connections off any async runtime: the synchronous client blocks when it
+    /// is dropped, which panics on a runtime's thread (a backend whose last handle goes inside
+    /// an async test or handler).
+    fn drop(&mut self) {
+        let pool = &self.pool;
+        off_runtime(|| pool.clear());
+    }
+}
+
 impl Backend for PgBackend {
     /// Every store with a head, i.e. every store committed with a revision (a store is created
     /// by committing its meta record at revision 1). Read from the small heads table rather
@@ -324,5 +334,10 @@ impl Backend for PgBackend {
 
     fn condition(&self) -> Option<String> {
         self.fault.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Replicas commit to the same tables: a commit can lose the race for the head.
+    fn shared(&self) -> bool {
+        true
     }
 }

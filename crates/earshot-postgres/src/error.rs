@@ -76,12 +76,13 @@ impl PgError {
 }
 
 impl From<PgError> for StoreError {
-    /// The store has no conflict variant yet: a conflict becomes `StorageUnavailable` (the
-    /// write was not applied and a retry after the writer reloads is safe), which is also what
-    /// an unreachable database is.
+    /// A lost race becomes `WriteConflict` (nothing was applied; the store's writer reloads and
+    /// applies the write once more before answering it); an unreachable database
+    /// `StorageUnavailable`.
     fn from(e: PgError) -> Self {
         match e {
-            PgError::Conflict { .. } | PgError::Unavailable { .. } => StoreError::StorageUnavailable(e.to_string()),
+            PgError::Conflict { .. } => StoreError::WriteConflict(e.to_string()),
+            PgError::Unavailable { .. } => StoreError::StorageUnavailable(e.to_string()),
             PgError::Database(_) | PgError::Invalid(_) => StoreError::Storage(e.to_string()),
             PgError::Corrupt(m) => StoreError::Integrity(m),
         }

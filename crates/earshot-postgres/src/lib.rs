@@ -68,17 +68,17 @@
 //!
 //! [`PgError::Conflict`] for a lost race (CAS miss, 40001, 40P01, 23505);
 //! [`PgError::Unavailable`] for a failed or lost connection (no SQLSTATE, class 08, 53, 57P0x),
-//! noting when it broke during `COMMIT` (the outcome is then unknown). Both become
-//! `StoreError::StorageUnavailable` (the store has no conflict variant yet), other database
+//! noting when it broke during `COMMIT` (the outcome is then unknown). A conflict becomes
+//! `StoreError::WriteConflict` (the store's writer then reloads and applies the same writes once
+//! more before answering it), unavailability `StoreError::StorageUnavailable`, other database
 //! errors `StoreError::Storage`, undecodable data `StoreError::Integrity`.
 //!
 //! # What remains
 //!
-//! The store does not use the log or the conflict yet: its writer assumes it is the only one.
-//! Wiring it for replicas (after the store's kernel reshape): on a conflict, reload (the writer
-//! already reloads after any failed commit) and retry or refuse; a follower thread per store
-//! that polls [`PgBackend::changes_after`] from its revision and publishes snapshots; pruning
-//! the log ([`PgBackend::prune_log`]) behind the slowest follower.
+//! The store's writer handles a conflict (reload, apply the group once more, else
+//! `write_conflict`) but does not follow the log yet: a follower thread per store that polls
+//! [`PgBackend::changes_after`] from its revision and publishes snapshots, and pruning the log
+//! ([`PgBackend::prune_log`]) behind the slowest follower, are the next step.
 
 mod backend;
 mod error;

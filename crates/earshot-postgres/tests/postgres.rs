@@ -117,9 +117,9 @@ fn a_stale_or_repeated_revision_is_a_conflict_and_applies_nothing() {
         let e = b.commit_at("s", expected, ops).unwrap_err();
         assert!(e.is_conflict(), "{e}");
     }
-    // Through the trait, the store sees a retryable refusal.
+    // Through the trait, the store sees its own conflict (409 `write_conflict`, retryable).
     let e = b.commit("s", vec![put("p/a", "stale"), meta("s", 2)]).unwrap_err();
-    assert_eq!(e.code(), "storage_unavailable", "{e}");
+    assert_eq!(e.code(), "write_conflict", "{e}");
     assert!(e.to_string().contains("conflict"), "{e}");
     assert_eq!(b.load("s").unwrap(), before);
     assert_eq!(b.head("s").unwrap(), Some(2));

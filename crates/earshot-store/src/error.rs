@@ -115,6 +115,11 @@ pub enum StoreError {
     /// the outcome is unknown, the retry may find the write already applied.
     #[error("storage is unavailable: {0}")]
     StorageUnavailable(String),
+    /// Another writer (a replica over the same shared datastore) committed the store's next
+    /// revision first. The write was applied again on the newer state and lost once more, so
+    /// it was not applied at all; retrying it is safe.
+    #[error("write conflict: another writer committed to this store first and the write was not applied; it is safe to retry ({0})")]
+    WriteConflict(String),
     #[error("attempt `{0}` already has a sealed context; a retry is a new attempt")]
     AttemptSealed(String),
     #[error("the search index holds {indexed} items, the read needs {needed}; retry later")]
@@ -180,6 +185,7 @@ impl StoreError {
             E::Unavailable => "unavailable",
             E::InsufficientStorage { .. } => "insufficient_storage",
             E::StorageUnavailable(_) => "storage_unavailable",
+            E::WriteConflict(_) => "write_conflict",
             E::AttemptSealed(_) => "attempt_sealed",
             E::SearchLagging { .. } => "search_index_lagging",
             E::Search(_) => "search_failure",

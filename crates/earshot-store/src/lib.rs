@@ -131,9 +131,18 @@ impl Earshot {
         }
     }
 
-    /// Every store that cannot make writes durable now, with the reason (readiness).
+    /// Every store that cannot make writes durable now, with the reason (readiness). A
+    /// backend that reports a condition of its own (an unreachable database) with no store
+    /// running is listed under the empty name, so that a fresh service is not ready either.
     pub fn degraded(&self) -> std::collections::BTreeMap<String, String> {
-        self.stores.iter().filter_map(|e| e.value().condition().map(|c| (e.key().clone(), c))).collect()
+        let mut out: std::collections::BTreeMap<String, String> =
+            self.stores.iter().filter_map(|e| e.value().condition().map(|c| (e.key().clone(), c))).collect();
+        if out.is_empty() {
+            if let Some(c) = self.backend.condition() {
+                out.insert(String::new(), c);
+            }
+        }
+        out
     }
 
     /// Stops every writer after draining queued writes.

@@ -1,6 +1,7 @@
 //! Library half of the `earshot` binary: the commands that are more than wiring (the
-//! four-fridges demonstration, `earshot validate` and its scenario runner), kept here so the
-//! test suite can run them in process.
+//! four-fridges demonstration, `earshot validate` and its scenario runner, the choice of
+//! datastore), kept here so the test suite can run them in process.
 
+pub mod datastore;
 pub mod fridges;
 pub mod validate;

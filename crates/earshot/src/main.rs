@@ -1,5 +1,5 @@
-//! The `earshot` binary: `serve` runs the HTTP service on the embedded sled store; `verify`
-//! rebuilds every store's indexes from disk and checks them against the durable records;
+//! The `earshot` binary: `serve` runs the HTTP service on the embedded sled store or on
+//! PostgreSQL (`--datastore`); `verify` rebuilds every store's indexes from its datastore and checks them against the durable records;
 //! `schema check|apply` validates or loads a relation schema; `demo fridges` runs the
 //! four-fridges demonstration; `eval` reproduces the paper's retrieval evaluation (logic in
 //! `earshot-eval`); `validate` runs scenario files of expected decisions (logic in
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 use earshot_api::{AppState, Auth, ServerLimits, TokenConfig};
-use earshot_store::{Config, Earshot};
+use earshot_store::Config;
 use serde::Deserialize;
 
 /// mimalloc rather than glibc malloc: after bursts of connections glibc keeps freed memory in
@@ -37,6 +37,9 @@ enum Cmd {
         /// Data directory of the embedded store.
         #[arg(long, env = "EARSHOT_DATA", default_value = "earshot-data")]
         data: PathBuf,
+        /// A `postgres://` URL to verify instead of the data directory.
+        #[arg(long, env = "EARSHOT_DATASTORE")]
+        datastore: Option<String>,
     },
     /// Print the OpenAPI document.
     Openapi,
@@ -109,6 +112,10 @@ struct ServeArgs {
     /// Data directory of the embedded store (created if missing).
     #[arg(long, env = "EARSHOT_DATA")]
     data: Option<PathBuf>,
+    /// Records in PostgreSQL instead: a `postgres://` URL, optionally with
+    /// `earshot_prefix=<table prefix>` (README, "Running on PostgreSQL").
+    #[arg(long, env = "EARSHOT_DATASTORE")]
+    datastore: Option<String>,
     /// TOML configuration file (bind, data, retention, server limits and `[[tokens]]`).
     #[arg(long, env = "EARSHOT_CONFIG")]
     config: Option<PathBuf>,
@@ -120,6 +127,8 @@ struct ServeArgs {
 struct FileConfig {
     bind: Option<SocketAddr>,
     data: Option<PathBuf>,
+    /// A `postgres://` URL: the records live in PostgreSQL rather than in `data`.
+    datastore: Option<String>,
     /// Seconds past revisions stay readable with `at_exact`.
     retention_seconds: Option<u64>,
     /// Most milliseconds an `at_least` read waits.
@@ -162,7 +171,7 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Cmd::Serve(args) => serve(args),
-        Cmd::Verify { data } => verify(&data),
+        Cmd::Verify { data, datastore } => verify(&data, datastore.as_deref()),
         Cmd::Openapi => {
             println!("{}", earshot_api::OPENAPI_JSON);
             Ok(())
@@ -299,6 +308,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let bind = args.bind.or(file.bind).unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
     let data = args.data.or(file.data.clone()).unwrap_or_else(|| PathBuf::from("earshot-data"));
+    let datastore = args.datastore.or(file.datastore.clone());
     let mut config = Config::default();
     if let Some(s) = file.retention_seconds {
         config.retention_window = std::time::Duration::from_secs(s);
@@ -324,10 +334,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
-    std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
     let started = std::time::Instant::now();
-    let earshot = Arc::new(Earshot::open(&data, config).context("opening the store")?);
-    tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), "rebuilt indexes");
+    let earshot = Arc::new(earshot::datastore::open(datastore.as_deref(), &data, config)?);
+    tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), postgres = datastore.is_some(), "rebuilt indexes");
     earshot.warm_search();
     let state = AppState::new(earshot.clone(), auth);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -395,11 +404,11 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-fn verify(data: &std::path::Path) -> anyhow::Result<()> {
-    if !data.exists() {
+fn verify(data: &std::path::Path, datastore: Option<&str>) -> anyhow::Result<()> {
+    if datastore.is_none() && !data.exists() {
         bail!("{} does not exist", data.display());
     }
-    let earshot = Earshot::open(data, Config::default()).context("opening the store")?;
+    let earshot = earshot::datastore::open(datastore, data, Config::default())?;
     let mut failed = false;
     for id in earshot.store_ids() {
         let h = earshot.store(&id)?;

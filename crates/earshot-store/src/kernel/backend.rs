@@ -39,6 +39,12 @@ pub trait Backend: Send + Sync + 'static {
     fn condition(&self) -> Option<String> {
         None
     }
+    /// Whether other processes may commit to the same stores, so that a commit can lose a race
+    /// (`StoreError::WriteConflict`) and the writer keeps each group's commands to apply them
+    /// once more on the reloaded state.
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
 /// Key prefixes of on-demand records: large values and write-once audit records that a domain

@@ -26,8 +26,8 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
     /// What the writer holds beside the published state and readers never see (an index only
     /// writes need), rebuilt with the state.
     type Aside: Send + 'static;
-    /// One write.
-    type Command: Send + 'static;
+    /// One write (cloned only to apply it once more after a lost race on a shared backend).
+    type Command: Clone + Send + 'static;
     /// What a write answers.
     type Outcome: Send + 'static;
     /// Which records a command touched.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
-use super::backend::{meta_op, Backend, MetaRecord, DEFAULT_MIN_FREE_BYTES};
+use super::backend::{meta_op, Backend, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES};
 use super::token::{self, Consistency};
 use super::{Clock, Config, State};
 use crate::error::{Result, StoreError};
@@ -302,50 +302,45 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
             tracing::info!(store = %h.id, "storage is writable again; accepting writes");
         }
         let now_ms = h.clock.now_ms();
-        let mut ops = Vec::new();
-        let mut snaps = Vec::new();
-        let mut acks: Vec<(mpsc::SyncSender<Reply<S>>, Reply<S>)> = Vec::new();
-        let mut meta = lock(&h.meta).clone();
-        for job in jobs {
-            match snap.apply(&mut aside, job.cmd, now_ms, &mut new_id) {
-                Err(e) => acks.push((job.reply, Err(e))),
-                Ok((out, None)) => acks.push((job.reply, Ok((out, snap.revision())))),
-                Ok((out, Some((mut next, dirty)))) => {
-                    let revision = snap.revision() + 1;
-                    next.stamp(revision, now_ms);
-                    meta.revision = revision;
-                    meta.committed_at_ms = Some(now_ms);
-                    match next.encode(&dirty).and_then(|mut o| {
-                        o.push(meta_op(&meta)?);
-                        Ok(o)
-                    }) {
-                        Ok(o) => {
-                            ops.extend(o);
-                            snap = next;
-                            snaps.push(Arc::new(snap.clone()));
-                            acks.push((job.reply, Ok((out, revision))));
+        let (cmds, replies): (Vec<S::Command>, Vec<_>) = jobs.into_iter().map(|j| (j.cmd, j.reply)).unzip();
+        // On a shared backend the commands are kept, to apply them once more after a lost race.
+        let again = h.backend.shared().then(|| cmds.clone());
+        let mut group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
+        stale |= group.stale;
+        if !group.ops.is_empty() {
+            let mut committed = commit(&h, std::mem::take(&mut group.ops));
+            if let (Err(StoreError::WriteConflict(why)), Some(cmds)) = (&committed, again) {
+                // Another writer committed first: nothing of the group was applied. Reload its
+                // state and apply the same commands once more; each re-validates against the
+                // newer state (one that is now invalid is refused with its own error).
+                tracing::info!(store = %h.id, reason = %why, "commit lost a race; applying the group again on the reloaded state");
+                last_reload = Some(Instant::now());
+                match reload(&h) {
+                    Ok((s, g)) => {
+                        (snap, aside) = (s, g);
+                        stale = false;
+                        if snap.revision() > *lock(&h.published) {
+                            h.publish(vec![Arc::new(snap.clone())]);
                         }
-                        Err(e) => {
-                            // Applied (the aside may have grown) but dropped.
-                            stale = true;
-                            acks.push((job.reply, Err(e)));
-                        }
+                        group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
+                        stale |= group.stale;
+                        committed =
+                            if group.ops.is_empty() { Ok(()) } else { commit(&h, std::mem::take(&mut group.ops)) };
+                    }
+                    Err(e) => {
+                        tracing::error!(store = %h.id, error = %e, "reload after a lost race failed");
+                        stale = true;
                     }
                 }
             }
-        }
-        if !ops.is_empty() {
-            *lock(&h.committing_since) = Some(Instant::now());
-            let committed = h.backend.commit(&h.id, ops);
-            *lock(&h.committing_since) = None;
             match committed {
                 Ok(()) => {
-                    *lock(&h.meta) = meta;
-                    h.publish(snaps);
+                    *lock(&h.meta) = group.meta;
+                    h.publish(group.snaps);
                 }
                 Err(e) => {
                     tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
-                    acks = acks.into_iter().map(|(reply, r)| (reply, r.and(Err(same_error(&e))))).collect();
+                    group.results = group.results.into_iter().map(|r| r.and(Err(same_error(&e)))).collect();
                     stale = true;
                     // The common case (a backend that refused before writing) is usable at
                     // once: reload now, so the next group does not pay for it.
@@ -359,10 +354,76 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
                 }
             }
         }
+        let acks = replies.into_iter().zip(group.results);
         for (reply, r) in acks {
             let _ = reply.send(r);
         }
     }
+}
+
+/// A group of commands applied to the writer's state, not yet committed.
+struct Group<S: State> {
+    /// The records to commit: every applied command's, each ending with its meta record.
+    ops: Vec<Op>,
+    /// The state after each applied command, to publish once the commit is durable.
+    snaps: Vec<Arc<S>>,
+    /// One answer per command, in order.
+    results: Vec<Reply<S>>,
+    /// The revision record as of the last applied command.
+    meta: MetaRecord,
+    /// A command was applied and then dropped (its records did not encode): the writer's
+    /// state may differ from the records.
+    stale: bool,
+}
+
+/// Applies `cmds` in order, each as its own revision, advancing `snap`.
+fn apply_group<S: State>(
+    h: &Writer<S>,
+    snap: &mut S,
+    aside: &mut S::Aside,
+    cmds: Vec<S::Command>,
+    now_ms: i64,
+    new_id: &mut dyn FnMut() -> String,
+) -> Group<S> {
+    let mut g =
+        Group { ops: Vec::new(), snaps: Vec::new(), results: Vec::new(), meta: lock(&h.meta).clone(), stale: false };
+    for cmd in cmds {
+        match snap.apply(aside, cmd, now_ms, new_id) {
+            Err(e) => g.results.push(Err(e)),
+            Ok((out, None)) => g.results.push(Ok((out, snap.revision()))),
+            Ok((out, Some((mut next, dirty)))) => {
+                let revision = snap.revision() + 1;
+                next.stamp(revision, now_ms);
+                g.meta.revision = revision;
+                g.meta.committed_at_ms = Some(now_ms);
+                match next.encode(&dirty).and_then(|mut o| {
+                    o.push(meta_op(&g.meta)?);
+                    Ok(o)
+                }) {
+                    Ok(o) => {
+                        g.ops.extend(o);
+                        *snap = next;
+                        g.snaps.push(Arc::new(snap.clone()));
+                        g.results.push(Ok((out, revision)));
+                    }
+                    Err(e) => {
+                        // Applied (the aside may have grown) but dropped.
+                        g.stale = true;
+                        g.results.push(Err(e));
+                    }
+                }
+            }
+        }
+    }
+    g
+}
+
+/// Commits a group's records, marking the commit in progress for `writer_stuck`.
+fn commit<S: State>(h: &Writer<S>, ops: Vec<Op>) -> Result<()> {
+    *lock(&h.committing_since) = Some(Instant::now());
+    let committed = h.backend.commit(&h.id, ops);
+    *lock(&h.committing_since) = None;
+    committed
 }
 
 /// Least time between two reloads of a writer's state while they keep failing.
@@ -377,6 +438,7 @@ fn same_error(e: &StoreError) -> StoreError {
             StoreError::InsufficientStorage { available: *available, required: *required }
         }
         StoreError::StorageUnavailable(m) => StoreError::StorageUnavailable(m.clone()),
+        StoreError::WriteConflict(m) => StoreError::WriteConflict(m.clone()),
         StoreError::Integrity(m) => StoreError::Integrity(m.clone()),
         StoreError::Unavailable => StoreError::Unavailable,
         other => StoreError::Storage(other.to_string()),

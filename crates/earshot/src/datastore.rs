@@ -1,0 +1,99 @@
+//! Where the records live, chosen at start-up: the embedded sled directory (the default), or a
+//! PostgreSQL database named by a `postgres://` URL (`--datastore`, `EARSHOT_DATASTORE`, or the
+//! configuration's `datastore`).
+//!
+//! The URL may carry one parameter of Earshot's own, `earshot_prefix=<prefix>`, the prefix of
+//! the three table names (default `earshot_`; `[a-z_][a-z0-9_]*`), which is removed before the
+//! URL reaches the PostgreSQL client. Several deployments (or tests) can so share one database.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use earshot_postgres::{PgBackend, PgOptions};
+use earshot_store::{Backend, Config, Earshot, SystemClock};
+
+/// The query parameter naming the table prefix.
+pub const PREFIX_PARAM: &str = "earshot_prefix";
+
+/// Whether `datastore` names PostgreSQL (the only datastore besides the embedded directory).
+pub fn is_postgres(datastore: &str) -> bool {
+    datastore.starts_with("postgres://") || datastore.starts_with("postgresql://")
+}
+
+/// The PostgreSQL options a datastore URL names: the URL without `earshot_prefix`, and the
+/// prefix it gave.
+pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
+    if !is_postgres(datastore) {
+        bail!(
+            "unsupported datastore `{}`: expected a postgres:// URL (omit --datastore for the embedded store in --data)",
+            redact(datastore)
+        );
+    }
+    let (base, query) = match datastore.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (datastore, None),
+    };
+    let mut prefix = None;
+    let mut kept = Vec::new();
+    for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some((PREFIX_PARAM, v)) => prefix = Some(v.to_string()),
+            _ => kept.push(pair),
+        }
+    }
+    let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+    let options = PgOptions::new(url);
+    Ok(match prefix {
+        Some(p) => options.with_prefix(p),
+        None => options,
+    })
+}
+
+/// The URL with any password replaced, for messages and logs.
+pub fn redact(datastore: &str) -> String {
+    let Some((scheme, rest)) = datastore.split_once("://") else { return datastore.to_string() };
+    let Some((userinfo, host)) = rest.split_once('@') else { return datastore.to_string() };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => datastore.to_string(),
+    }
+}
+
+/// Opens every store: over PostgreSQL when `datastore` is given, else the sled directory
+/// `data` (created if missing).
+pub fn open(datastore: Option<&str>, data: &Path, config: Config) -> anyhow::Result<Earshot> {
+    match datastore {
+        Some(url) => {
+            let options = pg_options(url)?;
+            let prefix = options.table_prefix.clone();
+            let backend =
+                PgBackend::open(options).with_context(|| format!("connecting to the datastore {}", redact(url)))?;
+            tracing::info!(datastore = %redact(url), table_prefix = %prefix, "datastore: PostgreSQL");
+            let backend: Arc<dyn Backend> = Arc::new(backend);
+            Earshot::open_with(backend, Arc::new(SystemClock), config).context("opening the stores in PostgreSQL")
+        }
+        None => {
+            std::fs::create_dir_all(data).with_context(|| format!("creating {}", data.display()))?;
+            Earshot::open(data, config).context("opening the store")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefix_parameter_is_stripped() {
+        let o = pg_options("postgres://root@127.0.0.1:5432/test?earshot_prefix=e2e_1_").unwrap();
+        assert_eq!(o.url, "postgres://root@127.0.0.1:5432/test");
+        assert_eq!(o.table_prefix, "e2e_1_");
+        let o = pg_options("postgresql://u@h/db?sslmode=disable&earshot_prefix=x_&connect_timeout=3").unwrap();
+        assert_eq!(o.url, "postgresql://u@h/db?sslmode=disable&connect_timeout=3");
+        assert_eq!(o.table_prefix, "x_");
+        assert_eq!(pg_options("postgres://u@h/db").unwrap().table_prefix, "earshot_");
+        assert!(pg_options("/var/lib/earshot").is_err());
+        assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+    }
+}

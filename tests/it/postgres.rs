@@ -240,3 +240,102 @@ fn the_binary_serves_from_postgres_across_a_restart() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success() && text.contains("connecting to the datastore"), "{text}");
 }
+
+/// Replicas follow each other: replica B, which never writes, sees replica A's writes. An
+/// `at_least` read on B of A's token waits until B has followed to it; B's `latest` catches up
+/// within a second; revisions on B only move forward and end at the head; both replicas agree
+/// with a rebuild from PostgreSQL. Prints the lag from A's acknowledgement to B's `latest`
+/// showing the write (p50, p99) and the cost of a full rebuild of the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_replica_follows_another_replicas_writes() {
+    use std::time::{Duration, Instant};
+    let Some(db) = isolated("follow").expect("PostgreSQL") else { return };
+    let a = TestApp::with_backend(db.backend.clone());
+    assert_eq!(a.call("POST", "/v1/stores", Some(json!({"id": "f"}))).await.0, 201);
+    assert_eq!(a.call("POST", "/v1/stores/f/participants", Some(json!({"id": "own", "kind": "agent"}))).await.0, 201);
+    let b = TestApp::with_backend(Arc::new(db.another().expect("second replica")));
+    let hb = b.earshot.store("f").expect("store on b");
+    let write = |id: String| {
+        let a = &a;
+        async move {
+            let body = json!({"id": id, "owner": "own", "content": format!("{id} by a"), "origin": "public"});
+            let (status, v) = a.call("POST", "/v1/stores/f/items", Some(body)).await;
+            assert_eq!(status, 201, "{v}");
+            (v["token"].as_str().expect("token").to_string(), v["revision"].as_u64().expect("revision"))
+        }
+    };
+
+    // `at_least` A's token, on B, right after A's acknowledgement: B waits until it followed.
+    let (token, rev) = write("first".into()).await;
+    let started = Instant::now();
+    let check = json!({"item": "first", "container": {"owner": "own"}, "consistency": {"at_least": token}});
+    let (status, v) = b.call("POST", "/v1/stores/f/check", Some(check)).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["admitted"], true, "{v}");
+    assert!(v["revision"].as_u64().expect("revision") >= rev, "{v}");
+    eprintln!("follow: B answered at_least A's token in {:?}", started.elapsed());
+
+    // B's `latest` catches up without any write of its own.
+    let (_, rev) = write("second".into()).await;
+    let started = Instant::now();
+    while hb.latest().revision() < rev {
+        assert!(started.elapsed() < Duration::from_secs(1), "B did not follow to {rev} within 1 s");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(hb.latest().item_names().contains(&"second".to_string()));
+
+    // The lag from A's acknowledgement to B's `latest` showing the write; B never goes back.
+    const WRITES: usize = 100;
+    let mut lags = Vec::with_capacity(WRITES);
+    let mut seen = hb.latest().revision();
+    for i in 0..WRITES {
+        let (_, rev) = write(format!("lag{i}")).await;
+        let acked = Instant::now();
+        loop {
+            let now = hb.latest().revision();
+            assert!(now >= seen, "B went back from {seen} to {now}");
+            seen = now;
+            if now >= rev {
+                break;
+            }
+            assert!(acked.elapsed() < Duration::from_secs(5), "B did not follow to {rev} within 5 s");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        lags.push(acked.elapsed());
+    }
+    lags.sort();
+    let (p50, p99) = (lags[WRITES / 2], lags[WRITES * 99 / 100 - 1]);
+    eprintln!(
+        "follow: lag from A's acknowledgement to B's latest over {WRITES} writes: p50 {p50:?}, p99 {p99:?}, max {:?}",
+        lags[WRITES - 1]
+    );
+    assert!(p99 < Duration::from_secs(2), "p99 lag {p99:?}");
+
+    // The end: B at the head, both agree with the records, and with a fresh rebuild.
+    let head = db.backend.head("f").expect("head").expect("a head");
+    let ha = a.earshot.store("f").expect("store on a");
+    assert_eq!(ha.latest().revision(), head);
+    let started = Instant::now();
+    while hb.latest().revision() < head {
+        assert!(started.elapsed() < Duration::from_secs(1), "B did not reach the head {head}");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(hb.latest().revision(), head);
+    ha.verify().expect("verify on a");
+    hb.verify().expect("verify on b");
+    let started = Instant::now();
+    let records = hb.durable_records().expect("records");
+    let load = started.elapsed();
+    let started = Instant::now();
+    let clock = Arc::new(ManualClock::new(T0_MS));
+    let fresh = Earshot::open_with(Arc::new(db.another().expect("fresh")), clock, Config::default()).expect("open");
+    let hf = fresh.store("f").expect("store");
+    let rebuild = started.elapsed();
+    assert_eq!(earshot_store::verify::facts(&hf.latest()), earshot_store::verify::facts(&hb.latest()));
+    assert_eq!(earshot_store::verify::facts(&ha.latest()), earshot_store::verify::facts(&hb.latest()));
+    eprintln!(
+        "follow: a full rebuild of the store ({} items, head {head}): loading its records {load:?}; opening a fresh replica {rebuild:?}",
+        hb.latest().item_names().len()
+    );
+    assert!(records.meta.is_some());
+}

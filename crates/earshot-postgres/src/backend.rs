@@ -340,4 +340,9 @@ impl Backend for PgBackend {
     fn shared(&self) -> bool {
         true
     }
+
+    /// The head of the store's log, which followers poll.
+    fn head(&self, store: &str) -> earshot_store::Result<Option<u64>> {
+        Ok(PgBackend::head(self, store)?)
+    }
 }

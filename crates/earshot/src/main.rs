@@ -133,6 +133,8 @@ struct FileConfig {
     retention_seconds: Option<u64>,
     /// Most milliseconds an `at_least` read waits.
     consistency_wait_ms: Option<u64>,
+    /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
+    follow_interval_ms: Option<u64>,
     /// Most connections open at once (default: the descriptor limit less a reserve, at most 4096).
     max_connections: Option<usize>,
     /// Most milliseconds to receive a request head, on a new connection or between requests on
@@ -315,6 +317,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(ms) = file.consistency_wait_ms {
         config.consistency_wait = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = file.follow_interval_ms {
+        config.follow_interval = std::time::Duration::from_millis(ms);
     }
     if file.tokens.is_empty() {
         if !bind.ip().is_loopback() {

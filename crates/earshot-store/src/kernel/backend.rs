@@ -45,6 +45,12 @@ pub trait Backend: Send + Sync + 'static {
     fn shared(&self) -> bool {
         false
     }
+    /// The revision other processes have committed `store` up to, for a shared backend's
+    /// followers (`None`: not known, or a backend no one else writes to). A writer that is
+    /// behind it reloads the store.
+    fn head(&self, _store: &str) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// Key prefixes of on-demand records: large values and write-once audit records that a domain

@@ -259,8 +259,34 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
     // dropped, or a failed commit): it is rebuilt from the records before the next group.
     let mut stale = false;
     let mut last_reload: Option<Instant> = None;
-    while let Ok(first) = rx.recv() {
+    // On a shared backend the writer also follows the other replicas: see `follow`.
+    let follow_every = match handle.upgrade() {
+        Some(h) => (h.backend.shared() && !h.config.follow_interval.is_zero()).then_some(h.config.follow_interval),
+        None => return,
+    };
+    let mut next_follow = Instant::now();
+    loop {
+        let first = match follow_every {
+            None => rx.recv().ok(),
+            Some(_) => match rx.recv_timeout(next_follow.saturating_duration_since(Instant::now())) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            },
+        };
+        if first.is_none() && follow_every.is_none() {
+            return;
+        }
         let Some(h) = handle.upgrade() else { return };
+        if let Some(every) = follow_every {
+            if !stale && Instant::now() >= next_follow {
+                if let Err(e) = follow(&h, &mut snap, &mut aside) {
+                    tracing::debug!(store = %h.id, error = %e, "following the datastore failed; trying again");
+                }
+                next_follow = Instant::now() + every;
+            }
+        }
+        let Some(first) = first else { continue };
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
             match rx.try_recv() {
@@ -450,6 +476,37 @@ fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
     S::load(&h.id, &h.backend.load(&h.id)?)
 }
 
+/// Follows the other replicas of a shared backend: when the backend's head is ahead of the
+/// writer's state, rebuilds the state from the records (a full reload: the first step; applying
+/// the log incrementally is the next) and publishes it, which wakes `at_least` waiters. Runs on
+/// the writer thread, so the writer's state and the published snapshot stay one. The reloaded
+/// revision is the records' own (read in one statement, so consistent with them; at least the
+/// head read, more when a commit landed in between), and is adopted only when it is ahead:
+/// revisions only move forward. Answers whether it reloaded.
+fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result<bool> {
+    let Some(head) = h.backend.head(&h.id)? else { return Ok(false) };
+    if head <= snap.revision() {
+        return Ok(false);
+    }
+    let (s, g) = reload(h)?;
+    if s.revision() < head {
+        return Err(StoreError::Integrity(format!(
+            "store `{}`: the records are at revision {} but the head is at {head}",
+            h.id,
+            s.revision()
+        )));
+    }
+    if s.revision() <= snap.revision() {
+        return Ok(false);
+    }
+    tracing::debug!(store = %h.id, from = snap.revision(), to = s.revision(), "followed another replica");
+    (*snap, *aside) = (s, g);
+    if snap.revision() > *lock(&h.published) {
+        h.publish(vec![Arc::new(snap.clone())]);
+    }
+    Ok(true)
+}
+
 /// Default bounds for waits and retention.
 pub(crate) fn default_config() -> Config {
     Config {
@@ -460,6 +517,7 @@ pub(crate) fn default_config() -> Config {
         max_attempts: 100_000,
         write_wait: Duration::from_secs(5),
         min_free_bytes: min_free_bytes_from_env(),
+        follow_interval: Duration::from_millis(50),
     }
 }
 

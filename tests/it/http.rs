@@ -1184,3 +1184,45 @@ async fn every_container_answer_says_whether_and_why_it_resolved() {
         assert_eq!((got.1["resolution"].clone(), got.1["context"]["resolution"].clone()), (want.clone(), want.clone()));
     }
 }
+
+/// A grant replayed with the same members, reason and expiry as a live grant of the item
+/// answers that grant and writes nothing; a different body, or a replay after revocation,
+/// creates a new one.
+#[tokio::test]
+async fn a_replayed_grant_answers_the_live_one() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let body = json!({"members": ["bob", "carol"], "reason": "asked", "expires_at": "2030-01-01T00:00:00Z"});
+    let first = app.call("POST", "/v1/stores/s/items/private/grants", Some(body.clone())).await;
+    ok(&first, 201);
+    assert_eq!(first.1["outcome"], "granted");
+    let id = first.1["ids"][0].clone();
+    let rev = app.revision("s");
+
+    // Members in another order, duplicated: the same audience, so the same grant.
+    let replay = json!({"members": ["carol", "bob", "bob"], "reason": "asked", "expires_at": "2030-01-01T00:00:00Z"});
+    let again = app.call("POST", "/v1/stores/s/items/private/grants", Some(replay)).await;
+    ok(&again, 200);
+    assert_eq!((again.1["outcome"].clone(), again.1["ids"][0].clone()), (json!("exists"), id.clone()), "{}", again.1);
+    assert_eq!((again.1["revision"].as_u64(), app.revision("s")), (Some(rev), rev));
+
+    // A different reason, expiry or member set is a new grant.
+    for other in [
+        json!({"members": ["bob", "carol"], "reason": "other", "expires_at": "2030-01-01T00:00:00Z"}),
+        json!({"members": ["bob", "carol"], "reason": "asked"}),
+        json!({"members": ["bob"], "reason": "asked", "expires_at": "2030-01-01T00:00:00Z"}),
+    ] {
+        let r = app.call("POST", "/v1/stores/s/items/private/grants", Some(other.clone())).await;
+        ok(&r, 201);
+        assert_ne!(r.1["ids"][0], id, "{other}");
+    }
+    // The same body on another item is that item's own grant.
+    ok(&app.call("POST", "/v1/stores/s/items/shared/grants", Some(body.clone())).await, 201);
+
+    // Once revoked, the replay grants anew.
+    let gid = id.as_str().expect("grant id");
+    ok(&app.call("DELETE", &format!("/v1/stores/s/grants/{gid}"), None).await, 200);
+    let after = app.call("POST", "/v1/stores/s/items/private/grants", Some(body)).await;
+    ok(&after, 201);
+    assert_ne!(after.1["ids"][0], id);
+}

@@ -51,7 +51,8 @@ pub enum Command {
 /// What a committed (or suppressed) write produced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct WriteOutcome {
-    /// `created`, `updated`, `removed`, `granted`, `revoked`, `quarantined` or `suppressed`.
+    /// `created`, `updated`, `removed`, `granted`, `exists` (a replayed live grant: nothing written),
+    /// `revoked`, `quarantined` or `suppressed`.
     pub outcome: String,
     /// Ids of items, participants or grants created or changed.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]

@@ -457,3 +457,64 @@ async fn over_budget_conditions_are_refused_when_written_and_deny_at_once_when_u
     assert_eq!((status.as_u16(), resp["error"]["code"].as_str()), (400, Some("invalid_request")), "{resp}");
     assert!(resp["error"]["message"].as_str().unwrap_or("").contains("size"), "{resp}");
 }
+
+/// Issue 11, one truth on revoked descendants: revoking a capability answers it alone as
+/// revoked and its descendants as `invalidated`; their chain view says `revoked: false` with
+/// `invalidated_by` the revoked ancestor, and they authorize nothing.
+#[tokio::test]
+async fn a_revocation_invalidates_descendants_through_their_ancestor() {
+    let app = TestApp::new();
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    ok(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await);
+    for p in ["ann", "bob", "cat", "dan"] {
+        ok(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await);
+    }
+    ok(app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await);
+    let cap = |id: &str, issuer: &str, holder: &str, parent: Option<&str>| {
+        let mut c = json!({"id": id, "issuer": issuer, "holder": holder, "device": "fridge", "paths": ["x/**"],
+                           "actions": ["read"]});
+        if let Some(p) = parent {
+            c["parent"] = json!(p);
+        }
+        c
+    };
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(cap("k", "ann", "bob", None))).await);
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(cap("k2", "bob", "cat", Some("k")))).await);
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(cap("k3", "cat", "dan", Some("k2")))).await);
+
+    let revoked = ok(app.call("DELETE", "/v1/stores/s/capabilities/k?by=ann", None).await);
+    assert_eq!(
+        (&revoked["outcome"], &revoked["ids"], &revoked["invalidated"]),
+        (&json!("revoked"), &json!(["k"]), &json!(["k2", "k3"])),
+        "{revoked}"
+    );
+
+    let chain = ok(app.call("GET", "/v1/stores/s/capabilities/k3/chain", None).await);
+    let links: Vec<(Value, Value, Value)> = chain["chain"]
+        .as_array()
+        .expect("chain")
+        .iter()
+        .map(|l| (l["id"].clone(), l["revoked"].clone(), l.get("invalidated_by").cloned().unwrap_or(Value::Null)))
+        .collect();
+    assert_eq!(
+        links,
+        vec![
+            (json!("k"), json!(true), Value::Null),
+            (json!("k2"), json!(false), json!("k")),
+            (json!("k3"), json!(false), json!("k")),
+        ],
+        "{chain}"
+    );
+    let ask = json!({"principal": "dan", "device": "fridge", "path": "x/a", "action": "read"});
+    let d = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask)).await);
+    assert_eq!(d["allowed"], false, "{d}");
+    // Revoking k2 as well (its holder's ancestor holder may): the nearest revoked ancestor of k3
+    // is then k2, and nothing is left to invalidate through k2 but k3.
+    let again = ok(app.call("DELETE", "/v1/stores/s/capabilities/k2?by=bob", None).await);
+    assert_eq!((&again["ids"], &again["invalidated"]), (&json!(["k2"]), &json!(["k3"])), "{again}");
+    let chain = ok(app.call("GET", "/v1/stores/s/capabilities/k3/chain", None).await);
+    assert_eq!(chain["chain"][2]["invalidated_by"], "k2", "{chain}");
+}

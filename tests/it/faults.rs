@@ -610,7 +610,9 @@ impl Target for FaultTarget {
             Some("granted") => resp.pointer("/ids/0").and_then(Value::as_str).unwrap_or("").to_string(),
             _ => self.fresh_id(),
         };
-        match self.oracle().apply(&cmd, &grant_id) {
+        let mut oracle = self.oracle();
+        oracle.now_ms = self.now.load(Ordering::SeqCst);
+        match oracle.apply(&cmd, &grant_id) {
             Ok(out) => {
                 if matches!(cmd, Command::Derive { .. }) {
                     resp["outcome"] = json!(out.outcome);

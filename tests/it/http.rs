@@ -1113,3 +1113,116 @@ async fn small_refusals_name_the_real_cause() {
     refused(&r, 400, "invalid_request");
     assert!(r.1["error"]["message"].as_str().is_some_and(|m| m.contains("needs a zone")), "{}", r.1);
 }
+
+/// Every read for a container says whether it resolved and, when not, why, naming the
+/// caller's own input; fail-closed stays: an unresolved container sees public items only.
+#[tokio::test]
+async fn every_container_answer_says_whether_and_why_it_resolved() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let bind = |ident: &str, p: &str| json!({"transport": "sms", "identifier": ident, "participant": p});
+    ok(&app.call("POST", "/v1/stores/s/identities", Some(bind("+1", "alice"))).await, 201);
+    ok(&app.call("POST", "/v1/stores/s/identities", Some(bind("+2", "alice"))).await, 201);
+    ok(&app.call("POST", "/v1/stores/s/identities", Some(bind("+2", "bob"))).await, 201);
+    let ident = |n: &str| json!({"transport": "sms", "identifier": n});
+    let cases = [
+        (
+            json!({"owner": "nobody", "viewers": {"participants": ["alice"]}}),
+            json!({"resolved": false, "reason": "unknown_owner", "detail": "owner: nobody"}),
+        ),
+        (
+            container("owner", &["alice", "zed"]),
+            json!({"resolved": false, "reason": "unknown_participant", "detail": "viewers.participants[1]: zed"}),
+        ),
+        (
+            json!({"owner": "owner", "viewers": {"identities": [ident("+1"), ident("+9")]}}),
+            json!({"resolved": false, "reason": "unknown_identity", "detail": "viewers.identities[1]: sms:+9"}),
+        ),
+        (
+            json!({"owner": "owner", "viewers": {"identities": [ident("+2")]}}),
+            json!({"resolved": false, "reason": "ambiguous_identity", "detail": "viewers.identities[0]: sms:+2"}),
+        ),
+        (
+            json!({"owner": "owner", "viewers": {"participants": ["alice"], "quality": "stale"}}),
+            json!({"resolved": false, "reason": "evidence_quality", "detail": "viewers.quality: stale"}),
+        ),
+        (
+            json!({"owner": "owner", "viewers": {"participants": ["alice"], "identities": [ident("+1")]}}),
+            json!({"resolved": true}),
+        ),
+    ];
+    for (c, want) in cases {
+        let resolved = want["resolved"] == true;
+        let check = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "container": c}))).await;
+        ok(&check, 200);
+        assert_eq!(check.1["container"], want, "check {c}: {}", check.1);
+        assert_eq!(check.1["admitted"], resolved, "fail-closed {c}: {}", check.1);
+        let bulk = app
+            .call("POST", "/v1/stores/s/check/bulk", Some(json!({"items": ["shared", "pub1"], "container": c})))
+            .await;
+        ok(&bulk, 200);
+        assert_eq!(bulk.1["container"], want, "bulk {c}: {}", bulk.1);
+        let look = app.call("POST", "/v1/stores/s/lookup", Some(json!({"container": c, "owners": ["owner"]}))).await;
+        ok(&look, 200);
+        assert_eq!(look.1["container"], want, "lookup {c}: {}", look.1);
+        let a = app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": c}))).await;
+        ok(&a, 201);
+        assert_eq!((a.1["resolution"].clone(), a.1["resolved"].clone()), (want.clone(), json!(resolved)), "{}", a.1);
+        let id = a.1["attempt"].as_str().expect("attempt id").to_string();
+        let under = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "shared", "attempt": id}))).await;
+        assert_eq!(under.1["container"], want, "under attempt {c}: {}", under.1);
+        let ctx = app
+            .call(
+                "POST",
+                &format!("/v1/stores/s/attempts/{id}/context"),
+                Some(json!({"query": "lunch", "owners": ["owner"]})),
+            )
+            .await;
+        ok(&ctx, 200);
+        assert_eq!(ctx.1["resolution"], want, "context {c}: {}", ctx.1);
+        let got = app.call("GET", &format!("/v1/stores/s/attempts/{id}"), None).await;
+        assert_eq!((got.1["resolution"].clone(), got.1["context"]["resolution"].clone()), (want.clone(), want.clone()));
+    }
+}
+
+/// A grant replayed with the same members, reason and expiry as a live grant of the item
+/// answers that grant and writes nothing; a different body, or a replay after revocation,
+/// creates a new one.
+#[tokio::test]
+async fn a_replayed_grant_answers_the_live_one() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let body = json!({"members": ["bob", "carol"], "reason": "asked", "expires_at": "2030-01-01T00:00:00Z"});
+    let first = app.call("POST", "/v1/stores/s/items/private/grants", Some(body.clone())).await;
+    ok(&first, 201);
+    assert_eq!(first.1["outcome"], "granted");
+    let id = first.1["ids"][0].clone();
+    let rev = app.revision("s");
+
+    // Members in another order, duplicated: the same audience, so the same grant.
+    let replay = json!({"members": ["carol", "bob", "bob"], "reason": "asked", "expires_at": "2030-01-01T00:00:00Z"});
+    let again = app.call("POST", "/v1/stores/s/items/private/grants", Some(replay)).await;
+    ok(&again, 200);
+    assert_eq!((again.1["outcome"].clone(), again.1["ids"][0].clone()), (json!("exists"), id.clone()), "{}", again.1);
+    assert_eq!((again.1["revision"].as_u64(), app.revision("s")), (Some(rev), rev));
+
+    // A different reason, expiry or member set is a new grant.
+    for other in [
+        json!({"members": ["bob", "carol"], "reason": "other", "expires_at": "2030-01-01T00:00:00Z"}),
+        json!({"members": ["bob", "carol"], "reason": "asked"}),
+        json!({"members": ["bob"], "reason": "asked", "expires_at": "2030-01-01T00:00:00Z"}),
+    ] {
+        let r = app.call("POST", "/v1/stores/s/items/private/grants", Some(other.clone())).await;
+        ok(&r, 201);
+        assert_ne!(r.1["ids"][0], id, "{other}");
+    }
+    // The same body on another item is that item's own grant.
+    ok(&app.call("POST", "/v1/stores/s/items/shared/grants", Some(body.clone())).await, 201);
+
+    // Once revoked, the replay grants anew.
+    let gid = id.as_str().expect("grant id");
+    ok(&app.call("DELETE", &format!("/v1/stores/s/grants/{gid}"), None).await, 200);
+    let after = app.call("POST", "/v1/stores/s/items/private/grants", Some(body)).await;
+    ok(&after, 201);
+    assert_ne!(after.1["ids"][0], id);
+}

@@ -46,6 +46,7 @@ pub struct OGrant {
     /// Always includes the item's owner.
     pub members: BTreeSet<String>,
     pub expires_at_ms: Option<i64>,
+    pub reason: Option<String>,
     pub revoked: bool,
 }
 
@@ -84,6 +85,8 @@ pub struct Oracle {
     /// A deliberately broken rule (`faults.rs`); `None` for the reference oracle. Only the
     /// entry points below dispatch on it, so the reference rules themselves stay untouched.
     pub fault: Option<crate::faults::Fault>,
+    /// The instant writes are applied at (a replayed grant is judged live against it).
+    pub now_ms: i64,
 }
 
 /// `V ⊆ A`, with public containing everything and `U` contained only in public.
@@ -384,11 +387,23 @@ impl Oracle {
         };
         let mut members: BTreeSet<String> = g.members.iter().cloned().collect();
         members.insert(owner);
+        // A replay of a live grant (same members, reason, expiry) answers it and adds nothing.
+        let twin = self.grants.iter().find(|o| {
+            o.item == item
+                && o.members == members
+                && o.reason == g.reason
+                && o.expires_at_ms == expires_at_ms
+                && grant_live(o, self.now_ms)
+        });
+        if let Some(twin) = twin {
+            return ok("exists", vec![twin.id.clone()]);
+        }
         self.grants.push(OGrant {
             id: grant_id.to_string(),
             item: item.to_string(),
             members,
             expires_at_ms,
+            reason: g.reason.clone(),
             revoked: false,
         });
         ok("granted", vec![])

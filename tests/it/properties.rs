@@ -665,6 +665,7 @@ impl Harness {
             return None;
         }
         let cmd = self.command(s)?;
+        self.oracle.now_ms = self.now;
         let _ = self.oracle.apply(&cmd, &format!("planned-{}", self.seq));
         Some(cmd)
     }
@@ -677,6 +678,7 @@ impl Harness {
             Ok(o) if o.outcome == "granted" => o.ids.first().cloned().unwrap_or_default(),
             _ => "refused-grant".into(),
         };
+        self.oracle.now_ms = self.now;
         let oracle_res = self.oracle.apply(cmd, &grant_id);
         let after = self.store.latest().revision();
         let line = format!("{cmd:?}\n    => store {:?} / oracle {oracle_res:?}", res.as_ref().map_err(|e| e.code()));
@@ -689,7 +691,7 @@ impl Harness {
                 if o.outcome != "granted" && !o.ids.is_empty() && s.ids != o.ids {
                     return Err(self.explain(format!("created ids: store {:?} but oracle {:?}", s.ids, o.ids)));
                 }
-                let expect_rev = if o.outcome == "suppressed" { before } else { before + 1 };
+                let expect_rev = if matches!(o.outcome, "suppressed" | "exists") { before } else { before + 1 };
                 if after != expect_rev || s.revision != expect_rev {
                     return Err(self.explain(format!(
                         "revision {before} -> {after} (reported {}) for `{}`",

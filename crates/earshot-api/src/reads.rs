@@ -12,8 +12,8 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
 use earshot_store::model::{
-    format_time, AudienceView, Consistency, ContainerInput, ContextRequest, DecisionView, ItemView, LookupPage,
-    SealedContext,
+    format_time, AudienceView, Consistency, ContainerInput, ContainerResolution, ContextRequest, DecisionView,
+    ItemView, LookupPage, SealedContext,
 };
 use earshot_store::{ReadPoint, ResolvedContainer, Snapshot, StoreHandle};
 use serde::{Deserialize, Serialize};
@@ -47,6 +47,7 @@ impl ReadAt {
     fn at_revision<T>(&self, h: &StoreHandle, body: T) -> Json<AtRevision<T>> {
         let mut out = at_revision(h, &self.snapshot, body);
         out.latest_revision = self.historical;
+        out.container = Some(self.container.resolution.clone());
         out
     }
 }
@@ -115,10 +116,19 @@ pub struct AtRevision<T> {
     /// The newest revision, when `revision` is older: the answer is historical (SPEC §2.6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_revision: Option<u64>,
+    /// Reads for a container: whether it resolved and, when not, why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<ContainerResolution>,
 }
 
 pub(crate) fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> Json<AtRevision<T>> {
-    Json(AtRevision { body, revision: snapshot.revision(), token: h.token(snapshot.revision()), latest_revision: None })
+    Json(AtRevision {
+        body,
+        revision: snapshot.revision(),
+        token: h.token(snapshot.revision()),
+        latest_revision: None,
+        container: None,
+    })
 }
 
 pub async fn check(
@@ -213,6 +223,10 @@ pub struct AttemptResponse {
     pub at: String,
     pub container: ContainerInput,
     pub resolved: bool,
+    /// Whether the container resolved and, when not, why (absent for contexts sealed before
+    /// it was recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<ContainerResolution>,
     /// The sealed exact context, once one was assembled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<SealedContext>,
@@ -248,6 +262,7 @@ fn attempt_response(h: &StoreHandle, a: &earshot_store::Attempt) -> AttemptRespo
         at: format_time(a.at_ms),
         container: a.container.clone(),
         resolved: matches!(a.resolved.viewers, earshot_core::Viewers::Resolved(_)),
+        resolution: Some(a.resolved.resolution.clone()),
         context: None,
     }
 }
@@ -274,6 +289,7 @@ pub async fn get_attempt(
             at: c.at.clone(),
             container: c.container.clone(),
             resolved: c.resolved,
+            resolution: c.resolution.clone(),
             context: Some(c),
         })),
         (Err(e), None) => Err(e.into()),

@@ -206,6 +206,7 @@ fn device_write(
     Ok(WriteOutcome {
         outcome: done.outcome.to_string(),
         ids: done.ids,
+        invalidated: done.invalidated,
         decision: done.decision,
         ..WriteOutcome::default()
     })

@@ -212,6 +212,7 @@ impl StoreHandle {
             sealed_at: format_time(self.now_ms()),
             container: a.container.clone(),
             resolved: matches!(a.resolved.viewers, Viewers::Resolved(_)),
+            resolution: Some(a.resolved.resolution.clone()),
             owners: searched,
             query: req.query.clone(),
             fetch: params.fetch,

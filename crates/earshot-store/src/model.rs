@@ -51,11 +51,16 @@ pub enum Command {
 /// What a committed (or suppressed) write produced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct WriteOutcome {
-    /// `created`, `updated`, `removed`, `granted`, `revoked`, `quarantined` or `suppressed`.
+    /// `created`, `updated`, `removed`, `granted`, `exists` (a replayed live grant: nothing written),
+    /// `revoked`, `quarantined` or `suppressed`.
     pub outcome: String,
     /// Ids of items, participants or grants created or changed.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ids: Vec<String>,
+    /// A capability's revocation: its descendants, invalidated through it (not themselves
+    /// revoked; their chain view names the revoked one as `invalidated_by`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub invalidated: Vec<String>,
     /// For a suppressed or quarantined derivation: why, and which source.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,

@@ -37,11 +37,13 @@ pub(crate) struct DeviceWrite<'a> {
 pub(crate) struct Written {
     pub outcome: &'static str,
     pub ids: Vec<String>,
+    /// A capability's revocation: its descendants, invalidated through it (not themselves revoked).
+    pub invalidated: Vec<String>,
     pub decision: Option<AuthorizeView>,
 }
 
 fn written(outcome: &'static str, ids: Vec<String>) -> Written {
-    Written { outcome, ids, decision: None }
+    Written { outcome, ids, invalidated: Vec::new(), decision: None }
 }
 
 /// Device records a command touched.
@@ -362,9 +364,11 @@ impl DeviceWrite<'_> {
         rec.revoked = true;
         self.dev.caps.set(cid as usize, rec);
         self.dirty.caps.push(cid);
-        let mut ids = vec![cap.to_string()];
-        ids.extend(self.dev.dependents(cid).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()));
-        Ok(written("revoked", ids))
+        // Only `cap` is revoked; its descendants are invalidated through it (their own records
+        // stay unrevoked, and their chain view names `cap` as `invalidated_by`).
+        let invalidated =
+            self.dev.dependents(cid).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect();
+        Ok(Written { invalidated, ..written("revoked", vec![cap.to_string()]) })
     }
 
     /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of

@@ -565,8 +565,15 @@ impl Devices<'_> {
             parent: r.parent.and_then(|p| self.dev.cap(p)).map(|p| p.name.to_string()),
             depth: usize::from(r.depth),
             revoked: r.revoked,
+            invalidated_by: self.revoked_ancestor(c).and_then(|a| self.dev.cap(a)).map(|a| a.name.to_string()),
             created_revision: r.created_rev,
         })
+    }
+
+    /// The nearest revoked strict ancestor of `c`: the capability it is invalidated through.
+    fn revoked_ancestor(&self, c: Cid) -> Option<Cid> {
+        let chain = self.dev.chain(c);
+        chain.iter().rev().skip(1).copied().find(|a| self.dev.cap(*a).is_some_and(|r| r.revoked))
     }
 
     /// `GET /capabilities/{c}/chain`.

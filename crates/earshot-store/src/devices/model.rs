@@ -188,7 +188,12 @@ pub struct CapabilityView {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub parent: Option<String>,
     pub depth: usize,
+    /// Whether this capability itself was revoked.
     pub revoked: bool,
+    /// The nearest revoked ancestor, when there is one: this capability is then invalidated
+    /// through it (it authorizes nothing) though not itself revoked.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub invalidated_by: Option<String>,
     pub created_revision: u64,
 }
 

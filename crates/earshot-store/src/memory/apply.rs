@@ -584,6 +584,13 @@ impl Apply<'_> {
         let rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         // Every authorized audience contains the item's owner (SPEC §1.9).
         members.push(rec.owner);
+        members.sort_unstable();
+        members.dedup();
+        // A replay of a live grant (same members, reason and expiry) answers that grant and
+        // writes nothing: no second grant, no new revision.
+        if let Some(twin) = self.live_twin(&rec, &members, g.reason.as_deref(), expires_at_ms) {
+            return Ok(outcome("exists", vec![twin]));
+        }
         let aid = self.intern_audience(members)?;
         let gid = self.snap.grants.len() as Gid;
         let name = (self.new_id)();
@@ -613,6 +620,18 @@ impl Apply<'_> {
         self.snap.aud_grants.insert(aid, posting);
         self.dirty.grants.push(gid);
         Ok(outcome("granted", vec![name.to_string()]))
+    }
+
+    /// The name of a live grant of `rec` with exactly these (sorted) members, reason and expiry.
+    fn live_twin(&self, rec: &ItemRec, members: &[Pid], reason: Option<&str>, expires: Option<i64>) -> Option<String> {
+        rec.grants().iter().find_map(|&gid| {
+            let g = self.snap.grant(gid)?;
+            let same = g.is_live(self.now_ms)
+                && g.expires_at_ms == expires
+                && g.reason.as_deref() == reason
+                && self.snap.aud(g.aud).is_some_and(|a| a.members == Members::Only(Arc::from(members)));
+            same.then(|| g.name.to_string())
+        })
     }
 
     pub(crate) fn revoke_grant(&mut self, grant: &str) -> Result<Outcome> {

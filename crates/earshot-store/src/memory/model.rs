@@ -249,6 +249,46 @@ pub struct ItemView {
     pub token: String,
 }
 
+/// Why a container did not resolve (its viewers are then `U`: only public items are admitted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnresolvedReason {
+    /// The acting owner is not a participant of the store.
+    UnknownOwner,
+    /// A viewer participant id is not a participant of the store.
+    UnknownParticipant,
+    /// A viewer identity is bound to no participant.
+    UnknownIdentity,
+    /// A viewer identity is bound to more than one participant.
+    AmbiguousIdentity,
+    /// The evidence's quality is not `fresh`.
+    EvidenceQuality,
+}
+
+/// Whether a container resolved and, when it did not, why. `detail` names the input at fault
+/// and echoes only what the caller sent (e.g. `viewers.participants[1]: bob`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerResolution {
+    pub resolved: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<UnresolvedReason>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+}
+
+impl ContainerResolution {
+    /// A container that resolved.
+    pub fn resolved() -> Self {
+        ContainerResolution { resolved: true, reason: None, detail: None }
+    }
+
+    /// A container that did not resolve, for `reason`, at the input `detail` names.
+    pub fn unresolved(reason: UnresolvedReason, detail: impl Into<String>) -> Self {
+        ContainerResolution { resolved: false, reason: Some(reason), detail: Some(detail.into()) }
+    }
+}
+
 /// Why an item is not current: the state that stops it and the item holding that state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockedBy {
@@ -362,6 +402,10 @@ pub struct SealedContext {
     pub container: ContainerInput,
     /// Whether the container's viewers resolved (else it saw public items only).
     pub resolved: bool,
+    /// Why the container did not resolve (or that it did). Absent in contexts sealed before
+    /// it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resolution: Option<ContainerResolution>,
     /// Whose memories were searched.
     pub owners: Vec<String>,
     pub query: String,

@@ -4,13 +4,13 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
-use earshot_core::{Currentness, Viewers};
+use earshot_core::{Currentness, Quality, Viewers};
 
 use crate::error::{Result, StoreError};
 use crate::memory::layered::Posting;
 use crate::memory::model::{
-    format_time, limits, AudienceView, BlockedBy, ContainerInput, DecisionView, GrantView, ItemView, LookupPage,
-    ViewersInput,
+    format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
+    ItemView, LookupPage, UnresolvedReason, ViewersInput,
 };
 use crate::memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 
@@ -20,6 +20,9 @@ pub struct ResolvedContainer {
     /// The acting owner, when it is a known participant.
     pub owner: Option<Pid>,
     pub viewers: Viewers<Pid>,
+    /// Whether it resolved and, when not, the first input (in request order: owner,
+    /// participants, identities, quality) that made it `U`.
+    pub resolution: ContainerResolution,
 }
 
 /// A decision in interned terms.
@@ -29,32 +32,68 @@ impl MemorySnapshot {
     /// Resolves viewer evidence (SPEC §1.2). Anything unknown, ambiguous or not fresh makes the
     /// result `U`; the owner is always added. Exceeding the list bound is an error, not `U`.
     pub fn resolve_viewers(&self, owner: Option<Pid>, input: &ViewersInput) -> Result<Viewers<Pid>> {
+        Ok(self.resolve_viewers_explained(owner, input)?.0)
+    }
+
+    /// [`MemorySnapshot::resolve_viewers`], with why the viewers did not resolve: the first
+    /// unknown participant, unknown or ambiguous identity, or a quality other than `fresh`.
+    /// The explanation echoes only the caller's own input. An unknown owner is the caller's
+    /// to explain (see [`MemorySnapshot::resolve_container`]).
+    pub fn resolve_viewers_explained(
+        &self,
+        owner: Option<Pid>,
+        input: &ViewersInput,
+    ) -> Result<(Viewers<Pid>, Option<ContainerResolution>)> {
         if input.participants.len() + input.identities.len() > limits::MAX_VIEWERS {
             return Err(StoreError::LimitExceeded { field: "viewers", limit: limits::MAX_VIEWERS });
         }
-        let Some(owner) = owner else { return Ok(Viewers::Unresolved) };
+        let Some(owner) = owner else { return Ok((Viewers::Unresolved, None)) };
         let mut resolved = Vec::with_capacity(input.participants.len() + input.identities.len());
-        let mut all = true;
-        for name in &input.participants {
+        let mut why = None;
+        for (n, name) in input.participants.iter().enumerate() {
             match self.pid(name) {
                 Some(p) => resolved.push(p),
-                None => all = false,
+                None => {
+                    why = why.or_else(|| {
+                        let detail = format!("viewers.participants[{n}]: {name}");
+                        Some(ContainerResolution::unresolved(UnresolvedReason::UnknownParticipant, detail))
+                    });
+                }
             }
         }
-        for ident in &input.identities {
+        for (n, ident) in input.identities.iter().enumerate() {
             let key = MemorySnapshot::ident_key(&ident.transport, &ident.identifier);
-            match self.idents.get(key.as_str()).map(|b| &b[..]) {
-                Some([p]) => resolved.push(*p),
-                _ => all = false,
-            }
+            let reason = match self.idents.get(key.as_str()).map(|b| &b[..]) {
+                Some([p]) => {
+                    resolved.push(*p);
+                    continue;
+                }
+                None | Some([]) => UnresolvedReason::UnknownIdentity,
+                Some(_) => UnresolvedReason::AmbiguousIdentity,
+            };
+            why = why.or_else(|| {
+                let detail = format!("viewers.identities[{n}]: {}:{}", ident.transport, ident.identifier);
+                Some(ContainerResolution::unresolved(reason, detail))
+            });
         }
-        Ok(Viewers::from_resolution(owner, resolved, all, input.quality))
+        if why.is_none() && input.quality != Quality::Fresh {
+            let detail = format!("viewers.quality: {}", quality_name(input.quality));
+            why = Some(ContainerResolution::unresolved(UnresolvedReason::EvidenceQuality, detail));
+        }
+        let viewers = Viewers::from_resolution(owner, resolved, why.is_none(), input.quality);
+        Ok((viewers, why))
     }
 
     /// Resolves a container. An unknown owner makes the container unresolved.
     pub fn resolve_container(&self, c: &ContainerInput) -> Result<ResolvedContainer> {
         let owner = self.pid(&c.owner);
-        Ok(ResolvedContainer { owner, viewers: self.resolve_viewers(owner, &c.viewers)? })
+        let (viewers, why) = self.resolve_viewers_explained(owner, &c.viewers)?;
+        let resolution = match (owner, why) {
+            (None, _) => ContainerResolution::unresolved(UnresolvedReason::UnknownOwner, format!("owner: {}", c.owner)),
+            (Some(_), Some(why)) => why,
+            (Some(_), None) => ContainerResolution::resolved(),
+        };
+        Ok(ResolvedContainer { owner, viewers, resolution })
     }
 
     /// Admission of one item (SPEC §1.9), by interned id. `now_ms` is the snapshot time.
@@ -401,4 +440,14 @@ fn encode_cursor(iid: Iid) -> String {
 
 fn decode_cursor(s: &str) -> Result<Iid> {
     s.strip_prefix('c').and_then(|n| n.parse::<Iid>().ok()).ok_or(StoreError::InvalidCursor)
+}
+
+/// A quality as the API spells it.
+fn quality_name(q: Quality) -> &'static str {
+    match q {
+        Quality::Fresh => "fresh",
+        Quality::Stale => "stale",
+        Quality::LowConfidence => "low_confidence",
+        Quality::Conflicting => "conflicting",
+    }
 }

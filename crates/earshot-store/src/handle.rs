@@ -121,11 +121,6 @@ impl StoreHandle {
         self.core.token(revision)
     }
 
-    /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
-    pub fn snapshot_for(&self, consistency: &crate::memory::model::Consistency) -> Result<Arc<Snapshot>> {
-        self.core.snapshot_for(consistency)
-    }
-
     /// The snapshot a decision reads and the instant it is judged at (SPEC §1.9, §2.6): the
     /// request's arrival (`now_ms`) for latest and `at_least`; for `at_exact`, the time recorded
     /// with that revision, so the same token always gives the same answer. A snapshot older than
@@ -133,7 +128,9 @@ impl StoreHandle {
     /// then and are never usable (the "new enemy" rule: a revocation is not undone by quoting
     /// an older token).
     pub fn read_point(&self, consistency: &crate::memory::model::Consistency, now_ms: i64) -> Result<ReadPoint> {
-        let snapshot = self.snapshot_for(consistency)?;
+        // The only public way to a snapshot by consistency: a caller cannot get an older
+        // snapshot without its historical marking.
+        let snapshot = self.core.snapshot_for(consistency)?;
         // Read after the snapshot: a write that lands in between makes the read historical,
         // never the other way round.
         let latest = self.latest().revision;

@@ -66,6 +66,15 @@ pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
 /// the batch.
 const COMMIT_SLACK_BYTES: u64 = 512 * 1024;
 
+/// The batch size every commit is charged at least (twice its bytes, like any batch): a
+/// small write is refused exactly when readiness reports the store degraded, never at a
+/// free-space level where readiness still says ready.
+const ORDINARY_BATCH_BYTES: u64 = 32 * 1024;
+
+/// The free space (beyond the reserve) that readiness, the writer's pre-check and an ordinary
+/// commit all ask for.
+const ORDINARY_COMMIT_BYTES: u64 = 2 * ORDINARY_BATCH_BYTES + COMMIT_SLACK_BYTES;
+
 /// How long closing a failed sled instance may take before it is declared stuck.
 const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -476,7 +485,7 @@ impl Backend for SledBackend {
                 Op::Del(k) => k.len() as u64,
             })
             .sum();
-        self.check_space(bytes.saturating_mul(2).saturating_add(COMMIT_SLACK_BYTES))?;
+        self.check_space(bytes.max(ORDINARY_BATCH_BYTES).saturating_mul(2).saturating_add(COMMIT_SLACK_BYTES))?;
         // The revision this commit makes durable, from its meta record (every commit has one).
         let revision = ops.iter().find_map(|op| match op {
             Op::Put(k, v) if k.as_slice() == META_KEY => {
@@ -522,19 +531,19 @@ impl Backend for SledBackend {
         })
     }
 
-    // Both ask for the reserve plus one commit's slack, the same margin `commit` asks of a
-    // small batch, so that readiness, the writer's pre-check and the commit agree on whether
-    // an ordinary write fits.
+    // Both ask for the reserve plus an ordinary commit's margin, the same margin `commit` asks
+    // of any batch up to the ordinary size, so that readiness, the writer's pre-check and the
+    // commit agree on whether a small write fits (a refused small write means not ready).
     fn writable(&self) -> Result<()> {
         self.recover()?;
-        self.check_space(COMMIT_SLACK_BYTES)
+        self.check_space(ORDINARY_COMMIT_BYTES)
     }
 
     fn condition(&self) -> Option<String> {
         if let Some(f) = self.fault().as_ref() {
             return Some(f.reason.clone());
         }
-        self.check_space(COMMIT_SLACK_BYTES).err().map(|e| e.to_string())
+        self.check_space(ORDINARY_COMMIT_BYTES).err().map(|e| e.to_string())
     }
 }
 

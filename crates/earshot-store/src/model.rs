@@ -8,7 +8,8 @@ use crate::devices::model::{AuthorizeRequest, AuthorizeView, NewCapability, NewD
 pub use crate::memory::model::*;
 
 /// A write as the writer applies it. `issuer` is the authenticated caller, filled in by the API.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Command {
     CreateParticipant(NewParticipant),
     RemoveParticipant {

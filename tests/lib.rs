@@ -51,6 +51,12 @@ impl TestApp {
         TestApp { earshot, clock, router }
     }
 
+    /// Authentication off, over an Earshot opened by the caller (its own configuration).
+    pub fn with_earshot(earshot: Arc<Earshot>) -> Self {
+        let router = earshot_api::router(AppState::new(earshot.clone(), Auth::disabled()));
+        TestApp { earshot, clock: Arc::new(ManualClock::new(T0_MS)), router }
+    }
+
     /// Sends one request through the router in-process; returns status and parsed JSON body
     /// (`Value::Null` for an empty or non-JSON body).
     pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {

@@ -20,6 +20,7 @@ mod openapi;
 mod oracle;
 mod postgres;
 mod properties;
+mod replication;
 mod scenarios;
 mod storage_faults;
 mod tidy;

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use earshot_postgres::testing::{isolated, url};
+use earshot_store::kernel::log::{log_key, revision_of};
 use earshot_store::{Backend, Config, Earshot, ManualClock, MemoryBackend};
 use earshot_tests::{TestApp, T0_MS};
 use serde_json::json;
@@ -153,7 +154,13 @@ async fn two_replicas_writing_one_store_never_apply_a_write_on_stale_state() {
 
     // A fresh open finds exactly the acknowledged items, at gapless revisions.
     let head = db.backend.head("r").expect("head").expect("a head");
-    let log: Vec<u64> = db.backend.changes_after("r", 0, 100_000).expect("log").into_iter().map(|(r, _)| r).collect();
+    let log: Vec<u64> = db
+        .backend
+        .scan("r", &log_key(0), &log_key(u64::MAX), 100_000)
+        .expect("log")
+        .into_iter()
+        .filter_map(|(k, _)| revision_of(&k))
+        .collect();
     assert_eq!(log, (1..=head).collect::<Vec<_>>(), "revisions are gapless");
     assert_eq!(head, 2 + acked.len() as u64, "one revision per acknowledged write (after store and participant)");
     let clock = Arc::new(ManualClock::new(T0_MS));

@@ -29,6 +29,15 @@ impl Backend for Flaky {
     fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
         self.inner.get(store, key)
     }
+    fn scan(
+        &self,
+        store: &str,
+        from: &[u8],
+        to: &[u8],
+        limit: usize,
+    ) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.scan(store, from, to, limit)
+    }
 }
 
 fn item(id: &str) -> Command {

@@ -49,7 +49,7 @@ pub async fn get_schema(
 ) -> ApiResult<Json<AtRevision<SchemaView>>> {
     let Path(store) = path?;
     p.require(Scope::Reader, Some(&store))?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let snap = h.latest();
     let view = snap.schema_view()?;
     Ok(at_revision(&h, &snap, view))
@@ -117,7 +117,7 @@ pub async fn capability_chain(
 ) -> ApiResult<Json<AtRevision<ChainView>>> {
     let Path((store, c)) = path?;
     p.require(Scope::Reader, Some(&store))?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let snap = h.latest();
     let view = snap.capability_chain(&c)?;
     Ok(at_revision(&h, &snap, view))
@@ -130,7 +130,7 @@ pub async fn capability_dependents(
 ) -> ApiResult<Json<AtRevision<DependentsView>>> {
     let Path((store, c)) = path?;
     p.require(Scope::Reader, Some(&store))?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let snap = h.latest();
     let view = snap.capability_dependents(&c)?;
     Ok(at_revision(&h, &snap, view))
@@ -147,7 +147,7 @@ pub async fn authorize(
     let Json(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
     earshot_store::devices::check_context(&req.context)?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let point = read_point(&h, req.consistency.clone()).await?;
     let view =
         point.snapshot.authorize(&req.principal, &req.device, &req.path, &req.action, point.at_ms, &req.context)?;
@@ -177,7 +177,7 @@ pub async fn consume_use(
             "`POST /uses` always decides at the latest revision; omit `consistency`",
         ));
     }
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let out = crate::writes::blocking(move || h.write(Command::ConsumeUse(req))).await?;
     Ok((StatusCode::OK, Json(out)))
 }

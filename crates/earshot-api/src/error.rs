@@ -36,6 +36,12 @@ impl ApiError {
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
+
+    /// The body clients see: `{"error": {"code", "message", "details"}}` (also inside a stream
+    /// that fails after it started).
+    pub fn body(&self) -> Value {
+        json!({"error": {"code": self.code, "message": self.message, "details": self.details}})
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -46,7 +52,7 @@ impl IntoResponse for ApiError {
             tracing::debug!(code = self.code, status = self.status.as_u16(), "request refused");
         }
         let retry_after = self.details.get("retry_after_s").and_then(Value::as_u64);
-        let body = json!({"error": {"code": self.code, "message": self.message, "details": self.details}});
+        let body = self.body();
         let mut resp = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             // RFC 6750 §3: a 401 names the scheme the client should use.

@@ -10,6 +10,7 @@ pub mod error;
 mod gate;
 mod reads;
 pub mod server;
+mod watch;
 mod writes;
 
 use std::sync::Arc;
@@ -37,11 +38,29 @@ pub const OPENAPI_JSON: &str = include_str!("../../../api/openapi.json");
 pub struct AppState {
     pub earshot: Arc<Earshot>,
     pub auth: Arc<Auth>,
+    /// Set when the service is shutting down: `/readyz` answers 503 `draining` so that load
+    /// balancers stop routing here while requests in flight finish, and watch streams end.
+    pub draining: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl AppState {
     pub fn new(earshot: Arc<Earshot>, auth: Auth) -> Self {
-        AppState { earshot, auth: Arc::new(auth) }
+        AppState { earshot, auth: Arc::new(auth), draining: Arc::default() }
+    }
+
+    /// Turns `/readyz` unready and ends watch streams (the first step of a graceful stop).
+    pub fn start_draining(&self) {
+        self.draining.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// A store by id. One not running here yet (on a shared datastore: created by another
+    /// replica, or not loaded) is started off the async workers, since that reads the datastore.
+    pub(crate) async fn store(&self, id: &str) -> ApiResult<Arc<earshot_store::StoreHandle>> {
+        if let Some(h) = self.earshot.running(id) {
+            return Ok(h);
+        }
+        let (earshot, id) = (self.earshot.clone(), id.to_string());
+        writes::blocking(move || earshot.store(&id)).await
     }
 }
 
@@ -116,6 +135,7 @@ pub fn routes() -> Vec<RouteSpec> {
         route("/v1/stores/{store}/authorize", QUERY, post(devices::authorize)),
         // Reader scope: a use can only ever use up authority, never add any.
         route("/v1/stores/{store}/uses", QUERY, post(devices::consume_use)),
+        route("/v1/stores/{store}/watch", READ, get(watch::watch)),
         route("/metrics", READ, get(reads::metrics)),
         open_route("/healthz", OPEN, get(healthz)),
         open_route("/readyz", OPEN, get(readyz)),
@@ -167,6 +187,12 @@ async fn healthz() -> impl IntoResponse {
 /// before, and the reasons go in `degraded`.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let stores = state.earshot.store_ids().len();
+    if state.draining.load(std::sync::atomic::Ordering::SeqCst) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({"status": "draining", "stores": stores})),
+        );
+    }
     // The free-space probe is one statvfs per store, but it is a syscall: off the async threads.
     let earshot = state.earshot.clone();
     let degraded = tokio::task::spawn_blocking(move || earshot.degraded()).await.unwrap_or_default();

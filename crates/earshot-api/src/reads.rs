@@ -62,7 +62,7 @@ async fn read_at(
     consistency: Option<Consistency>,
 ) -> ApiResult<(Arc<StoreHandle>, ReadAt)> {
     p.require(Scope::Reader, Some(store))?;
-    let handle = st.earshot.store(store)?;
+    let handle = st.store(store).await?;
     if let Some(a) = attempt {
         if container.is_some() || consistency.is_some() {
             return Err(ApiError::bad_request(
@@ -241,7 +241,7 @@ pub async fn create_attempt(
     let Path(store) = path?;
     let Json(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
-    let handle = st.earshot.store(&store)?;
+    let handle = st.store(&store).await?;
     let point = read_point(&handle, req.consistency).await?;
     if let Some(latest) = point.historical {
         // An attempt is where memory is used (its context enters a model): only the newest state.
@@ -274,7 +274,7 @@ pub async fn get_attempt(
 ) -> ApiResult<Json<AttemptResponse>> {
     let Path((store, attempt)) = path?;
     p.require(Scope::Reader, Some(&store))?;
-    let handle = st.earshot.store(&store)?;
+    let handle = st.store(&store).await?;
     let live = handle.attempt(&attempt);
     let h = handle.clone();
     let id = attempt.clone();
@@ -306,7 +306,7 @@ pub async fn attempt_context(
     let Path((store, attempt)) = path?;
     let Json(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
-    let handle = st.earshot.store(&store)?;
+    let handle = st.store(&store).await?;
     Ok(Json(blocking(move || handle.assemble_context(&attempt, &req)).await?))
 }
 
@@ -323,7 +323,7 @@ pub async fn expand(
 ) -> ApiResult<Json<AtRevision<Expansion>>> {
     let Path((store, item)) = path?;
     p.require(Scope::Admin, Some(&store))?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let snap = h.latest();
     let audiences = snap.expand(&item, h.now_ms())?;
     Ok(at_revision(&h, &snap, Expansion { item, audiences }))
@@ -336,7 +336,7 @@ pub async fn item_view(
 ) -> ApiResult<Json<ItemView>> {
     let Path((store, item)) = path?;
     p.require(Scope::Admin, Some(&store))?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let snap = h.latest();
     let mut view = snap.item_view(&item, h.now_ms())?;
     let h2 = h.clone();
@@ -364,7 +364,7 @@ pub async fn store_info(
 ) -> ApiResult<Json<StoreInfo>> {
     let Path(store) = path?;
     p.require(Scope::Reader, Some(&store))?;
-    let h = st.earshot.store(&store)?;
+    let h = st.store(&store).await?;
     let snap = h.latest();
     Ok(Json(StoreInfo {
         id: store,
@@ -383,7 +383,7 @@ pub async fn metrics(State(st): State<AppState>, Extension(p): Extension<Princip
         if p.require(Scope::Reader, Some(&id)).is_err() {
             continue;
         }
-        if let Ok(h) = st.earshot.store(&id) {
+        if let Some(h) = st.earshot.running(&id) {
             let s = h.latest();
             let _ = writeln!(out, "earshot_store_revision{{store=\"{id}\"}} {}", s.revision());
             let _ = writeln!(out, "earshot_store_items{{store=\"{id}\"}} {}", s.item_count());

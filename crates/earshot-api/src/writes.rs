@@ -42,7 +42,7 @@ pub async fn create_store(
 /// Runs a write on the store's writer and waits for it to be durable.
 pub(crate) async fn submit(st: &AppState, p: &Principal, store: &str, cmd: Command) -> ApiResult<WriteOutcome> {
     p.require(Scope::Admin, Some(store))?;
-    let handle = st.earshot.store(store)?;
+    let handle = st.store(store).await?;
     blocking(move || handle.write(cmd)).await
 }
 

@@ -1,6 +1,6 @@
 //! `PgBackend`: the store's [`Backend`] over PostgreSQL, its revisioned commit
-//! ([`PgBackend::commit_at`]) guarded by a compare-and-set on the store's head, and the log
-//! that followers poll ([`PgBackend::changes_after`], [`PgBackend::head`]).
+//! ([`PgBackend::commit_at`]) guarded by a compare-and-set on the store's head, the head that
+//! followers poll ([`PgBackend::head`]) and the range reads of the revision log (`scan`).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use earshot_store::{Backend, Op, StoreError};
 
 use crate::error::{PgError, Result};
-use crate::ops::{self, Segment};
+use crate::ops;
 use crate::pool::{Conn, Pool};
 use crate::sql::{Tables, Texts};
 
@@ -17,7 +17,7 @@ use crate::sql::{Tables, Texts};
 pub struct PgOptions {
     /// A libpq-style URL or key-value string, e.g. `postgres://root@127.0.0.1:5432/test`.
     pub url: String,
-    /// Prefix of the three table names (`{prefix}records`, `{prefix}heads`, `{prefix}log`):
+    /// Prefix of the table names (`{prefix}records`, `{prefix}heads`):
     /// `[a-z_][a-z0-9_]*`, so that several deployments or tests share one database.
     pub table_prefix: String,
     /// Most connections open at once.
@@ -115,7 +115,7 @@ impl PgBackend {
         Ok(())
     }
 
-    /// Drops the three tables and everything in them (tests and tools; irreversible).
+    /// Drops the tables and everything in them (tests and tools; irreversible).
     pub fn drop_tables(&self) -> Result<()> {
         off_runtime(|| {
             self.pool.clear();
@@ -124,9 +124,9 @@ impl PgBackend {
         })
     }
 
-    /// The names of the three tables: records, heads, log.
-    pub fn table_names(&self) -> (&str, &str, &str) {
-        (&self.tables.records, &self.tables.heads, &self.tables.log)
+    /// The names of the tables: records, heads.
+    pub fn table_names(&self) -> (&str, &str) {
+        (&self.tables.records, &self.tables.heads)
     }
 
     /// Runs `f` on a pooled connection, off any async runtime. A connection that failed is not
@@ -164,33 +164,10 @@ impl PgBackend {
         })
     }
 
-    /// Up to `limit` revisions of `store` after `after`, in order, each with its ops exactly as
-    /// committed. A follower applies them in order and asks again from the last one.
-    pub fn changes_after(&self, store: &str, after: u64, limit: usize) -> Result<Vec<(u64, Vec<Op>)>> {
-        let after = to_i64(after)?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.with_conn(|c| {
-            let rows = c
-                .client
-                .query(&c.st.changes_after, &[&store, &after, &limit])
-                .map_err(|e| PgError::from_client(store, &e, false))?;
-            rows.iter().map(|r| Ok((to_u64(r.get(0))?, ops::decode(r.get::<_, &[u8]>(1))?))).collect()
-        })
-    }
-
-    /// Drops log entries of `store` up to and including `through` (followers further behind
-    /// must then reload the records). Returns how many were removed.
-    pub fn prune_log(&self, store: &str, through: u64) -> Result<u64> {
-        let through = to_i64(through)?;
-        self.with_conn(|c| {
-            c.client.execute(&c.st.prune_log, &[&store, &through]).map_err(|e| PgError::from_client(store, &e, false))
-        })
-    }
-
     /// Commits `ops` as the revisions their meta records name, provided the store's head is
     /// at `expected` (0: the store has no head yet). In one transaction: the head moves from
     /// `expected` to the last revision by compare-and-set, the records take the ops' net
-    /// effect, and each revision's ops are appended to the log. A head not at `expected`, or a
+    /// effect. A head not at `expected`, or a
     /// serialization failure, is a [`PgError::Conflict`] and nothing is applied. Returns the
     /// new head.
     pub fn commit_at(&self, store: &str, expected: u64, ops: Vec<Op>) -> Result<u64> {
@@ -201,12 +178,12 @@ impl PgBackend {
         if segments.first().is_some_and(|s| s.revision <= expected) {
             return Err(PgError::Invalid(format!("revision {new} does not follow the expected head {expected}")));
         }
-        self.transact(store, Some((expected, new)), &ops, &segments)?;
+        self.transact(store, Some((expected, new)), &ops)?;
         Ok(new)
     }
 
-    /// One transaction: head CAS (if revisioned), records, log.
-    fn transact(&self, store: &str, head: Option<(u64, u64)>, ops: &[Op], segments: &[Segment]) -> Result<()> {
+    /// One transaction: head CAS (if revisioned), then records.
+    fn transact(&self, store: &str, head: Option<(u64, u64)>, ops: &[Op]) -> Result<()> {
         let net = ops::net_effect(ops);
         let (mut put_keys, mut put_values, mut del_keys) = (Vec::new(), Vec::new(), Vec::new());
         for (k, v) in net {
@@ -218,8 +195,6 @@ impl PgBackend {
                 None => del_keys.push(k),
             }
         }
-        let revisions = segments.iter().map(|s| to_i64(s.revision)).collect::<Result<Vec<_>>>()?;
-        let entries = segments.iter().map(|s| ops::encode(&s.ops)).collect::<Result<Vec<_>>>()?;
         let head = head.map(|(e, n)| Ok::<_, PgError>((e, to_i64(e)?, to_i64(n)?))).transpose()?;
         self.with_conn(|c| {
             let err = |e: postgres::Error| PgError::from_client(store, &e, false);
@@ -249,9 +224,6 @@ impl PgBackend {
             if !del_keys.is_empty() {
                 tx.execute(&c.st.delete, &[&store, &del_keys]).map_err(err)?;
             }
-            if !revisions.is_empty() {
-                tx.execute(&c.st.append_log, &[&store, &revisions, &entries]).map_err(err)?;
-            }
             tx.commit().map_err(|e| PgError::from_client(store, &e, true))
         })
     }
@@ -279,11 +251,11 @@ impl Backend for PgBackend {
     }
 
     fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let bounds: [&[u8]; 4] = [b"c/", b"c0", b"t/", b"t0"];
+        let b: [&[u8]; 6] = [b"c/", b"c0", b"l/", b"l0", b"t/", b"t0"];
         Ok(self.with_conn(|c| {
             let rows = c
                 .client
-                .query(&c.st.load, &[&store, &bounds[0], &bounds[1], &bounds[2], &bounds[3]])
+                .query(&c.st.load, &[&store, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]])
                 .map_err(|e| PgError::from_client(store, &e, false))?;
             Ok(rows.into_iter().map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, Vec<u8>>(1))).collect())
         })?)
@@ -303,7 +275,7 @@ impl Backend for PgBackend {
                     .ok_or_else(|| StoreError::Storage(format!("store `{store}`: a commit cannot be of revision 0")))?;
                 self.commit_at(store, expected, ops).map(|_| ())
             }
-            None => self.transact(store, None, &ops, &[]),
+            None => self.transact(store, None, &ops),
         };
         if let Err(e) = &result {
             if e.is_conflict() {
@@ -318,6 +290,26 @@ impl Backend for PgBackend {
             let row =
                 c.client.query_opt(&c.st.get, &[&store, &key]).map_err(|e| PgError::from_client(store, &e, false))?;
             Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+        })?)
+    }
+
+    fn scan(
+        &self,
+        store: &str,
+        from: &[u8],
+        to: &[u8],
+        limit: usize,
+    ) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        if from >= to {
+            return Ok(Vec::new());
+        }
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Ok(self.with_conn(|c| {
+            let rows = c
+                .client
+                .query(&c.st.scan, &[&store, &from, &to, &limit])
+                .map_err(|e| PgError::from_client(store, &e, false))?;
+            Ok(rows.into_iter().map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, Vec<u8>>(1))).collect())
         })?)
     }
 

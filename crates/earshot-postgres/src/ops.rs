@@ -1,6 +1,5 @@
 //! What a commit means to the backend: its ops split into one segment per revision (by the
-//! store's meta records), the last-wins net effect on the records, and the binary encoding of
-//! a revision's ops in the log.
+//! store's meta records) and the last-wins net effect on the records.
 
 use std::collections::BTreeMap;
 
@@ -63,65 +62,6 @@ pub fn net_effect(ops: &[Op]) -> BTreeMap<&[u8], Option<&[u8]>> {
     net
 }
 
-const PUT: u8 = b'P';
-const DEL: u8 = b'D';
-
-/// Encodes ops for the log: per op a tag (`P` or `D`), the key and, for a put, the value, each
-/// preceded by its length as a big-endian u32.
-pub fn encode(ops: &[Op]) -> Result<Vec<u8>> {
-    let len = |b: &[u8]| {
-        u32::try_from(b.len()).map(u32::to_be_bytes).map_err(|_| PgError::Invalid("a record exceeds 4 GiB".into()))
-    };
-    let mut out = Vec::new();
-    for op in ops {
-        match op {
-            Op::Put(k, v) => {
-                out.push(PUT);
-                out.extend_from_slice(&len(k)?);
-                out.extend_from_slice(k);
-                out.extend_from_slice(&len(v)?);
-                out.extend_from_slice(v);
-            }
-            Op::Del(k) => {
-                out.push(DEL);
-                out.extend_from_slice(&len(k)?);
-                out.extend_from_slice(k);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Decodes what [`encode`] wrote; anything else is corruption.
-pub fn decode(mut bytes: &[u8]) -> Result<Vec<Op>> {
-    fn take<'a>(bytes: &mut &'a [u8], n: usize) -> Result<&'a [u8]> {
-        if bytes.len() < n {
-            return Err(PgError::Corrupt("a log entry is truncated".into()));
-        }
-        let (head, rest) = bytes.split_at(n);
-        *bytes = rest;
-        Ok(head)
-    }
-    fn field(bytes: &mut &[u8]) -> Result<Vec<u8>> {
-        let mut n = [0u8; 4];
-        n.copy_from_slice(take(bytes, 4)?);
-        Ok(take(bytes, u32::from_be_bytes(n) as usize)?.to_vec())
-    }
-    let mut ops = Vec::new();
-    while let Some((&tag, rest)) = bytes.split_first() {
-        bytes = rest;
-        match tag {
-            PUT => {
-                let k = field(&mut bytes)?;
-                ops.push(Op::Put(k, field(&mut bytes)?));
-            }
-            DEL => ops.push(Op::Del(field(&mut bytes)?)),
-            other => return Err(PgError::Corrupt(format!("a log entry has an unknown op tag {other}"))),
-        }
-    }
-    Ok(ops)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
@@ -130,14 +70,6 @@ mod tests {
     fn meta(revision: u64) -> Op {
         let m = MetaRecord { id: "s".into(), name: None, revision, created_at_ms: 0, committed_at_ms: None };
         Op::Put(META_KEY.to_vec(), serde_json::to_vec(&m).unwrap())
-    }
-
-    #[test]
-    fn log_entries_round_trip() {
-        let ops = vec![Op::Put(b"i/a".to_vec(), b"{}".to_vec()), Op::Del(b"x/\0b".to_vec()), Op::Put(vec![], vec![])];
-        assert_eq!(decode(&encode(&ops).unwrap()).unwrap(), ops);
-        assert!(decode(&encode(&ops).unwrap()[..5]).is_err());
-        assert!(decode(b"Z").is_err());
     }
 
     #[test]

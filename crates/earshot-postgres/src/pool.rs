@@ -26,9 +26,7 @@ pub struct Prepared {
     pub insert_head: Statement,
     pub upsert: Statement,
     pub delete: Statement,
-    pub append_log: Statement,
-    pub changes_after: Statement,
-    pub prune_log: Statement,
+    pub scan: Statement,
 }
 
 impl Prepared {
@@ -42,9 +40,7 @@ impl Prepared {
             insert_head: client.prepare(&t.insert_head)?,
             upsert: client.prepare(&t.upsert)?,
             delete: client.prepare(&t.delete)?,
-            append_log: client.prepare(&t.append_log)?,
-            changes_after: client.prepare(&t.changes_after)?,
-            prune_log: client.prepare(&t.prune_log)?,
+            scan: client.prepare(&t.scan)?,
         })
     }
 }

@@ -2,18 +2,23 @@
 //! connection prepares once. Only SQL that PostgreSQL, CockroachDB and YugabyteDB all speak:
 //! `CREATE TABLE IF NOT EXISTS`, `INSERT … ON CONFLICT`, `UNNEST` of arrays, `= ANY($n)`, and
 //! explicit casts where a parameter's type cannot be inferred from a column.
+//!
+//! Two tables: the records and the heads. The revision log is the store's own `l/` records
+//! (written by the store's kernel in each revision's commit), so there is no log table; a
+//! `{prefix}log` table left by an earlier version is unused and dropped by `drop_all`.
 
 use crate::error::{PgError, Result};
 
 /// Longest table prefix accepted (PostgreSQL truncates identifiers at 63 bytes).
 const MAX_PREFIX: usize = 40;
 
-/// The three tables' names, from a validated prefix.
+/// The tables' names, from a validated prefix.
 #[derive(Debug, Clone)]
 pub struct Tables {
     pub records: String,
     pub heads: String,
-    pub log: String,
+    /// The ops log of an earlier version, only ever dropped.
+    legacy_log: String,
 }
 
 impl Tables {
@@ -29,12 +34,16 @@ impl Tables {
                 "table prefix `{prefix}` must be at most {MAX_PREFIX} of [a-z0-9_], not starting with a digit"
             )));
         }
-        Ok(Tables { records: format!("{prefix}records"), heads: format!("{prefix}heads"), log: format!("{prefix}log") })
+        Ok(Tables {
+            records: format!("{prefix}records"),
+            heads: format!("{prefix}heads"),
+            legacy_log: format!("{prefix}log"),
+        })
     }
 
     /// The schema, one statement each, safe to run again.
-    pub fn schema(&self) -> [String; 3] {
-        let Tables { records, heads, log } = self;
+    pub fn schema(&self) -> [String; 2] {
+        let Tables { records, heads, .. } = self;
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {records} (\
@@ -42,19 +51,13 @@ impl Tables {
                    PRIMARY KEY (store, key))"
             ),
             format!("CREATE TABLE IF NOT EXISTS {heads} (store TEXT PRIMARY KEY, revision BIGINT NOT NULL)"),
-            format!(
-                "CREATE TABLE IF NOT EXISTS {log} (\
-                   store TEXT NOT NULL, revision BIGINT NOT NULL, ops BYTEA NOT NULL, \
-                   committed_at TIMESTAMPTZ NOT NULL DEFAULT now(), \
-                   PRIMARY KEY (store, revision))"
-            ),
         ]
     }
 
-    /// Drops the three tables (tests, tools).
+    /// Drops the tables (tests, tools).
     pub fn drop_all(&self) -> String {
-        let Tables { records, heads, log } = self;
-        format!("DROP TABLE IF EXISTS {records}, {heads}, {log}")
+        let Tables { records, heads, legacy_log } = self;
+        format!("DROP TABLE IF EXISTS {records}, {heads}, {legacy_log}")
     }
 }
 
@@ -68,21 +71,21 @@ pub struct Texts {
     pub insert_head: String,
     pub upsert: String,
     pub delete: String,
-    pub append_log: String,
-    pub changes_after: String,
-    pub prune_log: String,
+    pub scan: String,
 }
 
 impl Texts {
     pub fn new(t: &Tables) -> Self {
-        let Tables { records, heads, log } = t;
+        let Tables { records, heads, .. } = t;
         Texts {
             stores: format!("SELECT store FROM {heads} ORDER BY store"),
-            // Key order is bytewise on BYTEA. Content (`c/…`) and sealed contexts (`t/…`) are
-            // read one by one with `get`, so the load skips both ranges (`0` follows `/`).
+            // Key order is bytewise on BYTEA. Content (`c/…`), the revision log (`l/…`) and
+            // sealed contexts (`t/…`) are read on demand, so the load skips those ranges (`0`
+            // follows `/`).
             load: format!(
                 "SELECT key, value FROM {records} WHERE store = $1 \
-                   AND NOT (key >= $2 AND key < $3) AND NOT (key >= $4 AND key < $5) ORDER BY key"
+                   AND NOT (key >= $2 AND key < $3) AND NOT (key >= $4 AND key < $5) \
+                   AND NOT (key >= $6 AND key < $7) ORDER BY key"
             ),
             get: format!("SELECT value FROM {records} WHERE store = $1 AND key = $2"),
             head: format!("SELECT revision FROM {heads} WHERE store = $1"),
@@ -98,14 +101,9 @@ impl Texts {
                    ON CONFLICT (store, key) DO UPDATE SET value = excluded.value"
             ),
             delete: format!("DELETE FROM {records} WHERE store = $1 AND key = ANY($2::BYTEA[])"),
-            append_log: format!(
-                "INSERT INTO {log} (store, revision, ops) \
-                   SELECT $1::TEXT, r, o FROM UNNEST($2::BIGINT[], $3::BYTEA[]) AS t (r, o)"
+            scan: format!(
+                "SELECT key, value FROM {records} WHERE store = $1 AND key >= $2 AND key < $3 ORDER BY key LIMIT $4"
             ),
-            changes_after: format!(
-                "SELECT revision, ops FROM {log} WHERE store = $1 AND revision > $2 ORDER BY revision LIMIT $3"
-            ),
-            prune_log: format!("DELETE FROM {log} WHERE store = $1 AND revision <= $2"),
         }
     }
 }

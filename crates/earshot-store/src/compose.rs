@@ -113,6 +113,9 @@ impl State for Snapshot {
         let dirty = Dirty { mem: a.dirty, dev: dev_dirty };
         Ok((out, (!dirty.is_empty()).then_some((Snapshot { mem: a.snap, dev }, dirty))))
     }
+    fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
+        change(cmd, out)
+    }
     fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
         let mut ops = crate::memory::durable::encode(&self.mem, &dirty.mem)?;
         crate::devices::records::encode(&self.dev, &self.mem, &dirty.dev, &mut ops)?;
@@ -333,4 +336,48 @@ pub fn encode_records(r: &Records) -> Result<Vec<Op>> {
     crate::memory::durable::encode_records(r.memory(), &mut ops)?;
     r.devices.encode_all(&mut ops)?;
     Ok(ops)
+}
+
+/// What a revision changed, as the watch stream shows it: the kind of write, the ids it names
+/// and the ids it created or changed, never content, attributes or conditions.
+fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
+    use serde_json::json;
+    let subject = match cmd {
+        Command::CreateParticipant(p) => json!({"kind": "participant_created", "participant": p.id}),
+        Command::RemoveParticipant { id } => json!({"kind": "participant_removed", "participant": id}),
+        Command::BindIdentity(b) => json!({"kind": "identity_bound", "participant": b.participant}),
+        Command::CreateItem(i) => json!({"kind": "item_created", "owner": i.owner}),
+        Command::Lifecycle { item, request } => {
+            json!({"kind": "item_lifecycle", "item": item, "action": request.action})
+        }
+        Command::Derive { request, issuer } => {
+            json!({"kind": "item_derived", "owner": request.owner, "sources": request.sources, "issuer": issuer})
+        }
+        Command::Grant { item, issuer, .. } => json!({"kind": "grant_created", "item": item, "issuer": issuer}),
+        Command::RevokeGrant { grant } => json!({"kind": "grant_revoked", "grant": grant}),
+        Command::PutSchema(_) => json!({"kind": "schema_put"}),
+        Command::CreateDevice(d) => json!({"kind": "device_created", "device": d.id, "owner": d.owner}),
+        Command::CreateRelation(r) => json!({
+            "kind": "relation_created", "grantor": r.grantor, "relation": r.relation, "grantee": r.grantee
+        }),
+        Command::RevokeRelation { edge, by } => json!({"kind": "relation_revoked", "edge": edge, "by": by}),
+        Command::CreateCapability(c) => json!({
+            "kind": "capability_created", "issuer": c.issuer, "holder": c.holder, "device": c.device
+        }),
+        Command::RevokeCapability { capability, by } => {
+            json!({"kind": "capability_revoked", "capability": capability, "by": by})
+        }
+        Command::ConsumeUse(r) => json!({"kind": "use_consumed", "principal": r.principal, "device": r.device}),
+    };
+    let mut v = subject;
+    if let Some(m) = v.as_object_mut() {
+        m.insert("outcome".into(), json!(out.outcome));
+        if !out.ids.is_empty() {
+            m.insert("ids".into(), json!(out.ids));
+        }
+        if !out.invalidated.is_empty() {
+            m.insert("invalidated".into(), json!(out.invalidated));
+        }
+    }
+    v
 }

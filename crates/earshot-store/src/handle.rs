@@ -121,6 +121,23 @@ impl StoreHandle {
         self.core.token(revision)
     }
 
+    /// How this replica stands against the shared datastore's head (lag).
+    pub fn replication(&self) -> crate::kernel::writer::Replication {
+        self.core.replication()
+    }
+
+    /// Up to `limit` revisions after `after`, from the revision log, in order (the watch
+    /// stream). Refused with `RevisionExpired` when the log no longer reaches back to `after`.
+    pub fn changes_after(&self, after: u64, limit: usize) -> Result<Vec<crate::kernel::log::LogEntry>> {
+        self.core.log_after(after, limit)
+    }
+
+    /// Blocks until a revision after `rev` is published here or `wait` passes; answers the
+    /// published revision.
+    pub fn wait_past(&self, rev: u64, wait: Duration) -> u64 {
+        self.core.wait_past(rev, wait)
+    }
+
     /// The snapshot a decision reads and the instant it is judged at (SPEC §1.9, §2.6): the
     /// request's arrival (`now_ms`) for latest and `at_least`; for `at_exact`, the time recorded
     /// with that revision, so the same token always gives the same answer. A snapshot older than

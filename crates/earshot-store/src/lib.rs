@@ -30,6 +30,8 @@ pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
+pub use kernel::log::LogEntry;
+pub use kernel::writer::Replication;
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
@@ -63,18 +65,28 @@ impl Earshot {
         Self::open_with(Arc::new(backend), Arc::new(SystemClock), config).map_err(damaged)
     }
 
-    /// Starts every store found in `backend`, rebuilding each projection from its records.
+    /// Starts every store found in `backend`, rebuilding each projection from its records
+    /// (none when `config.load_on_first_use`: each is then started by its first use).
     pub fn open_with(backend: Arc<dyn Backend>, clock: Arc<dyn Clock>, config: Config) -> Result<Self> {
         let e = Earshot { backend, clock, config, stores: DashMap::new(), create_lock: Mutex::new(()) };
+        if e.config.load_on_first_use {
+            return Ok(e);
+        }
         for id in e.backend.stores()? {
-            let records = Records::decode(&e.backend.load(&id)?)?;
-            if records.meta.is_none() {
-                continue;
+            if let Some(h) = e.start_store(&id)? {
+                e.stores.insert(id, h);
             }
-            let h = StoreHandle::start(&id, &records, e.backend.clone(), e.clock.clone(), e.config.clone())?;
-            e.stores.insert(id, h);
         }
         Ok(e)
+    }
+
+    /// Starts a store from its records, if it has any.
+    fn start_store(&self, id: &str) -> Result<Option<Arc<StoreHandle>>> {
+        let records = Records::decode(&self.backend.load(id)?)?;
+        if records.meta.is_none() {
+            return Ok(None);
+        }
+        StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone()).map(Some)
     }
 
     /// A fresh in-memory-backed instance in a temporary sled directory (tests, benches).
@@ -89,7 +101,8 @@ impl Earshot {
             return Err(StoreError::LimitExceeded { field: "name", limit: model::limits::MAX_TEXT_BYTES });
         }
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if self.stores.contains_key(id) {
+        // On a shared backend another replica may have created it: the datastore decides.
+        if self.stores.contains_key(id) || self.backend.head(id)?.is_some() {
             return Err(StoreError::StoreExists(id.to_string()));
         }
         let meta = MetaRecord {
@@ -99,7 +112,22 @@ impl Earshot {
             created_at_ms: self.clock.now_ms(),
             committed_at_ms: None,
         };
-        self.backend.commit(id, vec![meta_op(&meta)?])?;
+        // The creation is revision 1 of the log too, so that a watch from the beginning sees
+        // it; it is never replayed (a store starts from its records at revision 1 or later).
+        let created = kernel::log::LogEntry {
+            revision: 1,
+            committed_at_ms: meta.created_at_ms,
+            command: serde_json::Value::Null,
+            ids: Vec::new(),
+            digest: kernel::log::digest(&[]),
+            change: serde_json::json!({"kind": "store_created", "store": id, "outcome": "created"}),
+        };
+        let ops = vec![Op::Put(kernel::log::log_key(1), created.encode()?), meta_op(&meta)?];
+        match self.backend.commit(id, ops) {
+            // Another replica created it between the check and the commit.
+            Err(StoreError::WriteConflict(_)) => return Err(StoreError::StoreExists(id.to_string())),
+            other => other?,
+        }
         let records = Records { meta: Some(meta), ..Records::default() };
         let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
         self.stores.insert(id.to_string(), h);
@@ -112,9 +140,34 @@ impl Earshot {
         })
     }
 
-    /// A running store by id.
+    /// A store already running in this process, without starting one (no I/O).
+    pub fn running(&self, id: &str) -> Option<Arc<StoreHandle>> {
+        self.stores.get(id).map(|h| h.clone())
+    }
+
+    /// A running store by id. On a shared backend, a store not running here (created by
+    /// another replica, or not loaded yet with `load_on_first_use`) is started from the
+    /// datastore on its first use; the caller waits for its projection to be built.
     pub fn store(&self, id: &str) -> Result<Arc<StoreHandle>> {
-        self.stores.get(id).map(|h| h.clone()).ok_or_else(|| StoreError::StoreNotFound(id.chars().take(128).collect()))
+        if let Some(h) = self.stores.get(id) {
+            return Ok(h.clone());
+        }
+        let missing = || StoreError::StoreNotFound(id.chars().take(128).collect());
+        if !(self.backend.shared() || self.config.load_on_first_use) || error::check_id("store", id).is_err() {
+            return Err(missing());
+        }
+        // One start at a time, so that two first uses do not both build the projection.
+        let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = self.stores.get(id) {
+            return Ok(h.clone());
+        }
+        if self.backend.shared() && self.backend.head(id)?.is_none() {
+            return Err(missing());
+        }
+        let h = self.start_store(id)?.ok_or_else(missing)?;
+        tracing::info!(store = id, revision = h.latest().revision, "started a store on its first use");
+        self.stores.insert(id.to_string(), h.clone());
+        Ok(h)
     }
 
     /// Ids of every running store.

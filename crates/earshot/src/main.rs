@@ -135,6 +135,16 @@ struct FileConfig {
     consistency_wait_ms: Option<u64>,
     /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
     follow_interval_ms: Option<u64>,
+    /// Over PostgreSQL, how long a store may go without having caught up with the datastore's
+    /// head before `/readyz` reports this replica behind (default 2000).
+    ready_max_lag_ms: Option<u64>,
+    /// Revisions the revision log keeps for followers and watch streams (default 100000).
+    log_retention: Option<u64>,
+    /// Start no store at start-up; each starts on its first use (default false: all at start-up).
+    lazy_stores: Option<bool>,
+    /// On SIGTERM or ctrl-c, milliseconds `/readyz` answers `draining` while requests are still
+    /// served, so a load balancer stops routing here first (default 0).
+    drain_delay_ms: Option<u64>,
     /// Most connections open at once (default: the descriptor limit less a reserve, at most 4096).
     max_connections: Option<usize>,
     /// Most milliseconds to receive a request head, on a new connection or between requests on
@@ -321,6 +331,19 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(ms) = file.follow_interval_ms {
         config.follow_interval = std::time::Duration::from_millis(ms);
     }
+    if let Some(ms) = file.ready_max_lag_ms {
+        config.ready_max_lag = std::time::Duration::from_millis(ms);
+    }
+    if let Some(n) = file.log_retention {
+        if n == 0 {
+            bail!("log_retention must be at least 1");
+        }
+        config.log_retention = n;
+    }
+    if let Some(lazy) = file.lazy_stores {
+        config.load_on_first_use = lazy;
+    }
+    let drain_delay = std::time::Duration::from_millis(file.drain_delay_ms.unwrap_or(0));
     if file.tokens.is_empty() {
         if !bind.ip().is_loopback() {
             bail!("no tokens are configured, so authentication is off; refusing to listen on non-loopback {bind}");
@@ -344,6 +367,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), postgres = datastore.is_some(), "rebuilt indexes");
     earshot.warm_search();
     let state = AppState::new(earshot.clone(), auth);
+    let drain = state.clone();
+    let stop = async move {
+        shutdown_signal().await;
+        // Unready first, so the load balancer stops routing here; then stop accepting.
+        drain.start_draining();
+        if !drain_delay.is_zero() {
+            tracing::info!(drain_delay_ms = drain_delay.as_millis() as u64, "draining: /readyz answers 503");
+            tokio::time::sleep(drain_delay).await;
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(bind).await.with_context(|| format!("binding {bind}"))?;
@@ -354,7 +387,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             request_timeout_ms = limits.request_timeout.as_millis() as u64,
             "earshot listening"
         );
-        earshot_api::server::serve(listener, earshot_api::router(state), limits, shutdown_signal()).await?;
+        earshot_api::server::serve(listener, earshot_api::router(state), limits, stop).await?;
         anyhow::Ok(())
     })?;
     earshot.shutdown();

@@ -22,13 +22,16 @@ pub enum Op {
 pub trait Backend: Send + Sync + 'static {
     /// Ids of every store that has records.
     fn stores(&self) -> Result<Vec<String>>;
-    /// Every record of one store except the on-demand ones (keys under `c/` and `t/`, see
+    /// Every record of one store except the on-demand ones (keys under `c/`, `l/` and `t/`, see
     /// [`ON_DEMAND_PREFIXES`]), which are read with `get`, in key order.
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Applies `ops` atomically and durably.
     fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()>;
     /// One record, for reads of data kept out of the projection (the on-demand records).
     fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Up to `limit` records of one store with keys in `[from, to)`, in key order (the revision
+    /// log's reads).
+    fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Whether a commit could be made durable now. Refuses fast when not (a full disk, a
     /// failed database), and may repair the backend on the way; the writer asks before it
     /// applies a group, so a refused group costs no work.
@@ -56,7 +59,7 @@ pub trait Backend: Send + Sync + 'static {
 /// Key prefixes of on-demand records: large values and write-once audit records that a domain
 /// reads one by one with `get` and never projects, so `load` leaves them out. The kernel only
 /// reserves the key space; which domain uses it is the domain's business.
-pub const ON_DEMAND_PREFIXES: [u8; 2] = [b'c', b't'];
+pub const ON_DEMAND_PREFIXES: [u8; 3] = [b'c', b'l', b't'];
 
 /// Free space kept on the data directory's filesystem unless configured otherwise.
 pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
@@ -455,16 +458,16 @@ impl Backend for SledBackend {
         if let Some(f) = self.fault().as_ref() {
             return Err(StoreError::StorageUnavailable(f.reason.clone()));
         }
-        // On-demand records (`c/…`, `t/…`) are never projected, so start-up skips both. No
-        // size hint: `Tree::len` is itself a full scan
-        // in sled 0.34.
+        // On-demand records (`c/…`, `l/…`, `t/…`) are never projected, so start-up skips them
+        // (`0` follows `/`). No size hint: `Tree::len` is itself a full scan in sled 0.34.
         self.with_db(|o| {
             let scan = || -> std::result::Result<Vec<Record>, sled::Error> {
                 let tree = tree(&o.db, store)?;
                 let mut out = Vec::new();
                 let ranges = tree
                     .range(..b"c/".as_slice())
-                    .chain(tree.range(b"c0".as_slice()..b"t/".as_slice()))
+                    .chain(tree.range(b"c0".as_slice()..b"l/".as_slice()))
+                    .chain(tree.range(b"l0".as_slice()..b"t/".as_slice()))
                     .chain(tree.range(b"t0".as_slice()..));
                 for kv in ranges {
                     let (k, v) = kv?;
@@ -528,6 +531,23 @@ impl Backend for SledBackend {
                 .and_then(|t| t.get(key))
                 .map(|v| v.map(|v| v.to_vec()))
                 .map_err(|e| self.failed("a read", e))
+        })
+    }
+
+    fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        if from >= to {
+            return Ok(Vec::new());
+        }
+        self.with_db(|o| {
+            let scan = || -> std::result::Result<Vec<Record>, sled::Error> {
+                let mut out = Vec::new();
+                for kv in tree(&o.db, store)?.range(from..to).take(limit) {
+                    let (k, v) = kv?;
+                    out.push((k.to_vec(), v.to_vec()));
+                }
+                Ok(out)
+            };
+            scan().map_err(|e| self.failed("a scan", e))
         })
     }
 
@@ -599,6 +619,16 @@ impl Backend for MemoryBackend {
 
     fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.trees().get(store).and_then(|t| t.get(key).cloned()))
+    }
+
+    fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        if from >= to {
+            return Ok(Vec::new());
+        }
+        let trees = self.trees();
+        let Some(tree) = trees.get(store) else { return Ok(Vec::new()) };
+        let range = (std::ops::Bound::Included(from.to_vec()), std::ops::Bound::Excluded(to.to_vec()));
+        Ok(tree.range(range).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect())
     }
 }
 

@@ -1,13 +1,15 @@
 //! The kernel of a store, which knows nothing of what its records mean: the storage seam
-//! (`backend`), revisions and consistency tokens (`token`), and the writer thread with group
-//! commit and snapshot publication, retention and waits (`writer`), over any `State`.
+//! (`backend`), revisions and consistency tokens (`token`), the revision log (`log`), and the
+//! writer thread with group commit, following, snapshot publication, retention and waits
+//! (`writer`), over any `State`.
 //!
 //! Arrows run one way: the domains and the composition at the crate root use the kernel; the
 //! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
 
 pub mod backend;
+pub mod log;
 pub mod token;
-pub(crate) mod writer;
+pub mod writer;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -26,8 +28,9 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
     /// What the writer holds beside the published state and readers never see (an index only
     /// writes need), rebuilt with the state.
     type Aside: Send + 'static;
-    /// One write (cloned only to apply it once more after a lost race on a shared backend).
-    type Command: Clone + Send + 'static;
+    /// One write (cloned to log it, and to apply it once more after a lost race on a shared
+    /// backend). Serialised into the revision log, from which followers replay it.
+    type Command: Clone + Send + serde::Serialize + serde::de::DeserializeOwned + 'static;
     /// What a write answers.
     type Outcome: Send + 'static;
     /// Which records a command touched.
@@ -54,6 +57,9 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
     ) -> Result<Applied<Self>>;
     /// The ops that write every record `dirty` names, as they are in `self`.
     fn encode(&self, dirty: &Self::Dirty) -> Result<Vec<Op>>;
+    /// What a command that made a revision changed, as watchers see it: kinds and ids, never
+    /// content (the revision log keeps it for the watch stream).
+    fn change(cmd: &Self::Command, outcome: &Self::Outcome) -> serde_json::Value;
 }
 
 /// Time source. Decisions take their time from the snapshot; this only stamps snapshots.
@@ -118,6 +124,15 @@ pub struct Config {
     /// writer, when idle, polls the backend's head and reloads the store when another replica
     /// moved it. Zero turns following off.
     pub follow_interval: Duration,
+    /// How many revisions the revision log keeps (followers further behind, and watchers
+    /// resuming from further back, fall back to a full reload or are refused).
+    pub log_retention: u64,
+    /// On a shared backend, how long a store may go without having caught up with the
+    /// datastore's head before readiness reports it behind.
+    pub ready_max_lag: Duration,
+    /// Start no store when opening: each starts on its first use (a replica among many that
+    /// hold more stores than one can, where the load balancer routes by store).
+    pub load_on_first_use: bool,
 }
 
 impl Default for Config {

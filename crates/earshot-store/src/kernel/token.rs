@@ -37,12 +37,15 @@ pub fn decode(store: &str, token: &str) -> Result<u64> {
     Ok(rev)
 }
 
-/// How a read picks its snapshot: `"latest"`, `{"at_least": token}` or `{"at_exact": token}`.
+/// How a read picks its snapshot: `"latest"` (the newest revision this replica has applied),
+/// `"fully_consistent"` (the datastore's head, read first: everything committed on any replica
+/// before the read), `{"at_least": token}` or `{"at_exact": token}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Consistency {
     #[default]
     Latest,
+    FullyConsistent,
     AtLeast(String),
     AtExact(String),
 }
@@ -56,12 +59,13 @@ impl<'de> Deserialize<'de> for Consistency {
             type Value = Consistency;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(r#""latest", {"at_least": token} or {"at_exact": token}"#)
+                f.write_str(r#""latest", "fully_consistent", {"at_least": token} or {"at_exact": token}"#)
             }
 
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Consistency, E> {
                 match v {
                     "latest" => Ok(Consistency::Latest),
+                    "fully_consistent" => Ok(Consistency::FullyConsistent),
                     _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
                 }
             }

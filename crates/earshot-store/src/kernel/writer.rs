@@ -1,6 +1,7 @@
 //! The writer of one store, generic over its [`State`]: the writer thread (serialised writes,
-//! group commit), the published latest state, the retention window for `at_exact` reads, and
-//! the bounded waits for `at_least`.
+//! group commit, the revision log, following other replicas by replaying it), the published
+//! latest state, the retention window for `at_exact` reads, the bounded waits for `at_least`
+//! and `fully_consistent`, and how far behind the shared datastore the store is.
 
 use std::collections::VecDeque;
 use std::sync::mpsc;
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 
 use super::backend::{meta_op, Backend, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES};
+use super::log::{self, log_key, revision_of, LogEntry};
 use super::token::{self, Consistency};
 use super::{Clock, Config, State};
 use crate::error::{Result, StoreError};
@@ -25,6 +27,52 @@ struct Job<S: State> {
     reply: mpsc::SyncSender<Reply<S>>,
 }
 
+/// What the writer thread is asked to do.
+enum Msg<S: State> {
+    Write(Job<S>),
+    /// Poll the shared backend's head now rather than at the next interval (a
+    /// `fully_consistent` read is waiting).
+    Follow,
+}
+
+/// Revisions applied per log read while following.
+const REPLAY_BATCH: usize = 256;
+
+/// How a store stands against a shared datastore's head (readiness, metrics, the lag a
+/// `latest` read may be behind by). On a backend no one else writes to, always caught up.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Replication {
+    /// The revision this replica has applied and serves as `latest`.
+    pub applied: u64,
+    /// The datastore's head at the last poll (equal to `applied` on an unshared backend).
+    pub head: u64,
+    /// `head - applied` at the last poll.
+    pub behind_revisions: u64,
+    /// Milliseconds since this replica was last caught up with the head it read (0 when it is).
+    pub behind_ms: u64,
+    /// Milliseconds since the last successful poll of the head (`None`: never polled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_poll_ms: Option<u64>,
+    /// Why the last poll failed, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_error: Option<String>,
+    /// Revisions this replica applied by replaying the revision log (since it started).
+    pub replayed: u64,
+    /// Times it rebuilt the store from the records instead (the log did not reach back, or a
+    /// replay disagreed with it).
+    pub rebuilds: u64,
+}
+
+/// What following has seen, kept by the writer thread.
+struct Sync {
+    head: u64,
+    polled_at: Option<Instant>,
+    caught_up_at: Instant,
+    poll_error: Option<String>,
+    replayed: u64,
+    rebuilds: u64,
+}
+
 /// The revisions of one running store.
 pub(crate) struct Writer<S: State> {
     id: Arc<str>,
@@ -32,7 +80,7 @@ pub(crate) struct Writer<S: State> {
     retained: Mutex<VecDeque<Arc<S>>>,
     published: Mutex<u64>,
     published_cv: Condvar,
-    tx: Mutex<Option<mpsc::Sender<Job<S>>>>,
+    tx: Mutex<Option<mpsc::Sender<Msg<S>>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// When the writer entered the commit in progress, if one is: a commit that does not
     /// return (storage hung) makes later writes fail fast instead of queueing behind it.
@@ -45,6 +93,7 @@ pub(crate) struct Writer<S: State> {
     clock: Arc<dyn Clock>,
     config: Config,
     meta: Mutex<MetaRecord>,
+    sync: Mutex<Sync>,
 }
 
 impl<S: State> Writer<S> {
@@ -63,7 +112,7 @@ impl<S: State> Writer<S> {
             state.stamp(revision, clock.now_ms());
         }
         let snap = Arc::new(state);
-        let (tx, rx) = mpsc::channel::<Job<S>>();
+        let (tx, rx) = mpsc::channel::<Msg<S>>();
         let handle = Arc::new(Writer {
             id: Arc::from(id),
             latest: ArcSwap::new(snap.clone()),
@@ -76,8 +125,16 @@ impl<S: State> Writer<S> {
             refusing: Mutex::new(None),
             backend,
             clock,
-            config,
             meta: Mutex::new(meta),
+            sync: Mutex::new(Sync {
+                head: snap.revision(),
+                polled_at: None,
+                caught_up_at: Instant::now(),
+                poll_error: None,
+                replayed: 0,
+                rebuilds: 0,
+            }),
+            config,
         });
         let weak = Arc::downgrade(&handle);
         let start = (snap.as_ref().clone(), aside);
@@ -113,7 +170,7 @@ impl<S: State> Writer<S> {
         {
             let tx = lock(&self.tx);
             let tx = tx.as_ref().ok_or(StoreError::Unavailable)?;
-            tx.send(Job { cmd, reply }).map_err(|_| StoreError::Unavailable)?;
+            tx.send(Msg::Write(Job { cmd, reply })).map_err(|_| StoreError::Unavailable)?;
         }
         // Bounded: a commit stuck in storage must not hang every caller. The write may still
         // become durable after this answer, so the refusal says its outcome is unknown.
@@ -142,7 +199,99 @@ impl<S: State> Writer<S> {
     /// readiness returns as soon as space does, without waiting for a write. `None` means
     /// healthy. Reads are served in every case.
     pub(crate) fn condition(&self) -> Option<String> {
-        self.writer_stuck().or_else(|| self.backend.condition())
+        self.writer_stuck().or_else(|| self.backend.condition()).or_else(|| self.lagging())
+    }
+
+    /// Whether this store follows a shared backend.
+    fn follows(&self) -> bool {
+        self.backend.shared() && !self.config.follow_interval.is_zero()
+    }
+
+    /// Why this replica is too far behind the datastore to be routed to, if so: it has not
+    /// been caught up with the head for longer than `ready_max_lag`.
+    fn lagging(&self) -> Option<String> {
+        if !self.follows() {
+            return None;
+        }
+        let r = self.replication();
+        (Duration::from_millis(r.behind_ms) > self.config.ready_max_lag).then(|| {
+            format!(
+                "behind the datastore: at revision {} of {}, not caught up for {} ms",
+                r.applied, r.head, r.behind_ms
+            )
+        })
+    }
+
+    /// How this store stands against the shared datastore's head.
+    pub(crate) fn replication(&self) -> Replication {
+        let applied = *lock(&self.published);
+        let sync = lock(&self.sync);
+        let head = sync.head.max(applied);
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        Replication {
+            applied,
+            head,
+            behind_revisions: head - applied,
+            behind_ms: if head > applied { ms(sync.caught_up_at.elapsed()) } else { 0 },
+            last_poll_ms: sync.polled_at.map(|t| ms(t.elapsed())),
+            poll_error: sync.poll_error.clone(),
+            replayed: sync.replayed,
+            rebuilds: sync.rebuilds,
+        }
+    }
+
+    /// Asks the writer thread to poll the head now.
+    fn nudge(&self) {
+        if let Some(tx) = lock(&self.tx).as_ref() {
+            let _ = tx.send(Msg::Follow);
+        }
+    }
+
+    /// Up to `limit` entries of the revision log after `after`, in order, and the oldest
+    /// revision the log still holds an entry for. An `after` older than the log reaches back is
+    /// refused with `RevisionExpired` (the watcher must start again from a fresh read).
+    pub(crate) fn log_after(&self, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+        let rows = self.backend.scan(&self.id, &log_key(after.saturating_add(1)), &log_key(u64::MAX), limit)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (k, v) in rows {
+            let entry = LogEntry::decode(&self.id, &v)?;
+            let expected = after.saturating_add(1).saturating_add(out.len() as u64);
+            if revision_of(&k) != Some(expected) || entry.revision != expected {
+                let oldest = self.oldest_logged()?.unwrap_or(expected);
+                return Err(StoreError::RevisionExpired { requested: after, oldest: oldest.saturating_sub(1) });
+            }
+            out.push(entry);
+        }
+        if out.is_empty() && after < *lock(&self.published) {
+            // Revisions exist after `after` but the log holds none of them: pruned.
+            let oldest = self.oldest_logged()?.unwrap_or(*lock(&self.published));
+            return Err(StoreError::RevisionExpired { requested: after, oldest: oldest.saturating_sub(1) });
+        }
+        Ok(out)
+    }
+
+    /// The oldest revision the log holds.
+    fn oldest_logged(&self) -> Result<Option<u64>> {
+        let first = self.backend.scan(&self.id, &log_key(0), &log_key(u64::MAX), 1)?;
+        Ok(first.first().and_then(|(k, _)| revision_of(k)))
+    }
+
+    /// Waits until the published revision is past `rev` or `wait` elapses; answers the
+    /// published revision (watch streams block here between changes).
+    pub(crate) fn wait_past(&self, rev: u64, wait: Duration) -> u64 {
+        let deadline = Instant::now() + wait;
+        let mut published = lock(&self.published);
+        while *published <= rev {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            published = match self.published_cv.wait_timeout(published, left) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        *published
     }
 
     /// Consistency token for a revision of this store.
@@ -155,6 +304,17 @@ impl<S: State> Writer<S> {
         use Consistency as C;
         match consistency {
             C::Latest => Ok(self.latest()),
+            C::FullyConsistent => {
+                // The datastore's head first: then everything committed anywhere before this
+                // read began is visible (read-your-writes across replicas without a token).
+                if let Some(head) = self.backend.head(&self.id)? {
+                    if head > *lock(&self.published) {
+                        self.nudge();
+                        self.wait_for(head)?;
+                    }
+                }
+                Ok(self.latest())
+            }
             C::AtLeast(t) => {
                 let rev = token::decode(&self.id, t)?;
                 self.wait_for(rev)?;
@@ -231,6 +391,28 @@ impl<S: State> Writer<S> {
         self.latest.store(last);
         *lock(&self.published) = rev;
         self.published_cv.notify_all();
+        let mut sync = lock(&self.sync);
+        if rev >= sync.head {
+            // A commit of our own moved the head to here (or following reached it).
+            sync.head = rev;
+            sync.caught_up_at = Instant::now();
+        }
+    }
+
+    /// Records a poll of the head: its value, or why it failed.
+    fn polled(&self, head: Result<u64>, applied: u64) {
+        let mut sync = lock(&self.sync);
+        match head {
+            Ok(head) => {
+                sync.polled_at = Some(Instant::now());
+                sync.poll_error = None;
+                sync.head = sync.head.max(head);
+                if applied >= sync.head {
+                    sync.caught_up_at = Instant::now();
+                }
+            }
+            Err(e) => sync.poll_error = Some(e.to_string()),
+        }
     }
 }
 
@@ -252,7 +434,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// anything, and tries again at the next group. After a failed commit its state may be ahead of
 /// the records, so it reloads from them first (once the backend is writable again, since a
 /// failed database may still show the refused batch).
-fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<Job<S>>, start: (S, S::Aside)) {
+fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<Msg<S>>, start: (S, S::Aside)) {
     let (mut snap, mut aside) = start;
     let mut new_id = || uuid::Uuid::new_v4().to_string();
     // Set when the writer's state may not match the records (a command applied and then
@@ -261,22 +443,30 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
     let mut last_reload: Option<Instant> = None;
     // On a shared backend the writer also follows the other replicas: see `follow`.
     let follow_every = match handle.upgrade() {
-        Some(h) => (h.backend.shared() && !h.config.follow_interval.is_zero()).then_some(h.config.follow_interval),
+        Some(h) => h.follows().then_some(h.config.follow_interval),
         None => return,
     };
     let mut next_follow = Instant::now();
     loop {
-        let first = match follow_every {
-            None => rx.recv().ok(),
+        let msg = match follow_every {
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => return,
+            },
             Some(_) => match rx.recv_timeout(next_follow.saturating_duration_since(Instant::now())) {
-                Ok(job) => Some(job),
+                Ok(m) => Some(m),
                 Err(mpsc::RecvTimeoutError::Timeout) => None,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
             },
         };
-        if first.is_none() && follow_every.is_none() {
-            return;
-        }
+        let first = match msg {
+            Some(Msg::Write(job)) => Some(job),
+            Some(Msg::Follow) => {
+                next_follow = Instant::now();
+                None
+            }
+            None => None,
+        };
         let Some(h) = handle.upgrade() else { return };
         if let Some(every) = follow_every {
             if !stale && Instant::now() >= next_follow {
@@ -290,7 +480,8 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
             match rx.try_recv() {
-                Ok(j) => jobs.push(j),
+                Ok(Msg::Write(j)) => jobs.push(j),
+                Ok(Msg::Follow) => next_follow = Instant::now(),
                 Err(_) => break,
             }
         }
@@ -413,8 +604,18 @@ fn apply_group<S: State>(
 ) -> Group<S> {
     let mut g =
         Group { ops: Vec::new(), snaps: Vec::new(), results: Vec::new(), meta: lock(&h.meta).clone(), stale: false };
+    let retention = h.config.log_retention.max(1);
     for cmd in cmds {
-        match snap.apply(aside, cmd, now_ms, new_id) {
+        // The command as it arrived and the ids generated for it go into the revision log, so
+        // that a follower applying the same command to the same state gets the same records.
+        let logged = cmd.clone();
+        let mut ids: Vec<String> = Vec::new();
+        let applied = snap.apply(aside, cmd, now_ms, &mut || {
+            let id = new_id();
+            ids.push(id.clone());
+            id
+        });
+        match applied {
             Err(e) => g.results.push(Err(e)),
             Ok((out, None)) => g.results.push(Ok((out, snap.revision()))),
             Ok((out, Some((mut next, dirty)))) => {
@@ -423,6 +624,19 @@ fn apply_group<S: State>(
                 g.meta.revision = revision;
                 g.meta.committed_at_ms = Some(now_ms);
                 match next.encode(&dirty).and_then(|mut o| {
+                    let entry = LogEntry {
+                        revision,
+                        committed_at_ms: now_ms,
+                        command: serde_json::to_value(&logged)
+                            .map_err(|e| StoreError::Storage(format!("cannot log a command: {e}")))?,
+                        ids,
+                        digest: log::digest(&o),
+                        change: S::change(&logged, &out),
+                    };
+                    o.push(Op::Put(log_key(revision), entry.encode()?));
+                    if revision > retention {
+                        o.push(Op::Del(log_key(revision - retention)));
+                    }
                     o.push(meta_op(&g.meta)?);
                     Ok(o)
                 }) {
@@ -476,17 +690,45 @@ fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
     S::load(&h.id, &h.backend.load(&h.id)?)
 }
 
-/// Follows the other replicas of a shared backend: when the backend's head is ahead of the
-/// writer's state, rebuilds the state from the records (a full reload: the first step; applying
-/// the log incrementally is the next) and publishes it, which wakes `at_least` waiters. Runs on
-/// the writer thread, so the writer's state and the published snapshot stay one. The reloaded
-/// revision is the records' own (read in one statement, so consistent with them; at least the
-/// head read, more when a commit landed in between), and is adopted only when it is ahead:
-/// revisions only move forward. Answers whether it reloaded.
+/// Follows the other replicas of a shared backend: polls the head and, when it is ahead of the
+/// writer's state, replays the revision log from the state's revision to the head (each
+/// command applied with its recorded time and ids, its records checked against the logged
+/// digest) and publishes every replayed revision, which wakes `at_least` waiters and keeps
+/// `at_exact` reads of them possible here. When the log cannot be replayed (pruned past this
+/// replica, written before the log existed, or a replay that writes other records than the
+/// writer did), the state is rebuilt from the records instead. Runs on the writer thread, so
+/// the writer's state and the published snapshot stay one; revisions only move forward.
+/// Answers whether the state moved.
 fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result<bool> {
-    let Some(head) = h.backend.head(&h.id)? else { return Ok(false) };
+    let head = match h.backend.head(&h.id) {
+        Ok(head) => head,
+        Err(e) => {
+            h.polled(Err(same_error(&e)), snap.revision());
+            return Err(e);
+        }
+    };
+    let Some(head) = head else {
+        h.polled(Ok(snap.revision()), snap.revision());
+        return Ok(false);
+    };
+    h.polled(Ok(head), snap.revision());
     if head <= snap.revision() {
         return Ok(false);
+    }
+    let from = snap.revision();
+    let mut trial = snap.clone();
+    match replay(h, &mut trial, aside, head) {
+        Ok(snaps) if !snaps.is_empty() => {
+            *snap = trial;
+            lock(&h.sync).replayed += snaps.len() as u64;
+            tracing::debug!(store = %h.id, from, to = snap.revision(), "replayed another replica's revisions");
+            h.publish(snaps);
+            return Ok(true);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::info!(store = %h.id, from, head, reason = %e, "cannot replay the revision log; rebuilding from the records")
+        }
     }
     let (s, g) = reload(h)?;
     if s.revision() < head {
@@ -496,15 +738,57 @@ fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result
             s.revision()
         )));
     }
-    if s.revision() <= snap.revision() {
-        return Ok(false);
-    }
-    tracing::debug!(store = %h.id, from = snap.revision(), to = s.revision(), "followed another replica");
     (*snap, *aside) = (s, g);
+    lock(&h.sync).rebuilds += 1;
     if snap.revision() > *lock(&h.published) {
         h.publish(vec![Arc::new(snap.clone())]);
     }
     Ok(true)
+}
+
+/// Applies the logged revisions after `snap`'s up to `head` to `snap`, checking each against
+/// its log record; answers the snapshot of each. Any mismatch is an error, after which the
+/// caller rebuilds (the aside may have grown, which a rebuild undoes).
+fn replay<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, head: u64) -> Result<Vec<Arc<S>>> {
+    let mut snaps = Vec::new();
+    let mut next_rev = snap.revision() + 1;
+    while next_rev <= head {
+        let rows = h.backend.scan(&h.id, &log_key(next_rev), &log_key(head.saturating_add(1)), REPLAY_BATCH)?;
+        if rows.is_empty() {
+            return Err(StoreError::Integrity(format!("revision {next_rev} is not in the log")));
+        }
+        for (key, value) in rows {
+            let entry = LogEntry::decode(&h.id, &value)?;
+            if revision_of(&key) != Some(next_rev) || entry.revision != next_rev {
+                return Err(StoreError::Integrity(format!("the log skips from revision {} on", next_rev - 1)));
+            }
+            let cmd: S::Command = serde_json::from_value(entry.command).map_err(|e| {
+                StoreError::Integrity(format!("revision {next_rev}: the logged command is unreadable: {e}"))
+            })?;
+            let mut ids = entry.ids.into_iter();
+            let mut short = false;
+            let applied = snap.apply(aside, cmd, entry.committed_at_ms, &mut || {
+                ids.next().unwrap_or_else(|| {
+                    short = true;
+                    String::new()
+                })
+            })?;
+            if short || ids.next().is_some() {
+                return Err(StoreError::Integrity(format!("revision {next_rev}: the replay used other ids")));
+            }
+            let Some((mut next, dirty)) = applied.1 else {
+                return Err(StoreError::Integrity(format!("revision {next_rev}: the replay changed nothing")));
+            };
+            next.stamp(next_rev, entry.committed_at_ms);
+            if log::digest(&next.encode(&dirty)?) != entry.digest {
+                return Err(StoreError::Integrity(format!("revision {next_rev}: the replay wrote other records")));
+            }
+            *snap = next;
+            snaps.push(Arc::new(snap.clone()));
+            next_rev += 1;
+        }
+    }
+    Ok(snaps)
 }
 
 /// Default bounds for waits and retention.
@@ -518,6 +802,9 @@ pub(crate) fn default_config() -> Config {
         write_wait: Duration::from_secs(5),
         min_free_bytes: min_free_bytes_from_env(),
         follow_interval: Duration::from_millis(50),
+        log_retention: 100_000,
+        ready_max_lag: Duration::from_secs(2),
+        load_on_first_use: false,
     }
 }
 

@@ -1,0 +1,276 @@
+//! Replication over a shared datastore (PostgreSQL): a replica follows another's writes by
+//! replaying the revision log, and ends in exactly the state the writer has (every fixture
+//! scenario, no rebuild); a replay that disagrees with the log, or a log that no longer reaches
+//! back, falls back to a rebuild; `fully_consistent` reads the datastore's head; the watch
+//! stream is the same on every replica, in order, resumable, and refuses a pruned start.
+//! Skips with a message when PostgreSQL is not reachable (CI requires it).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::Request;
+use earshot_postgres::testing::{isolated, Isolated};
+use earshot_store::kernel::log::{log_key, LogEntry};
+use earshot_store::model::Consistency;
+use earshot_store::{Backend, Config, Earshot, ManualClock, Op, StoreHandle};
+use earshot_tests::{TestApp, T0_MS};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use crate::scenarios::{fixture_files, parse, run_scenario_on};
+
+/// A second replica over the same tables, following every `follow_ms` (0: only when nudged by
+/// a `fully_consistent` read).
+fn replica(db: &Isolated, follow_ms: u64, log_retention: u64) -> Arc<Earshot> {
+    let config = Config {
+        follow_interval: if follow_ms == 0 { Duration::from_secs(3600) } else { Duration::from_millis(follow_ms) },
+        log_retention,
+        ..Config::default()
+    };
+    let backend: Arc<dyn Backend> = Arc::new(db.another().expect("second replica"));
+    Arc::new(Earshot::open_with(backend, Arc::new(ManualClock::new(T0_MS)), config).expect("open the replica"))
+}
+
+/// Waits until `h` has applied `revision`.
+fn caught_up(h: &StoreHandle, revision: u64) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h.latest().revision() < revision {
+        if Instant::now() > deadline {
+            return Err(format!("stuck at revision {} of {revision}: {:?}", h.latest().revision(), h.replication()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_replays_every_scenario_written_on_another_into_the_same_state() {
+    let mut report = Vec::new();
+    let mut replayed_total = 0;
+    for f in fixture_files() {
+        let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let sc = parse(&std::fs::read_to_string(&f).expect("fixture")).expect("fixture parses");
+        let Some(db) = isolated("replay").expect("PostgreSQL") else { return };
+        let writer = TestApp::with_backend(db.backend.clone());
+        let follower = replica(&db, 5, 100_000);
+        // The follower starts the store as soon as it exists (on first use), so nearly every
+        // revision reaches it through the log.
+        let watcher = {
+            let follower = follower.clone();
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                loop {
+                    if let Ok(h) = follower.store("s") {
+                        return Some(h.latest().revision());
+                    }
+                    if Instant::now() > deadline {
+                        return None;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+        };
+        let failures = run_scenario_on(&writer, &sc).await;
+        assert!(failures.is_empty(), "{file}: {failures:?}");
+        let Some(started_at) = watcher.join().expect("watcher") else {
+            report.push(format!("{file}: the follower never saw the store"));
+            continue;
+        };
+        let want = writer.earshot.store("s").expect("store").latest();
+        let h = follower.store("s").expect("store on the follower");
+        if let Err(e) = tokio::task::block_in_place(|| caught_up(&h, want.revision())) {
+            report.push(format!("{file}: {e}"));
+            continue;
+        }
+        let r = h.replication();
+        if r.rebuilds != 0 {
+            report.push(format!("{file}: the follower rebuilt {} times instead of replaying: {r:?}", r.rebuilds));
+        }
+        if r.replayed != want.revision() - started_at {
+            report.push(format!(
+                "{file}: replayed {} revisions, expected {}",
+                r.replayed,
+                want.revision() - started_at
+            ));
+        }
+        replayed_total += r.replayed;
+        if earshot_store::verify::facts(&h.latest()) != earshot_store::verify::facts(&want) {
+            report.push(format!("{file}: the follower's state differs from the writer's"));
+        }
+        if let Err(e) = h.verify() {
+            report.push(format!("{file}: verify on the follower: {e}"));
+        }
+        // Every revision the follower passed through is its own snapshot (`at_exact` works).
+        for rev in started_at..=want.revision() {
+            let t = h.token(rev);
+            if let Err(e) = h.read_point(&Consistency::AtExact(t), 0) {
+                report.push(format!("{file}: revision {rev} is not readable at_exact on the follower: {e}"));
+            }
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
+    assert!(replayed_total > 100, "too few revisions replayed to mean anything: {replayed_total}");
+}
+
+/// Writes `n` public items to store `s` through `app`; answers the last write's body.
+async fn write_items(app: &TestApp, from: usize, n: usize) -> Value {
+    let mut last = Value::Null;
+    for i in from..from + n {
+        let body = json!({"id": format!("i{i}"), "owner": "o", "content": format!("item {i}"), "origin": "public"});
+        let (status, v) = app.call("POST", "/v1/stores/s/items", Some(body)).await;
+        assert_eq!(status, 201, "{v}");
+        last = v;
+    }
+    last
+}
+
+async fn store_with_owner(app: &TestApp) {
+    assert_eq!(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await.0, 201);
+    assert_eq!(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": "o", "kind": "person"}))).await.0, 201);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fully_consistent_reads_the_head_and_a_disagreeing_log_falls_back_to_a_rebuild() {
+    let Some(db) = isolated("fullycons").expect("PostgreSQL") else { return };
+    let writer = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&writer).await;
+    // This replica polls only when asked, so what it sees is what each step made it see.
+    let follower = replica(&db, 0, 100_000);
+    let h = follower.store("s").expect("store");
+    assert_eq!(h.latest().revision(), 2);
+
+    let last = write_items(&writer, 0, 3).await;
+    let head = last["revision"].as_u64().expect("revision");
+    assert_eq!(h.latest().revision(), 2, "latest is what this replica has applied");
+    let point = tokio::task::block_in_place(|| h.read_point(&Consistency::FullyConsistent, 0)).expect("read");
+    assert_eq!(point.snapshot.revision(), head, "fully_consistent reads the datastore's head");
+    assert_eq!(h.replication().replayed, 3);
+    assert_eq!(h.replication().rebuilds, 0);
+
+    // A log record that disagrees with the records it describes: the replay is refused and
+    // the replica rebuilds from the records, ending right all the same.
+    let last = write_items(&writer, 3, 1).await;
+    let rev = last["revision"].as_u64().expect("revision");
+    let key = log_key(rev);
+    let raw = db.backend.get("s", &key).expect("get").expect("the log record");
+    let mut entry: LogEntry = serde_json::from_slice(&raw).expect("log record");
+    entry.digest = "0".repeat(32);
+    db.backend.commit("s", vec![Op::Put(key, serde_json::to_vec(&entry).expect("encode"))]).expect("tamper");
+    let point = tokio::task::block_in_place(|| h.read_point(&Consistency::FullyConsistent, 0)).expect("read");
+    assert_eq!(point.snapshot.revision(), rev);
+    let r = h.replication();
+    assert_eq!((r.replayed, r.rebuilds), (3, 1), "{r:?}");
+    assert!(point.snapshot.item_names().contains(&"i3".to_string()));
+    tokio::task::block_in_place(|| h.verify()).expect("verify after the rebuild");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_that_no_longer_reaches_back_means_a_rebuild_and_a_refused_watch() {
+    let Some(db) = isolated("pruned").expect("PostgreSQL") else { return };
+    // The writer keeps 4 revisions of log.
+    let backend: Arc<dyn Backend> = db.backend.clone();
+    let config = Config { log_retention: 4, ..Config::default() };
+    let earshot = Arc::new(Earshot::open_with(backend, Arc::new(ManualClock::new(T0_MS)), config).expect("open"));
+    let writer = TestApp::with_earshot(earshot);
+    store_with_owner(&writer).await;
+    let follower = replica(&db, 0, 4);
+    let h = follower.store("s").expect("store");
+    write_items(&writer, 0, 10).await;
+    let point = tokio::task::block_in_place(|| h.read_point(&Consistency::FullyConsistent, 0)).expect("read");
+    assert_eq!(point.snapshot.revision(), 12);
+    assert_eq!(h.replication().rebuilds, 1, "{:?}", h.replication());
+    // Only revisions 9..=12 are in the log: a watch after revision 2 cannot be served.
+    let token = h.token(2);
+    let (status, body) = writer.call("GET", &format!("/v1/stores/s/watch?after={token}"), None).await;
+    assert_eq!((status.as_u16(), body["error"]["code"].as_str()), (410, Some("revision_expired")), "{body}");
+    let log = db.backend.scan("s", &log_key(0), &log_key(u64::MAX), 100).expect("scan");
+    assert_eq!(log.len(), 4, "the log keeps the last 4 revisions");
+}
+
+/// Reads `n` lines of a watch stream opened on `app` after `after` (a token, or none).
+async fn watch_lines(app: &TestApp, after: Option<&str>, n: usize, accept: Option<&str>) -> Vec<String> {
+    let uri = match after {
+        Some(t) => format!("/v1/stores/s/watch?after={t}"),
+        None => "/v1/stores/s/watch".to_string(),
+    };
+    let mut req = Request::builder().method("GET").uri(uri);
+    if let Some(a) = accept {
+        req = req.header("accept", a);
+    }
+    let resp = app.router.clone().oneshot(req.body(Body::empty()).expect("request")).await.expect("router");
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    let mut text = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let sep = if accept.is_some() { "\n\n" } else { "\n" };
+    while text.matches(sep).count() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let frame =
+            tokio::time::timeout(left, body.frame()).await.expect("the stream stalled").expect("more").expect("frame");
+        if let Ok(data) = frame.into_data() {
+            text.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+    text.split(sep).filter(|l| !l.is_empty()).take(n).map(str::to_string).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watch_stream_is_ordered_resumable_and_the_same_on_every_replica() {
+    let Some(db) = isolated("watch").expect("PostgreSQL") else { return };
+    let a = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&a).await;
+    let b = TestApp::with_backend(Arc::new(db.another().expect("replica b")));
+    write_items(&a, 0, 5).await;
+    let grant = json!({"members": ["o"], "reason": "test"});
+    let (status, g) = a.call("POST", "/v1/stores/s/items/i1/grants", Some(grant)).await;
+    assert_eq!(status, 201, "{g}");
+
+    // From the beginning, on both replicas: the same events, in revision order.
+    let zero = a.earshot.store("s").expect("store").token(0);
+    let on_a = watch_lines(&a, Some(&zero), 8, None).await;
+    let on_b = watch_lines(&b, Some(&zero), 8, None).await;
+    assert_eq!(on_a, on_b, "the same events on every replica");
+    let events: Vec<Value> = on_a.iter().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    let revisions: Vec<u64> = events.iter().map(|e| e["revision"].as_u64().expect("revision")).collect();
+    assert_eq!(revisions, (1..=8).collect::<Vec<_>>());
+    let kinds: Vec<&str> = events.iter().map(|e| e["change"]["kind"].as_str().unwrap_or("")).collect();
+    assert_eq!(kinds[..3], ["store_created", "participant_created", "item_created"]);
+    assert_eq!(kinds[7], "grant_created");
+    assert_eq!(events[2]["change"]["ids"], json!(["i0"]));
+    assert_eq!(events[7]["change"]["item"], "i1");
+    assert!(!on_a.join("").contains("item 0"), "content never appears in the stream");
+
+    // Resumed from a token: exactly what follows it, including writes made after it opened.
+    let resume = events[5]["token"].as_str().expect("token").to_string();
+    let a_router = a.router.clone();
+    let writer = tokio::spawn(async move {
+        // After the watch below has caught up and is waiting for more.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let body = json!({"id": "late", "owner": "o", "content": "late", "origin": "public"});
+        let req = Request::builder()
+            .method("POST")
+            .uri("/v1/stores/s/items")
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .expect("request");
+        a_router.oneshot(req).await.expect("router").status()
+    });
+    let tail = watch_lines(&b, Some(&resume), 3, None).await;
+    assert_eq!(writer.await.expect("writer").as_u16(), 201);
+    let tail: Vec<Value> = tail.iter().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    assert_eq!(tail.iter().map(|e| e["revision"].as_u64().unwrap_or(0)).collect::<Vec<_>>(), vec![7, 8, 9]);
+    assert_eq!(tail[2]["change"]["ids"], json!(["late"]));
+
+    // Server-sent events carry the token as the event id.
+    let sse = watch_lines(&a, Some(&zero), 2, Some("text/event-stream")).await;
+    assert!(
+        sse[0].starts_with(&format!("id: {}\nevent: change\ndata: {{", a.earshot.store("s").expect("s").token(1))),
+        "{sse:?}"
+    );
+
+    // Refusals: another store's token, a malformed one.
+    let (status, body) = a.call("GET", "/v1/stores/s/watch?after=nonsense", None).await;
+    assert_eq!((status.as_u16(), body["error"]["code"].as_str()), (400, Some("invalid_consistency_token")), "{body}");
+}

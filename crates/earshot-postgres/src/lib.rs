@@ -1,8 +1,8 @@
 //! PostgreSQL as Earshot's shared durable backend (issue 10): [`PgBackend`] implements the
-//! store's [`earshot_store::Backend`] over three tables, advances each store's head by
+//! store's [`earshot_store::Backend`] over two tables, advances each store's head by
 //! compare-and-set so that racing writers (replicas) can never both commit a revision, and
-//! keeps a revision log that followers poll. Only portable SQL: the same tables and statements
-//! work on PostgreSQL, CockroachDB and YugabyteDB.
+//! serves the range reads of the store's revision log. Only portable SQL: the same tables and
+//! statements work on PostgreSQL, CockroachDB and YugabyteDB.
 //!
 //! # Tables
 //!
@@ -12,16 +12,13 @@
 //! CREATE TABLE IF NOT EXISTS earshot_records (
 //!   store TEXT NOT NULL, key BYTEA NOT NULL, value BYTEA NOT NULL, PRIMARY KEY (store, key));
 //! CREATE TABLE IF NOT EXISTS earshot_heads (store TEXT PRIMARY KEY, revision BIGINT NOT NULL);
-//! CREATE TABLE IF NOT EXISTS earshot_log (
-//!   store TEXT NOT NULL, revision BIGINT NOT NULL, ops BYTEA NOT NULL,
-//!   committed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (store, revision));
 //! ```
 //!
-//! `records` holds exactly what the store's `Backend` contract speaks of (one row per key).
-//! `heads` holds the revision each store is at. `log` holds, per revision, that revision's ops
-//! (tag, length-prefixed key and value; see `ops::encode`), so a follower can apply exactly
-//! what the writer applied: `SELECT revision, ops FROM earshot_log WHERE store = $1 AND
-//! revision > $2 ORDER BY revision LIMIT $3` ([`PgBackend::changes_after`]).
+//! `records` holds exactly what the store's `Backend` contract speaks of (one row per key),
+//! including the store's revision log (`l/` + revision, written by the store's kernel in each
+//! revision's commit and pruned by it), which followers read with range scans
+//! (`Backend::scan`). `heads` holds the revision each store is at; followers poll it
+//! ([`PgBackend::head`]).
 //!
 //! # A commit
 //!
@@ -37,9 +34,7 @@
 //!    [`PgError::Conflict`], having touched nothing.
 //! 2. The ops' net effect (last op per key wins) on `records`: one `INSERT … SELECT … FROM
 //!    UNNEST(…) ON CONFLICT (store, key) DO UPDATE` and one `DELETE … WHERE key = ANY(…)`.
-//! 3. One `log` row per revision (its primary key is a second guard: a duplicate revision is a
-//!    unique violation, also a conflict).
-//! 4. `COMMIT`; durable when it returns (with PostgreSQL's default `synchronous_commit = on`).
+//! 3. `COMMIT`; durable when it returns (with PostgreSQL's default `synchronous_commit = on`).
 //!
 //! Ops without a meta record (the store's sealed contexts, audit records outside the revision
 //! sequence) are applied to `records` in a transaction without moving the head.
@@ -61,7 +56,7 @@
 //!   PostgreSQL.
 //!
 //! Either way at most one commit of `r+1` succeeds, and the loser applied nothing. Correctness
-//! rests on this row, not on advisory locks, and followers learn of changes by polling the log,
+//! rests on this row, not on advisory locks, and followers learn of changes by polling the head,
 //! not by LISTEN/NOTIFY (neither of which CockroachDB offers in the same form).
 //!
 //! # Errors
@@ -73,13 +68,6 @@
 //! more before answering it), unavailability `StoreError::StorageUnavailable`, other database
 //! errors `StoreError::Storage`, undecodable data `StoreError::Integrity`.
 //!
-//! # What remains
-//!
-//! The store's writer handles a conflict (reload, apply the group once more, else
-//! `write_conflict`) but does not follow the log yet: a follower thread per store that polls
-//! [`PgBackend::changes_after`] from its revision and publishes snapshots, and pruning the log
-//! ([`PgBackend::prune_log`]) behind the slowest follower, are the next step.
-
 mod backend;
 mod error;
 pub mod ops;

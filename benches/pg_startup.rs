@@ -1,0 +1,73 @@
+//! Start-up of a replica over PostgreSQL (no criterion: one 1M-item open takes seconds, so it
+//! prints the timings of a few runs and their median): imports the synthetic store into fresh
+//! tables, then times `Earshot::open_with` over them `EARSHOT_BENCH_RUNS` times (default 2) and
+//! reports the process's resident memory before and after each open. Skips with a message when
+//! PostgreSQL is not reachable (`EARSHOT_TEST_PG_URL`, default 127.0.0.1:5432/test).
+//!
+//! Run with `cargo bench -p earshot-benches --bench pg_startup`; `EARSHOT_BENCH_ITEMS` sets the
+//! size (default 1,000,000).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use earshot_benches::{generate, import, items_from_env, median, Shape, NOW_MS, STORE};
+use earshot_store::{Backend, Config, Earshot, ManualClock};
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    if !filters.is_empty() && !filters.iter().any(|f| "pg_startup".contains(f.as_str())) {
+        return;
+    }
+    let items = items_from_env(1_000_000);
+    let runs: usize = std::env::var("EARSHOT_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+    let db = match earshot_postgres::testing::isolated("startup") {
+        Ok(Some(db)) => db,
+        Ok(None) => return,
+        Err(e) => panic!("{e}"),
+    };
+    let t = Instant::now();
+    let mut syn = generate(&Shape::with_items(items));
+    // A store created by a bulk import is at revision 1 (the head starts there).
+    if let Some(meta) = syn.records.meta.as_mut() {
+        meta.revision = 1;
+        meta.committed_at_ms = Some(NOW_MS);
+    }
+    let generated = t.elapsed();
+    let t = Instant::now();
+    import(db.backend.as_ref(), &syn.records).expect("import into PostgreSQL");
+    let imported = t.elapsed();
+    drop(syn);
+    println!(
+        "pg_startup: {items} items generated in {generated:.2?}, imported into PostgreSQL in {imported:.2?} ({:.0} items/s)",
+        items as f64 / imported.as_secs_f64()
+    );
+    let mut times: Vec<Duration> = Vec::with_capacity(runs);
+    for run in 1..=runs {
+        let before = rss_mib();
+        let t = Instant::now();
+        let backend: Arc<dyn Backend> = Arc::new(db.another().expect("connect"));
+        let e = Earshot::open_with(backend, Arc::new(ManualClock::new(NOW_MS)), Config::default()).expect("open");
+        let took = t.elapsed();
+        let n = e.store(STORE).expect("store").latest().item_count();
+        assert_eq!(n, items, "every item rebuilt");
+        let after = rss_mib();
+        println!(
+            "  run {run}: Earshot::open_with over PostgreSQL {took:.3?}; resident memory {before:.0} → {after:.0} MiB (+{:.0} MiB, {:.0} B/item)",
+            after - before,
+            (after - before) * 1048576.0 / items as f64
+        );
+        e.shutdown();
+        drop(e);
+        times.push(took);
+    }
+    println!("pg_startup: median open of {items} items over PostgreSQL: {:.3?}", median(&times));
+}

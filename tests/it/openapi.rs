@@ -500,7 +500,8 @@ async fn api_error_codes_are_what_the_router_answers() {
     assert_code("no store", app.call("GET", "/v1/stores/nope", None).await, 404, "store_not_found");
     assert_code("bad store id", app.call("POST", "/v1/stores", Some(json!({"id": "Bad!"}))).await, 400, "invalid_id");
     assert_eq!(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await.0, StatusCode::CREATED);
-    assert_code("store twice", app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await, 409, "store_exists");
+    let other = Some(json!({"id": "s", "name": "another"}));
+    assert_code("store twice", app.call("POST", "/v1/stores", other).await, 409, "store_exists");
 
     let token =
         |name: &str, scope| TokenConfig { name: name.into(), token: format!("{name}-secret"), scope, stores: None };

@@ -130,9 +130,7 @@ impl Snapshot {
             }
             return Ok((rec.outcome.clone(), None));
         }
-        if matches!(command, Command::Keyed { .. }) {
-            return Err(StoreError::input("command", "a keyed write cannot be keyed again"));
-        }
+        // A nested key is refused by `apply_one`.
         let (out, next) = self.apply_one(graph, command, now_ms, new_id)?;
         let Some((mut next, mut dirty)) = next else { return Ok((out, None)) };
         // The kernel commits this as the next revision (see `kernel::writer`).

@@ -15,6 +15,7 @@ mod full_disk;
 mod fuzz_replay;
 mod hostile;
 mod http;
+mod idempotency;
 mod model;
 mod openapi;
 mod oracle;

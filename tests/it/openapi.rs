@@ -225,7 +225,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::ParticipantExists(s()),
         E::ParticipantOwnsItems(s()),
         E::AnonymousParticipant,
-        E::IdentityExists { transport: s(), identifier: s(), participant: s() },
+        E::InvalidIdempotencyKey,
+        E::IdempotencyKeyReused(s()),
         E::ItemNotFound(s()),
         E::ItemExists(s()),
         E::SourceNotFound(s()),
@@ -289,7 +290,7 @@ fn variant_index(e: &StoreError) -> usize {
         E::ParticipantExists(_) => 6,
         E::ParticipantOwnsItems(_) => 7,
         E::AnonymousParticipant => 8,
-        E::IdentityExists { .. } => 9,
+        E::InvalidIdempotencyKey => 9,
         E::ItemNotFound(_) => 10,
         E::ItemExists(_) => 11,
         E::SourceNotFound(_) => 12,
@@ -336,9 +337,10 @@ fn variant_index(e: &StoreError) -> usize {
         E::InsufficientStorage { .. } => 53,
         E::StorageUnavailable(_) => 54,
         E::WriteConflict(_) => 55,
+        E::IdempotencyKeyReused(_) => 56,
     }
 }
-const STORE_VARIANTS: usize = 56;
+const STORE_VARIANTS: usize = 57;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs), with their status. Each but `internal_error` (a panicked blocking task) and
@@ -498,7 +500,8 @@ async fn api_error_codes_are_what_the_router_answers() {
     assert_code("no store", app.call("GET", "/v1/stores/nope", None).await, 404, "store_not_found");
     assert_code("bad store id", app.call("POST", "/v1/stores", Some(json!({"id": "Bad!"}))).await, 400, "invalid_id");
     assert_eq!(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await.0, StatusCode::CREATED);
-    assert_code("store twice", app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await, 409, "store_exists");
+    let other = Some(json!({"id": "s", "name": "another"}));
+    assert_code("store twice", app.call("POST", "/v1/stores", other).await, 409, "store_exists");
 
     let token =
         |name: &str, scope| TokenConfig { name: name.into(), token: format!("{name}-secret"), scope, stores: None };

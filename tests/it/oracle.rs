@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use earshot_core::{Action, Disposition, Quality, State};
 use earshot_store::model::{
-    Command, ContainerInput, DeriveRequest, NewGrant, OriginInput, OriginKeyword, ViewersInput,
+    Command, ContainerInput, DeriveRequest, NewGrant, NewItem, NewParticipant, OriginInput, OriginKeyword, ViewersInput,
 };
 
 /// An audience: `None` is public (everyone), `Some(members)` a finite set of names.
@@ -56,6 +56,9 @@ pub struct OOutcome {
     pub outcome: &'static str,
     /// Items (or participants) created; empty for grants, lifecycle and suppression.
     pub ids: Vec<String>,
+    /// Whether the write changed anything (a new revision). `false` for a suppression, a
+    /// replayed grant (`exists`) and a create retried with the same id and body (issue 10).
+    pub wrote: bool,
 }
 
 /// Why the oracle refuses a write (a short code; only accept/refuse is compared with the store).
@@ -65,7 +68,14 @@ pub struct ORefusal(pub &'static str);
 type OResult = Result<OOutcome, ORefusal>;
 
 fn ok(outcome: &'static str, ids: Vec<String>) -> OResult {
-    Ok(OOutcome { outcome, ids })
+    let wrote = !matches!(outcome, "suppressed" | "exists");
+    Ok(OOutcome { outcome, ids, wrote })
+}
+
+/// Issue 10: a create retried with the same id and body answers as the first did, and writes
+/// nothing.
+fn retried(ids: Vec<String>) -> OResult {
+    Ok(OOutcome { outcome: "created", ids, wrote: false })
 }
 
 fn no<T>(code: &'static str) -> Result<T, ORefusal> {
@@ -76,6 +86,10 @@ fn no<T>(code: &'static str) -> Result<T, ORefusal> {
 #[derive(Debug, Clone, Default)]
 pub struct Oracle {
     pub participants: BTreeSet<String>,
+    /// The request that created each participant (a retry of it is recognised by equality).
+    pub participant_requests: BTreeMap<String, NewParticipant>,
+    /// The request that created each item with `POST /items` (not derivations).
+    pub item_requests: BTreeMap<String, NewItem>,
     /// `(transport, identifier)` → every participant it was bound to (more than one: ambiguous).
     pub identities: BTreeMap<(String, String), Vec<String>>,
     /// In creation order.
@@ -265,9 +279,14 @@ impl Oracle {
         match cmd {
             Command::CreateParticipant(p) => {
                 if self.participants.contains(&p.id) {
+                    // reading (issue 10): the same request again is a retry.
+                    if self.participant_requests.get(&p.id) == Some(p) {
+                        return retried(vec![p.id.clone()]);
+                    }
                     return no("participant_exists");
                 }
                 self.participants.insert(p.id.clone());
+                self.participant_requests.insert(p.id.clone(), p.clone());
                 ok("created", vec![p.id.clone()])
             }
             Command::RemoveParticipant { id } => self.remove_participant(id),
@@ -277,7 +296,8 @@ impl Oracle {
                 }
                 let bound = self.identities.entry((b.transport.clone(), b.identifier.clone())).or_default();
                 if bound.contains(&b.participant) {
-                    return no("identity_exists");
+                    // The binding is the whole request: binding it again is a retry.
+                    return retried(vec![format!("{}:{}", b.transport, b.identifier)]);
                 }
                 bound.push(b.participant.clone());
                 ok("created", vec![format!("{}:{}", b.transport, b.identifier)])
@@ -285,6 +305,9 @@ impl Oracle {
             Command::CreateItem(i) => {
                 let Some(id) = i.id.clone() else { return no("oracle_needs_explicit_ids") };
                 if self.item(&id).is_some() {
+                    if self.item_requests.get(&id) == Some(i) {
+                        return retried(vec![id]);
+                    }
                     return no("item_exists");
                 }
                 if !self.participants.contains(&i.owner) {
@@ -306,6 +329,7 @@ impl Oracle {
                     state: State::Active,
                     sources: vec![],
                 });
+                self.item_requests.insert(id.clone(), i.clone());
                 ok("created", vec![id])
             }
             Command::Lifecycle { item, request } => {
@@ -354,6 +378,7 @@ impl Oracle {
             return no("participant_owns_items");
         }
         self.participants.remove(id);
+        self.participant_requests.remove(id);
         for i in &mut self.items {
             if let Some(m) = &mut i.audience {
                 m.remove(id);

@@ -691,7 +691,7 @@ impl Harness {
                 if o.outcome != "granted" && !o.ids.is_empty() && s.ids != o.ids {
                     return Err(self.explain(format!("created ids: store {:?} but oracle {:?}", s.ids, o.ids)));
                 }
-                let expect_rev = if matches!(o.outcome, "suppressed" | "exists") { before } else { before + 1 };
+                let expect_rev = if o.wrote { before + 1 } else { before };
                 if after != expect_rev || s.revision != expect_rev {
                     return Err(self.explain(format!(
                         "revision {before} -> {after} (reported {}) for `{}`",

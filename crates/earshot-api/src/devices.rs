@@ -18,7 +18,7 @@ use serde::Deserialize;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::reads::{at_revision, read_point, AtRevision};
-use crate::writes::{created, submit, Body, Written};
+use crate::writes::{created, submit, Body, IdempotencyKey, Written};
 use crate::AppState;
 
 type StorePath = Result<Path<String>, PathRejection>;
@@ -34,12 +34,13 @@ pub struct By {
 pub async fn put_schema(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StorePath,
     body: Body<SchemaInput>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::PutSchema(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::PutSchema(req)).await?))
 }
 
 pub async fn get_schema(
@@ -58,56 +59,61 @@ pub async fn get_schema(
 pub async fn create_device(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StorePath,
     body: Body<NewDevice>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::CreateDevice(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::CreateDevice(req)).await?))
 }
 
 pub async fn create_relation(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StorePath,
     body: Body<NewRelation>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::CreateRelation(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::CreateRelation(req)).await?))
 }
 
 pub async fn revoke_relation(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StoreAndId,
     by: Result<Query<By>, QueryRejection>,
 ) -> Written {
     let Path((store, edge)) = path?;
     let Query(By { by }) = by?;
-    Ok(created(submit(&st, &p, &store, Command::RevokeRelation { edge, by }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::RevokeRelation { edge, by }).await?))
 }
 
 pub async fn create_capability(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StorePath,
     body: Body<NewCapability>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::CreateCapability(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::CreateCapability(req)).await?))
 }
 
 pub async fn revoke_capability(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StoreAndId,
     by: Result<Query<By>, QueryRejection>,
 ) -> Written {
     let Path((store, capability)) = path?;
     let Query(By { by }) = by?;
-    Ok(created(submit(&st, &p, &store, Command::RevokeCapability { capability, by }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::RevokeCapability { capability, by }).await?))
 }
 
 pub async fn capability_chain(
@@ -164,6 +170,7 @@ pub async fn authorize(
 pub async fn consume_use(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: StorePath,
     body: Body<AuthorizeRequest>,
 ) -> Written {
@@ -177,7 +184,6 @@ pub async fn consume_use(
             "`POST /uses` always decides at the latest revision; omit `consistency`",
         ));
     }
-    let h = st.store(&store).await?;
-    let out = crate::writes::blocking(move || h.write(Command::ConsumeUse(req))).await?;
+    let out = crate::writes::write(&st, &p, &store, key, Command::ConsumeUse(req)).await?;
     Ok((StatusCode::OK, Json(out)))
 }

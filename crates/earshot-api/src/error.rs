@@ -79,7 +79,8 @@ impl From<StoreError> for ApiError {
             | E::LimitExceeded { .. }
             | E::InvalidToken
             | E::TokenStoreMismatch
-            | E::InvalidCursor => StatusCode::BAD_REQUEST,
+            | E::InvalidCursor
+            | E::InvalidIdempotencyKey => StatusCode::BAD_REQUEST,
             E::StoreNotFound(_)
             | E::ParticipantNotFound(_)
             | E::ItemNotFound(_)
@@ -107,7 +108,6 @@ impl From<StoreError> for ApiError {
             E::StoreExists(_)
             | E::ParticipantExists(_)
             | E::ParticipantOwnsItems(_)
-            | E::IdentityExists { .. }
             | E::ItemExists(_)
             | E::InvalidTransition(_)
             | E::GrantAlreadyRevoked(_)
@@ -118,7 +118,8 @@ impl From<StoreError> for ApiError {
             E::AnonymousParticipant
             | E::OriginUnresolved
             | E::SourceOwnerMismatch { .. }
-            | E::PartitionMixedAudiences { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            | E::PartitionMixedAudiences { .. }
+            | E::IdempotencyKeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
             E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } | E::StorageUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -152,6 +153,8 @@ impl From<StoreError> for ApiError {
                 json!({"available_bytes": available, "required_bytes": required, "retry_after_s": 30})
             }
             E::StorageUnavailable(_) => json!({"retry_after_s": 5}),
+            E::InvalidIdempotencyKey => json!({"header": "Idempotency-Key"}),
+            E::IdempotencyKeyReused(key) => json!({"key": key}),
             _ => json!({}),
         };
         // 503 and 507 are conditions the operator and client can act on, so their message is

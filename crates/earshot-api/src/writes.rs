@@ -1,10 +1,13 @@
 //! Write handlers: stores, participants, identities, items, lifecycle, derivations, grants.
 //!
 //! Every write needs the admin scope, runs on the blocking pool (it waits for durability) and
-//! answers with the committed revision and its consistency token.
+//! answers with the committed revision and its consistency token. Every write to a store takes
+//! an optional `Idempotency-Key` header ([`IdempotencyKey`]); creating a store is idempotent by
+//! its id and body alone.
 
 use axum::extract::rejection::{JsonRejection, PathRejection};
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use earshot_store::model::{
@@ -39,10 +42,56 @@ pub async fn create_store(
     Ok((StatusCode::CREATED, Json(out)))
 }
 
-/// Runs a write on the store's writer and waits for it to be durable.
-pub(crate) async fn submit(st: &AppState, p: &Principal, store: &str, cmd: Command) -> ApiResult<WriteOutcome> {
+/// The optional `Idempotency-Key` header of a write: a retry under the same key with the same
+/// request answers what the first did, without writing again (see `earshot_store::idempotency`).
+/// A malformed key, or more than one, is refused before anything runs.
+pub(crate) struct IdempotencyKey(Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let malformed = || ApiError::from(earshot_store::StoreError::InvalidIdempotencyKey);
+        let mut values = parts.headers.get_all("idempotency-key").iter();
+        match (values.next(), values.next()) {
+            (None, _) => Ok(IdempotencyKey(None)),
+            (Some(value), None) => {
+                let key = value.to_str().map_err(|_| malformed())?;
+                earshot_store::idempotency::check_key(key)?;
+                Ok(IdempotencyKey(Some(key.to_string())))
+            }
+            // Two keys for one request are ambiguous.
+            (Some(_), Some(_)) => Err(malformed()),
+        }
+    }
+}
+
+/// Runs a write on the store's writer and waits for it to be durable; under a key, the command
+/// carries the key and the fingerprint of (caller, command), which a retry must match.
+pub(crate) async fn submit(
+    st: &AppState,
+    p: &Principal,
+    store: &str,
+    key: IdempotencyKey,
+    cmd: Command,
+) -> ApiResult<WriteOutcome> {
     p.require(Scope::Admin, Some(store))?;
+    write(st, p, store, key, cmd).await
+}
+
+/// [`submit`] without the scope check (for writes that need less than admin).
+pub(crate) async fn write(
+    st: &AppState,
+    p: &Principal,
+    store: &str,
+    key: IdempotencyKey,
+    cmd: Command,
+) -> ApiResult<WriteOutcome> {
     let handle = st.store(store).await?;
+    let cmd = match key.0 {
+        Some(k) => earshot_store::idempotency::keyed(k, &p.name, cmd)?,
+        None => cmd,
+    };
     blocking(move || handle.write(cmd)).await
 }
 
@@ -70,85 +119,93 @@ pub(crate) fn created(out: WriteOutcome) -> (StatusCode, Json<WriteOutcome>) {
 pub async fn create_participant(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewParticipant>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::CreateParticipant(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::CreateParticipant(req)).await?))
 }
 
 pub async fn remove_participant(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Written {
     let Path((store, id)) = path?;
-    Ok(created(submit(&st, &p, &store, Command::RemoveParticipant { id }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::RemoveParticipant { id }).await?))
 }
 
 pub async fn bind_identity(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewIdentity>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::BindIdentity(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::BindIdentity(req)).await?))
 }
 
 pub async fn create_item(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewItem>,
 ) -> Written {
     let Path(store) = path?;
     let Json(req) = body?;
-    Ok(created(submit(&st, &p, &store, Command::CreateItem(req)).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::CreateItem(req)).await?))
 }
 
 pub async fn lifecycle(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
     body: Body<LifecycleRequest>,
 ) -> Written {
     let Path((store, item)) = path?;
     let Json(request) = body?;
-    Ok(created(submit(&st, &p, &store, Command::Lifecycle { item, request }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::Lifecycle { item, request }).await?))
 }
 
 pub async fn derive(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<DeriveRequest>,
 ) -> Written {
     let Path(store) = path?;
     let Json(request) = body?;
     let issuer = p.name.clone();
-    Ok(created(submit(&st, &p, &store, Command::Derive { request, issuer }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::Derive { request, issuer }).await?))
 }
 
 pub async fn grant(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
     body: Body<NewGrant>,
 ) -> Written {
     let Path((store, item)) = path?;
     let Json(grant) = body?;
     let issuer = p.name.clone();
-    Ok(created(submit(&st, &p, &store, Command::Grant { item, grant, issuer }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::Grant { item, grant, issuer }).await?))
 }
 
 pub async fn revoke_grant(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Written {
     let Path((store, grant)) = path?;
-    Ok(created(submit(&st, &p, &store, Command::RevokeGrant { grant }).await?))
+    Ok(created(submit(&st, &p, &store, key, Command::RevokeGrant { grant }).await?))
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use crate::devices::records::DeviceRecords;
 use crate::devices::DeviceState;
 use crate::error::{Result, StoreError};
+use crate::idempotency::{Idempotency, IdempotencyDirty, IdempotencyRecords, KeyRecord};
 use crate::kernel::backend::Op;
 use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use crate::kernel::State;
@@ -37,6 +38,8 @@ use crate::model::{Command, WriteOutcome};
 pub struct Snapshot {
     pub(crate) mem: MemorySnapshot,
     pub(crate) dev: DeviceState,
+    /// Idempotency keys and item-create digests (see `crate::idempotency`).
+    pub(crate) idem: Idempotency,
 }
 
 impl std::ops::Deref for Snapshot {
@@ -51,11 +54,12 @@ impl std::ops::Deref for Snapshot {
 pub(crate) struct Dirty {
     mem: MemoryDirty,
     dev: DeviceDirty,
+    idem: IdempotencyDirty,
 }
 
 impl Dirty {
     fn is_empty(&self) -> bool {
-        self.mem.is_empty() && self.dev.is_empty()
+        self.mem.is_empty() && self.dev.is_empty() && self.idem.is_empty()
     }
 }
 
@@ -85,17 +89,85 @@ impl State for Snapshot {
         now_ms: i64,
         new_id: &mut dyn FnMut() -> String,
     ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
+        match cmd {
+            Command::Keyed { key, fingerprint, command } => {
+                self.apply_keyed(graph, key, fingerprint, *command, now_ms, new_id)
+            }
+            cmd => self.apply_one(graph, cmd, now_ms, new_id),
+        }
+    }
+    fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
+        change(cmd, out)
+    }
+    fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
+        let mut ops = crate::memory::durable::encode(&self.mem, &dirty.mem)?;
+        crate::devices::records::encode(&self.dev, &self.mem, &dirty.dev, &mut ops)?;
+        self.idem.encode(&dirty.idem, &mut ops)?;
+        Ok(ops)
+    }
+}
+
+impl Snapshot {
+    /// A write under an `Idempotency-Key`. A key recorded within its window answers its
+    /// recorded outcome (revision and token of the write that recorded it) and writes nothing
+    /// when the fingerprint matches, and is refused when it does not. Otherwise the command
+    /// runs, and if it writes, the key and its answer are recorded in the same revision. A
+    /// write that changes nothing (a denied or uncounted use, a grant answering `exists`, a
+    /// suppressed derivation, a create retried) records nothing, so that a key never costs a
+    /// revision of its own: its retry runs again and again changes nothing, or, if the state
+    /// has moved meanwhile, writes what the first would have. Refusals are not recorded
+    /// either: a retry after a refusal runs again.
+    fn apply_keyed(
+        &self,
+        graph: &mut Provenance,
+        key: String,
+        fingerprint: String,
+        command: Command,
+        now_ms: i64,
+        new_id: &mut dyn FnMut() -> String,
+    ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
+        crate::idempotency::check_key(&key)?;
+        if let Some(rec) = self.idem.live(&key, now_ms) {
+            if rec.fingerprint != fingerprint {
+                return Err(StoreError::IdempotencyKeyReused(key));
+            }
+            return Ok((rec.outcome.clone(), None));
+        }
+        // A nested key is refused by `apply_one`.
+        let (out, next) = self.apply_one(graph, command, now_ms, new_id)?;
+        let Some((mut next, mut dirty)) = next else { return Ok((out, None)) };
+        // The kernel commits this as the next revision (see `kernel::writer`).
+        let revision = self.revision + 1;
+        let recorded =
+            WriteOutcome { revision, token: crate::kernel::token::encode(self.store(), revision), ..out.clone() };
+        next.idem.record(KeyRecord { key, fingerprint, recorded_at_ms: now_ms, outcome: recorded }, &mut dirty.idem);
+        Ok((out, Some((next, dirty))))
+    }
+
+    /// One command (not keyed). A command that writes also prunes expired idempotency keys,
+    /// in its revision (a function of `now_ms` alone, so a replay prunes the same keys).
+    fn apply_one(
+        &self,
+        graph: &mut Provenance,
+        cmd: Command,
+        now_ms: i64,
+        new_id: &mut dyn FnMut() -> String,
+    ) -> Result<(WriteOutcome, Option<(Self, Dirty)>)> {
         let mut a = Apply { snap: self.mem.clone(), graph, now_ms, dirty: MemoryDirty::default(), new_id };
         let mut dev = self.dev.clone();
         let mut dev_dirty = DeviceDirty::default();
+        let mut idem = self.idem.clone();
+        let mut idem_dirty = IdempotencyDirty::default();
         let (d, dd) = (&mut dev, &mut dev_dirty);
+        // A participant made by `POST /devices` is not a retry of `POST /participants`.
+        let not_a_device = |pid| !self.dev.devices.contains_key(&pid);
         let out = match cmd {
-            Command::CreateParticipant(p) => a.create_participant(p).map(from_memory),
+            Command::CreateParticipant(p) => a.create_participant(p, &not_a_device).map(from_memory),
             Command::RemoveParticipant { id } => {
                 a.remove_participant(&id, &|pid| self.dev.role_of(pid)).map(from_memory)
             }
             Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
-            Command::CreateItem(i) => a.create_item(i).map(from_memory),
+            Command::CreateItem(i) => create_item(&mut a, &mut idem, &mut idem_dirty, i),
             Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),
             Command::Derive { request, issuer } => a.derive(request, &issuer).map(from_memory),
             Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer).map(from_memory),
@@ -109,21 +181,16 @@ impl State for Snapshot {
                 device_write(&mut a, d, dd, |w| w.revoke_capability(&capability, &by))
             }
             Command::ConsumeUse(r) => device_write(&mut a, d, dd, |w| w.consume_use(r)),
+            Command::Keyed { .. } => Err(StoreError::input("command", "a keyed write cannot be keyed again")),
         }?;
-        let dirty = Dirty { mem: a.dirty, dev: dev_dirty };
-        Ok((out, (!dirty.is_empty()).then_some((Snapshot { mem: a.snap, dev }, dirty))))
+        let mut dirty = Dirty { mem: a.dirty, dev: dev_dirty, idem: idem_dirty };
+        if dirty.is_empty() {
+            return Ok((out, None));
+        }
+        idem.prune(now_ms, &mut dirty.idem);
+        Ok((out, Some((Snapshot { mem: a.snap, dev, idem }, dirty))))
     }
-    fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
-        change(cmd, out)
-    }
-    fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
-        let mut ops = crate::memory::durable::encode(&self.mem, &dirty.mem)?;
-        crate::devices::records::encode(&self.dev, &self.mem, &dirty.dev, &mut ops)?;
-        Ok(ops)
-    }
-}
 
-impl Snapshot {
     /// The device part with the participants' names.
     pub(crate) fn devices(&self) -> Devices<'_> {
         Devices { dev: &self.dev, names: &self.mem }
@@ -180,6 +247,7 @@ pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     let facts = |s: &Snapshot| {
         let mut out = crate::memory::verify::facts(s);
         crate::devices::verify::facts(&s.dev, &s.mem, &mut out);
+        s.idem.facts(&mut out);
         out.sort();
         out
     };
@@ -223,6 +291,18 @@ fn create_device(
     dirty: &mut DeviceDirty,
     d: NewDevice,
 ) -> Result<WriteOutcome> {
+    // A retry of the create that made the device (same owner and name; the records keep every
+    // field of the request) answers as that create did and writes nothing.
+    let retry = a.snap.pid(&d.id).is_some_and(|pid| {
+        let same_part = a
+            .snap
+            .part(pid)
+            .is_some_and(|r| r.kind == ParticipantKind::Device && r.display.as_deref() == d.name.as_deref());
+        same_part && dev.devices.get(&pid).is_some_and(|o| Some(*o) == a.snap.pid(&d.owner))
+    });
+    if retry {
+        return Ok(WriteOutcome { outcome: "created".into(), ids: vec![d.id], ..WriteOutcome::default() });
+    }
     let mut owner = None;
     device_write(a, dev, dirty, |w| {
         owner = Some(w.new_device_owner(&d)?);
@@ -230,7 +310,7 @@ fn create_device(
     })?;
     let owner = owner.ok_or_else(|| StoreError::Integrity("new device has no owner".into()))?;
     let out = a
-        .create_participant(NewParticipant { id: d.id.clone(), kind: ParticipantKind::Device, name: d.name })
+        .insert_participant(NewParticipant { id: d.id.clone(), kind: ParticipantKind::Device, name: d.name })
         .map_err(|e| match e {
             StoreError::ParticipantExists(id) => StoreError::DeviceExists(id),
             e => e,
@@ -240,6 +320,25 @@ fn create_device(
         w.add_device(pid, owner);
         Ok(Written::default())
     })?;
+    Ok(from_memory(out))
+}
+
+/// An item create. One under a client id keeps the digest of its request, so that a retry (same
+/// id, same digest) answers as it did and writes nothing; a taken id with another request, or
+/// with no digest (an item made otherwise, or before digests were kept), stays `item_exists`.
+fn create_item(
+    a: &mut Apply<'_>,
+    idem: &mut Idempotency,
+    dirty: &mut IdempotencyDirty,
+    i: crate::memory::model::NewItem,
+) -> Result<WriteOutcome> {
+    let Some(id) = i.id.clone() else { return a.create_item(i).map(from_memory) };
+    let digest = crate::idempotency::item_digest(&i)?;
+    if a.snap.iid(&id).is_some() && idem.item_digest(&id) == Some(&*digest) {
+        return Ok(WriteOutcome { outcome: "created".into(), ids: vec![id], ..WriteOutcome::default() });
+    }
+    let out = a.create_item(i)?;
+    idem.record_item(&id, digest, dirty);
     Ok(from_memory(out))
 }
 
@@ -259,6 +358,7 @@ pub struct Records {
     pub contents: BTreeMap<String, ContentRecord>,
     pub grants: Vec<GrantRecord>,
     pub devices: DeviceRecords,
+    pub idempotency: IdempotencyRecords,
 }
 
 impl Records {
@@ -268,7 +368,7 @@ impl Records {
         for (k, v) in raw {
             if k.as_slice() == META_KEY {
                 r.meta = Some(dec(k, v)?);
-            } else if !r.memory_mut().decode(k, v)? && !r.devices.decode(k, v)? {
+            } else if !r.memory_mut().decode(k, v)? && !r.devices.decode(k, v)? && !r.idempotency.decode(k, v)? {
                 return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k))));
             }
         }
@@ -317,7 +417,8 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     let pid_of =
         |n: &str| mem.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
     let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
-    Ok((Snapshot { mem, dev }, graph))
+    let idem = crate::idempotency::rebuild(&r.idempotency, &|item| mem.iid(item).is_some())?;
+    Ok((Snapshot { mem, dev, idem }, graph))
 }
 
 /// Rebuilds only the snapshot (the projection a reader uses) from records.
@@ -335,6 +436,7 @@ pub fn encode_records(r: &Records) -> Result<Vec<Op>> {
     }
     crate::memory::durable::encode_records(r.memory(), &mut ops)?;
     r.devices.encode_all(&mut ops)?;
+    r.idempotency.encode_all(&mut ops)?;
     Ok(ops)
 }
 
@@ -368,6 +470,8 @@ fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
             json!({"kind": "capability_revoked", "capability": capability, "by": by})
         }
         Command::ConsumeUse(r) => json!({"kind": "use_consumed", "principal": r.principal, "device": r.device}),
+        // The key is the client's business; the change is the keyed command's.
+        Command::Keyed { command, .. } => return change(command, out),
     };
     let mut v = subject;
     if let Some(m) = v.as_object_mut() {

@@ -24,8 +24,6 @@ pub enum StoreError {
     ParticipantOwnsItems(String),
     #[error("the anonymous participant can never be named in an audience or grant")]
     AnonymousParticipant,
-    #[error("identity `{transport}:{identifier}` is already bound to `{participant}`")]
-    IdentityExists { transport: String, identifier: String, participant: String },
     #[error("item `{0}` does not exist")]
     ItemNotFound(String),
     #[error("item `{0}` already exists")]
@@ -126,6 +124,13 @@ pub enum StoreError {
     SearchLagging { indexed: u64, needed: u64 },
     #[error("search index failure: {0}")]
     Search(String),
+    /// An `Idempotency-Key` that is not 1 to 255 visible ASCII characters.
+    #[error("`Idempotency-Key` must be 1 to {max} visible ASCII characters (0x21 to 0x7E)", max = crate::idempotency::MAX_KEY_LEN)]
+    InvalidIdempotencyKey,
+    /// The key was recorded, within its window, for a different request (another route, body
+    /// or caller): the write was not applied.
+    #[error("`Idempotency-Key` `{0}` was used for a different request; use a fresh key for a new request")]
+    IdempotencyKeyReused(String),
 }
 
 impl StoreError {
@@ -142,7 +147,6 @@ impl StoreError {
             E::ParticipantNotFound(_) => "participant_not_found",
             E::ParticipantExists(_) => "participant_exists",
             E::ParticipantOwnsItems(_) => "participant_owns_items",
-            E::IdentityExists { .. } => "identity_exists",
             E::ItemNotFound(_) => "item_not_found",
             E::ItemExists(_) => "item_exists",
             E::SourceNotFound(_) => "source_not_found",
@@ -189,6 +193,8 @@ impl StoreError {
             E::AttemptSealed(_) => "attempt_sealed",
             E::SearchLagging { .. } => "search_index_lagging",
             E::Search(_) => "search_failure",
+            E::InvalidIdempotencyKey => "invalid_idempotency_key",
+            E::IdempotencyKeyReused(_) => "idempotency_key_reused",
         }
     }
 

@@ -104,8 +104,12 @@ impl StoreHandle {
     /// Submits a write and blocks until it is durable (or refused), at most `write_wait`.
     pub fn write(&self, cmd: Command) -> Result<WriteOutcome> {
         let (mut out, revision) = self.core.write(cmd)?;
-        out.revision = revision;
-        out.token = self.core.token(revision);
+        // An answer replayed for an `Idempotency-Key` already carries the revision and token of
+        // the write that recorded it (no write has revision 0: a store's creation is 1).
+        if out.revision == 0 {
+            out.revision = revision;
+            out.token = self.core.token(revision);
+        }
         Ok(out)
     }
 

@@ -14,6 +14,7 @@ pub mod devices;
 pub mod durable;
 pub mod error;
 mod handle;
+pub mod idempotency;
 pub mod kernel;
 pub mod memory;
 pub mod model;
@@ -37,7 +38,7 @@ pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 pub use memory::{flat, search, verify};
 
-use kernel::backend::{meta_op, MetaRecord};
+use kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use model::WriteOutcome;
 
 /// All stores of one Earshot process over one backend.
@@ -101,8 +102,17 @@ impl Earshot {
             return Err(StoreError::LimitExceeded { field: "name", limit: model::limits::MAX_TEXT_BYTES });
         }
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-        // On a shared backend another replica may have created it: the datastore decides.
-        if self.stores.contains_key(id) || self.backend.head(id)?.is_some() {
+        // The revision record decides whether the store exists (on a shared backend another
+        // replica may have created it). A retry of the create that made the store (same id and
+        // name: the revision record keeps both) answers as that create did, with its revision 1.
+        let existing: Option<MetaRecord> = match self.backend.get(id, META_KEY)? {
+            Some(v) => Some(dec(META_KEY, &v)?),
+            None => None,
+        };
+        if self.stores.contains_key(id) || existing.is_some() {
+            if existing.is_some_and(|m| m.name == name) {
+                return Ok(created_store(id));
+            }
             return Err(StoreError::StoreExists(id.to_string()));
         }
         let meta = MetaRecord {
@@ -131,13 +141,7 @@ impl Earshot {
         let records = Records { meta: Some(meta), ..Records::default() };
         let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
         self.stores.insert(id.to_string(), h);
-        Ok(WriteOutcome {
-            outcome: "created".into(),
-            ids: vec![id.to_string()],
-            revision: 1,
-            token: token::encode(id, 1),
-            ..Default::default()
-        })
+        Ok(created_store(id))
     }
 
     /// A store already running in this process, without starting one (no I/O).
@@ -209,6 +213,17 @@ impl Earshot {
 impl Drop for Earshot {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// What creating store `id` answers: its revision 1.
+fn created_store(id: &str) -> WriteOutcome {
+    WriteOutcome {
+        outcome: "created".into(),
+        ids: vec![id.to_string()],
+        revision: 1,
+        token: token::encode(id, 1),
+        ..Default::default()
     }
 }
 

@@ -47,6 +47,14 @@ pub enum Command {
     },
     /// Decide at the latest revision and, on an allow, consume one use (SPEC §2.4).
     ConsumeUse(AuthorizeRequest),
+    /// `command` sent with an `Idempotency-Key` (build it with `crate::idempotency::keyed`):
+    /// a retry with the same key and fingerprint answers the recorded outcome without writing.
+    Keyed {
+        key: String,
+        /// SHA-256 of the caller and `command` (see `crate::idempotency`).
+        fingerprint: String,
+        command: Box<Command>,
+    },
 }
 
 /// What a committed (or suppressed) write produced.

@@ -672,7 +672,11 @@ fn a_new_store_answers_its_first_revision() {
     assert_eq!(out.ids, vec!["fresh".to_string()]);
     assert_eq!(out.revision, 1);
     assert_eq!(out.token, crate::token::encode("fresh", 1));
-    assert!(earshot.create_store("fresh", None).is_err());
+    // The same request again is a retry: it answers as the first did (issue 10) ...
+    assert_eq!(earshot.create_store("fresh", None).unwrap(), out);
+    // ... and another request for the same id is refused.
+    let err = earshot.create_store("fresh", Some("other".into())).unwrap_err();
+    assert_eq!(err.code(), "store_exists");
     assert_eq!(earshot.store("fresh").unwrap().latest().revision(), 1);
 }
 

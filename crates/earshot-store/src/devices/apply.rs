@@ -191,6 +191,9 @@ impl DeviceWrite<'_> {
     }
 
     pub(crate) fn create_relation(&mut self, r: NewRelation) -> Result<Written> {
+        if let Some(id) = r.id.as_deref().filter(|id| self.is_relation_retry(id, &r)) {
+            return Ok(written("granted", vec![id.to_string()]));
+        }
         let grantor = self.participant("grantor", &r.grantor)?;
         let grantee = self.participant("grantee", &r.grantee)?;
         if grantor == grantee {
@@ -241,6 +244,9 @@ impl DeviceWrite<'_> {
     }
 
     pub(crate) fn create_capability(&mut self, c: NewCapability) -> Result<Written> {
+        if let Some(id) = c.id.as_deref().filter(|id| self.is_capability_retry(id, &c)) {
+            return Ok(written("created", vec![id.to_string()]));
+        }
         let issuer = self.participant("issuer", &c.issuer)?;
         let holder = self.participant("holder", &c.holder)?;
         let (device, owner) = self.device(&c.device)?;
@@ -341,6 +347,34 @@ impl DeviceWrite<'_> {
         }
         self.dirty.caps.push(cid);
         Ok(written("created", vec![id]))
+    }
+
+    /// Whether the relation grant `id` exists and was made by this very request (a retry): the
+    /// record keeps every field of the request, compared as the create would have stored them
+    /// (constraints parsed), so a retry answers as the first did, whatever happened to the
+    /// grant since, and writes nothing. Anything else with a taken id stays `relation_exists`.
+    fn is_relation_retry(&self, id: &str, r: &NewRelation) -> bool {
+        let Some(rec) = self.dev.edge_ids.get(id).and_then(|e| self.dev.edge(*e)) else { return false };
+        let same_constraints = parse_constraints(r.constraints.as_ref()).is_ok_and(|c| c == *rec.constraints);
+        self.names.pid(&r.grantor) == Some(rec.grantor)
+            && self.names.pid(&r.grantee) == Some(rec.grantee)
+            && *rec.relation == *r.relation
+            && same_constraints
+    }
+
+    /// Whether the capability `id` exists and was made by this very request (a retry); see
+    /// [`DeviceWrite::is_relation_retry`]. Paths and actions compare as stored (deduplicated,
+    /// actions sorted).
+    fn is_capability_retry(&self, id: &str, c: &NewCapability) -> bool {
+        let Some(rec) = self.dev.cap_ids.get(id).and_then(|x| self.dev.cap(*x)) else { return false };
+        let parent = rec.parent.and_then(|p| self.dev.cap(p)).map(|p| p.name.clone());
+        self.names.pid(&c.issuer) == Some(rec.issuer)
+            && self.names.pid(&c.holder) == Some(rec.holder)
+            && self.names.pid(&c.device) == Some(rec.device)
+            && parent.as_deref() == c.parent.as_deref()
+            && parse_patterns(&c.paths).is_ok_and(|p| *p == *rec.paths)
+            && parse_actions(&c.actions).is_ok_and(|a| *a == *rec.actions)
+            && parse_constraints(c.constraints.as_ref()).is_ok_and(|x| x == *rec.constraints)
     }
 
     /// Revokes a capability: allowed to the device's owner and to the holder of any ancestor

@@ -68,7 +68,32 @@ pub(crate) struct Apply<'a> {
 }
 
 impl Apply<'_> {
-    pub(crate) fn create_participant(&mut self, p: NewParticipant) -> Result<Outcome> {
+    /// Creates a participant. A retry of the create that made an existing one (same kind and
+    /// name; the record keeps every field of the request) answers as that create did and
+    /// writes nothing, unless `replayable` (the other parts of the store) says the existing
+    /// participant was made by another kind of request (a device); anything else with a taken
+    /// id is `participant_exists`.
+    pub(crate) fn create_participant(
+        &mut self,
+        p: NewParticipant,
+        replayable: &dyn Fn(Pid) -> bool,
+    ) -> Result<Outcome> {
+        check_id("id", &p.id)?;
+        check_text("name", p.name.as_deref())?;
+        if let Some(pid) = self.snap.pid(&p.id) {
+            let same =
+                self.snap.part(pid).is_some_and(|r| r.kind == p.kind && r.display.as_deref() == p.name.as_deref());
+            if same && replayable(pid) {
+                return Ok(outcome("created", vec![p.id]));
+            }
+            return Err(StoreError::ParticipantExists(p.id));
+        }
+        self.insert_participant(p)
+    }
+
+    /// Creates a participant whose id is not taken (`participant_exists` otherwise, never a
+    /// replay: the caller decides what a retry of its own request is).
+    pub(crate) fn insert_participant(&mut self, p: NewParticipant) -> Result<Outcome> {
         check_id("id", &p.id)?;
         check_text("name", p.name.as_deref())?;
         if self.snap.pid(&p.id).is_some() {
@@ -90,19 +115,18 @@ impl Apply<'_> {
             self.snap.pid(&b.participant).ok_or_else(|| StoreError::ParticipantNotFound(b.participant.clone()))?;
         let key = MemorySnapshot::ident_key(&b.transport, &b.identifier);
         let mut bound: Vec<Pid> = self.snap.idents.get(key.as_str()).map(|v| v.to_vec()).unwrap_or_default();
+        let answer = format!("{}:{}", b.transport, b.identifier);
         if bound.contains(&pid) {
-            return Err(StoreError::IdentityExists {
-                transport: b.transport,
-                identifier: b.identifier,
-                participant: b.participant,
-            });
+            // The request is the binding itself, so a binding already there is this request
+            // retried: it answers as the first did and writes nothing.
+            return Ok(outcome("created", vec![answer]));
         }
         // A second binding to another participant is recorded: the identity is then ambiguous
         // and no longer resolves (SPEC §1.1), which is what the transport evidence means.
         bound.push(pid);
         self.snap.idents.insert(Arc::from(key.as_str()), Arc::from(bound));
         self.dirty.identities.push(key);
-        Ok(outcome("created", vec![format!("{}:{}", b.transport, b.identifier)]))
+        Ok(outcome("created", vec![answer]))
     }
 
     /// Removes a participant that owns no items and that `in_use` (the other parts of the

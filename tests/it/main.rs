@@ -16,6 +16,7 @@ mod fuzz_replay;
 mod hostile;
 mod http;
 mod model;
+mod observability;
 mod openapi;
 mod oracle;
 mod postgres;

@@ -15,6 +15,7 @@ use crate::kernel::writer::Writer;
 use crate::kernel::{Clock, Config};
 use crate::memory::read::ResolvedContainer;
 use crate::memory::search::SearchIndex;
+use crate::metrics::StoreMetrics;
 use crate::model::{Command, ContainerInput, WriteOutcome};
 
 /// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the
@@ -49,6 +50,8 @@ pub struct StoreHandle {
     attempts_swept: Mutex<Instant>,
     /// BM25 projection of item content (see `search`).
     pub(crate) search: SearchIndex,
+    /// Writer queue depth, batch sizes and replica lag, for `/metrics`.
+    metrics: Arc<StoreMetrics>,
 }
 
 impl StoreHandle {
@@ -68,6 +71,7 @@ impl StoreHandle {
             attempts: DashMap::new(),
             attempts_swept: Mutex::new(Instant::now()),
             search: SearchIndex::new()?,
+            metrics: Arc::new(StoreMetrics::default()),
         }))
     }
 
@@ -103,10 +107,18 @@ impl StoreHandle {
 
     /// Submits a write and blocks until it is durable (or refused), at most `write_wait`.
     pub fn write(&self, cmd: Command) -> Result<WriteOutcome> {
-        let (mut out, revision) = self.core.write(cmd)?;
+        let pending = self.metrics.pending_write();
+        let written = self.core.write(cmd);
+        drop(pending);
+        let (mut out, revision) = written?;
         out.revision = revision;
         out.token = self.core.token(revision);
         Ok(out)
+    }
+
+    /// This store's operational figures (writer queue depth, batch sizes, replica lag).
+    pub fn metrics(&self) -> &Arc<StoreMetrics> {
+        &self.metrics
     }
 
     /// Why writes to this store cannot be made durable now, if so (readiness): a stuck commit

@@ -16,6 +16,7 @@ pub mod error;
 mod handle;
 pub mod kernel;
 pub mod memory;
+pub mod metrics;
 pub mod model;
 #[cfg(test)]
 mod read_tests;

@@ -1,0 +1,181 @@
+//! The settings of `earshot serve`: each one a flag, an environment variable and a key of the
+//! TOML configuration file (tokens: the file only), resolved flag > environment > file >
+//! default. `docs/configuration.md` lists them, and a test keeps it equal to `serve --help`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+use earshot_api::{ServerLimits, TokenConfig};
+use earshot_store::Config;
+use serde::Deserialize;
+
+/// How log lines are written (to stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (for log shippers).
+    Json,
+}
+
+/// The default log filter (`RUST_LOG` syntax).
+pub const DEFAULT_LOG_FILTER: &str = "info,sled=warn,tantivy=warn";
+
+/// The flags of `earshot serve`. Defaults shown by `--help` apply only when neither the flag,
+/// its environment variable nor the configuration file sets the value.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// TOML configuration file: any key below, and the `[[tokens]]`.
+    #[arg(long, env = "EARSHOT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on. Without tokens only loopback addresses are allowed.
+    #[arg(long, env = "EARSHOT_BIND", default_value = "127.0.0.1:7878")]
+    pub bind: SocketAddr,
+    /// Data directory of the embedded store (created if missing).
+    #[arg(long, env = "EARSHOT_DATA", default_value = "earshot-data")]
+    pub data: PathBuf,
+    /// Records in PostgreSQL instead: a `postgres://` URL, optionally with
+    /// `earshot_prefix=<table prefix>` (README, "Running on PostgreSQL").
+    #[arg(long, env = "EARSHOT_DATASTORE")]
+    pub datastore: Option<String>,
+    /// Seconds past revisions stay readable with `at_exact`.
+    #[arg(long, env = "EARSHOT_RETENTION_SECONDS", default_value_t = Config::default().retention_window.as_secs())]
+    pub retention_seconds: u64,
+    /// Most milliseconds an `at_least` read waits for its revision.
+    #[arg(long, env = "EARSHOT_CONSISTENCY_WAIT_MS", default_value_t = millis(Config::default().consistency_wait))]
+    pub consistency_wait_ms: u64,
+    /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
+    #[arg(long, env = "EARSHOT_FOLLOW_INTERVAL_MS", default_value_t = millis(Config::default().follow_interval))]
+    pub follow_interval_ms: u64,
+    /// Most connections open at once (default: the descriptor limit less 128, at most 4096).
+    #[arg(long, env = "EARSHOT_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Most milliseconds to receive a request head, on a new connection or between requests on
+    /// a keep-alive one (so also the idle timeout).
+    #[arg(long, env = "EARSHOT_HEADER_READ_TIMEOUT_MS", default_value_t = millis(ServerLimits::default().header_read_timeout))]
+    pub header_read_timeout_ms: u64,
+    /// Most milliseconds one request may take before `503 request_timeout`.
+    #[arg(long, env = "EARSHOT_REQUEST_TIMEOUT_MS", default_value_t = millis(ServerLimits::default().request_timeout))]
+    pub request_timeout_ms: u64,
+    /// Log line format on stderr.
+    #[arg(long, env = "EARSHOT_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Which log lines to keep, in `RUST_LOG` syntax (`info`, `earshot=debug,sled=warn`, …).
+    #[arg(long, env = "RUST_LOG", default_value = DEFAULT_LOG_FILTER)]
+    pub log_filter: String,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The configuration file. Every key is optional; flags and environment variables override it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub bind: Option<SocketAddr>,
+    pub data: Option<PathBuf>,
+    pub datastore: Option<String>,
+    pub retention_seconds: Option<u64>,
+    pub consistency_wait_ms: Option<u64>,
+    pub follow_interval_ms: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub header_read_timeout_ms: Option<u64>,
+    pub request_timeout_ms: Option<u64>,
+    pub log_format: Option<LogFormat>,
+    pub log_filter: Option<String>,
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+impl FileConfig {
+    /// Reads the file `--config` names, or nothing.
+    pub fn load(path: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        match path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+            }
+            None => Ok(FileConfig::default()),
+        }
+    }
+}
+
+/// Everything `serve` runs with, resolved.
+#[derive(Debug)]
+pub struct ServeConfig {
+    pub bind: SocketAddr,
+    pub data: PathBuf,
+    pub datastore: Option<String>,
+    pub store: Config,
+    pub limits: ServerLimits,
+    pub log_format: LogFormat,
+    pub log_filter: String,
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// The flag's value unless it is only clap's default, then the file's, then that default.
+fn pick<T>(matches: &ArgMatches, id: &str, flag: T, file: Option<T>) -> T {
+    match (matches.value_source(id), file) {
+        (Some(ValueSource::DefaultValue) | None, Some(f)) => f,
+        _ => flag,
+    }
+}
+
+impl ServeConfig {
+    /// Resolves the flags (with `matches`, to tell a default from a value that was given)
+    /// over the configuration file, and checks the server limits.
+    pub fn resolve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<Self> {
+        let file = FileConfig::load(args.config.as_deref())?;
+        let retention = pick(matches, "retention_seconds", args.retention_seconds, file.retention_seconds);
+        let wait = pick(matches, "consistency_wait_ms", args.consistency_wait_ms, file.consistency_wait_ms);
+        let follow = pick(matches, "follow_interval_ms", args.follow_interval_ms, file.follow_interval_ms);
+        let store = Config {
+            retention_window: Duration::from_secs(retention),
+            consistency_wait: Duration::from_millis(wait),
+            follow_interval: Duration::from_millis(follow),
+            ..Config::default()
+        };
+        let mut limits = ServerLimits::default();
+        if let Some(n) = args.max_connections.or(file.max_connections) {
+            limits.max_connections = n;
+        }
+        limits.header_read_timeout = Duration::from_millis(pick(
+            matches,
+            "header_read_timeout_ms",
+            args.header_read_timeout_ms,
+            file.header_read_timeout_ms,
+        ));
+        limits.request_timeout = Duration::from_millis(pick(
+            matches,
+            "request_timeout_ms",
+            args.request_timeout_ms,
+            file.request_timeout_ms,
+        ));
+        limits.validate().map_err(anyhow::Error::msg).context("checking the server limits of the configuration")?;
+        // An `at_least` read that waits its full time must still be answered with its own error.
+        if limits.request_timeout <= store.consistency_wait {
+            bail!(
+                "request_timeout_ms ({}) must be larger than consistency_wait_ms ({})",
+                limits.request_timeout.as_millis(),
+                store.consistency_wait.as_millis()
+            );
+        }
+        Ok(ServeConfig {
+            bind: pick(matches, "bind", args.bind, file.bind),
+            data: pick(matches, "data", args.data, file.data),
+            datastore: args.datastore.or(file.datastore),
+            store,
+            limits,
+            log_format: pick(matches, "log_format", args.log_format, file.log_format),
+            log_filter: pick(matches, "log_filter", args.log_filter, file.log_filter),
+            tokens: file.tokens,
+        })
+    }
+}

@@ -340,3 +340,53 @@ fn the_configuration_page_and_serve_help_agree() {
         }
     }
 }
+
+/// A stand-in OTLP collector on loopback: answers every request `200` and reports each
+/// request line (`POST /v1/traces HTTP/1.1`).
+fn fake_collector() -> (std::net::SocketAddr, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake collector");
+    let addr = listener.local_addr().expect("collector address");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+            let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+            let mut first = String::new();
+            let _ = reader.read_line(&mut first);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n");
+            if tx.send(first.trim().to_string()).is_err() {
+                break;
+            }
+        }
+    });
+    (addr, rx)
+}
+
+#[test]
+fn spans_are_exported_over_otlp_when_the_standard_variable_names_an_endpoint() {
+    let (collector, requests) = fake_collector();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let endpoint = format!("http://{collector}");
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100")];
+    let server = Server::start_with_env(&dir.path().join("data"), None, &env).expect("server starts");
+    assert!(server.log().contains("exporting traces over OTLP"), "{}", server.log());
+    let r = server.client().try_call("GET", "/healthz", None).expect("healthz");
+    assert_eq!(r.0, 200);
+    let got = requests.recv_timeout(std::time::Duration::from_secs(30)).expect("an OTLP export within 30 s");
+    assert_eq!(got, "POST /v1/traces HTTP/1.1", "{got}");
+}

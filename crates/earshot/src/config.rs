@@ -10,6 +10,7 @@ use anyhow::{bail, Context};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 use earshot_api::{ServerLimits, TokenConfig};
+use earshot_store::kernel::backend::DEFAULT_MIN_FREE_BYTES;
 use earshot_store::Config;
 use serde::Deserialize;
 
@@ -53,6 +54,10 @@ pub struct ServeArgs {
     /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
     #[arg(long, env = "EARSHOT_FOLLOW_INTERVAL_MS", default_value_t = millis(Config::default().follow_interval))]
     pub follow_interval_ms: u64,
+    /// MiB kept free on the data directory's filesystem: below it writes are refused with
+    /// `507 insufficient_storage` (the embedded store only).
+    #[arg(long, env = "EARSHOT_MIN_FREE_MB", default_value_t = DEFAULT_MIN_FREE_BYTES / MIB)]
+    pub min_free_mb: u64,
     /// Most connections open at once (default: the descriptor limit less 128, at most 4096).
     #[arg(long, env = "EARSHOT_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
@@ -71,6 +76,8 @@ pub struct ServeArgs {
     pub log_filter: String,
 }
 
+const MIB: u64 = 1024 * 1024;
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -85,6 +92,7 @@ pub struct FileConfig {
     pub retention_seconds: Option<u64>,
     pub consistency_wait_ms: Option<u64>,
     pub follow_interval_ms: Option<u64>,
+    pub min_free_mb: Option<u64>,
     pub max_connections: Option<usize>,
     pub header_read_timeout_ms: Option<u64>,
     pub request_timeout_ms: Option<u64>,
@@ -136,7 +144,9 @@ impl ServeConfig {
         let retention = pick(matches, "retention_seconds", args.retention_seconds, file.retention_seconds);
         let wait = pick(matches, "consistency_wait_ms", args.consistency_wait_ms, file.consistency_wait_ms);
         let follow = pick(matches, "follow_interval_ms", args.follow_interval_ms, file.follow_interval_ms);
+        let min_free_mb = pick(matches, "min_free_mb", args.min_free_mb, file.min_free_mb);
         let store = Config {
+            min_free_bytes: min_free_mb.saturating_mul(MIB),
             retention_window: Duration::from_secs(retention),
             consistency_wait: Duration::from_millis(wait),
             follow_interval: Duration::from_millis(follow),

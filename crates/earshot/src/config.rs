@@ -189,3 +189,31 @@ impl ServeConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+    use clap::{Args, FromArgMatches};
+
+    fn resolve(argv: &[&str]) -> ServeConfig {
+        let matches = ServeArgs::augment_args(clap::Command::new("serve")).get_matches_from(argv);
+        ServeConfig::resolve(ServeArgs::from_arg_matches(&matches).unwrap(), &matches).unwrap()
+    }
+
+    #[test]
+    fn a_flag_beats_the_file_and_the_file_beats_a_default() {
+        let path = std::env::temp_dir().join(format!("earshot-config-test-{}.toml", std::process::id()));
+        std::fs::write(&path, "retention_seconds = 7\nrequest_timeout_ms = 9000\nlog_format = \"json\"\n").unwrap();
+        let file = path.to_str().unwrap();
+        let c = resolve(&["serve", "--config", file, "--request-timeout-ms", "8000"]);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(c.store.retention_window, Duration::from_secs(7), "the file over the default");
+        assert_eq!(c.limits.request_timeout, Duration::from_millis(8000), "the flag over the file");
+        assert_eq!(c.log_format, LogFormat::Json);
+        assert_eq!(c.limits.header_read_timeout, ServerLimits::default().header_read_timeout, "the default");
+        let c = resolve(&["serve"]);
+        assert_eq!(c.store.retention_window, Config::default().retention_window);
+        assert_eq!(c.log_format, LogFormat::Text);
+    }
+}

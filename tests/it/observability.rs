@@ -394,7 +394,7 @@ fn spans_are_exported_over_otlp_when_the_standard_variable_names_an_endpoint() {
 #[test]
 fn every_key_of_the_configuration_file_is_also_a_flag() {
     // `deny_unknown_fields` lists every key the file knows in its refusal of an unknown one.
-    let err = toml::from_str::<earshot::config::FileConfig>("no_such_key = 0").err().expect("refused").to_string();
+    let err = toml::from_str::<earshot::config::FileConfig>("no_such_key = 0").expect_err("refused").to_string();
     let keys: BTreeSet<&str> = err.split('`').skip(1).step_by(2).filter(|k| *k != "no_such_key").collect();
     assert!(keys.contains("bind") && keys.contains("tokens"), "cannot read the keys from: {err}");
     let flags: BTreeSet<String> = help_options().keys().map(|f| f.replace('-', "_")).collect();

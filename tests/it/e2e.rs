@@ -105,11 +105,14 @@ pub(crate) fn strip_ansi(s: &str) -> String {
     out
 }
 
-/// The address in an `earshot listening addr=...` log line.
+/// The address in an `earshot listening addr=...` log line (or its `--log-format json` form).
 fn listening_addr(line: &str) -> Option<SocketAddr> {
     let line = strip_ansi(line);
     if !line.contains("earshot listening") {
         return None;
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(&line) {
+        return v["addr"].as_str()?.parse().ok();
     }
     let rest = &line[line.find("addr=")? + "addr=".len()..];
     rest.split_whitespace().next()?.parse().ok()
@@ -132,6 +135,8 @@ impl Server {
     /// As [`Server::start`], with extra environment variables for the process.
     pub(crate) fn start_with_env(data: &Path, config: Option<&Path>, env: &[(&str, &str)]) -> Result<Server, String> {
         let mut cmd = Command::new(earshot_bin());
+        // No trace export unless a test asks for it.
+        cmd.env_remove("OTEL_EXPORTER_OTLP_ENDPOINT").env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
         cmd.envs(env.iter().copied());
         cmd.arg("serve").arg("--data").arg(data).arg("--bind").arg("127.0.0.1:0");
         if let Some(c) = config {
@@ -148,11 +153,12 @@ impl Server {
         let mut child = cmd.spawn().map_err(|e| format!("cannot spawn {}: {e}", earshot_bin().display()))?;
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
+        // Logs go to stderr; stdout is watched too, for whatever prints the address first.
         if let Some(out) = child.stdout.take() {
-            drain(out, log.clone(), Some(tx));
+            drain(out, log.clone(), Some(tx.clone()));
         }
         if let Some(err) = child.stderr.take() {
-            drain(err, log.clone(), None);
+            drain(err, log.clone(), Some(tx));
         }
         let mut server = Server { child: Some(child), addr: SocketAddr::from(([127, 0, 0, 1], 0)), log };
         match rx.recv_timeout(START_TIMEOUT) {

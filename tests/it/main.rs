@@ -17,6 +17,7 @@ mod hostile;
 mod http;
 mod idempotency;
 mod model;
+mod observability;
 mod openapi;
 mod oracle;
 mod postgres;

@@ -160,6 +160,7 @@ pub async fn authorize(
     // SPEC §2.6: a decision at an older revision explains what was decided then; it is never a
     // usable allow, so a revocation cannot be undone by quoting an older token.
     let view = if point.historical.is_some() { view.into_historical() } else { view };
+    st.metrics.record_decision(crate::metrics::DecisionKind::Authorize, &view.reason);
     let mut out = at_revision(&h, &point.snapshot, view);
     out.latest_revision = point.historical;
     Ok(out)

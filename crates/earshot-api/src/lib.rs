@@ -8,7 +8,9 @@ pub mod auth;
 mod devices;
 pub mod error;
 mod gate;
+pub mod metrics;
 mod reads;
+pub mod requests;
 pub mod server;
 mod watch;
 mod writes;
@@ -41,11 +43,13 @@ pub struct AppState {
     /// Set when the service is shutting down: `/readyz` answers 503 `draining` so that load
     /// balancers stop routing here while requests in flight finish, and watch streams end.
     pub draining: Arc<std::sync::atomic::AtomicBool>,
+    /// Request and decision counters, served at `/metrics`.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
     pub fn new(earshot: Arc<Earshot>, auth: Auth) -> Self {
-        AppState { earshot, auth: Arc::new(auth), draining: Arc::default() }
+        AppState { earshot, auth: Arc::new(auth), draining: Arc::default(), metrics: Arc::new(metrics::Metrics::new()) }
     }
 
     /// Turns `/readyz` unready and ends watch streams (the first step of a graceful stop).
@@ -164,8 +168,9 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        // Spans carry method and path only: headers (and so bearer tokens) are never recorded.
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        // Request id, span, metrics and one log line per request, by route template; headers
+        // (and so bearer tokens), bodies and queries are never recorded.
+        .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), requests::observe))
         .with_state(state)
 }
 

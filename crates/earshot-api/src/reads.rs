@@ -3,7 +3,6 @@
 //! Each read picks exactly one snapshot (latest, `at_least`, `at_exact`, or an attempt's pinned
 //! one) and answers with the revision it read and that revision's token.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::rejection::{JsonRejection, PathRejection};
@@ -20,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
+use crate::metrics::DecisionKind;
 use crate::writes::blocking;
 use crate::AppState;
 
@@ -141,6 +141,7 @@ pub async fn check(
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let decision = at.answer(at.snapshot.check(&req.item, &at.container, at.now_ms)?);
+    st.metrics.record_decision(DecisionKind::Check, &decision.reason);
     Ok(at.at_revision(&h, decision))
 }
 
@@ -171,7 +172,8 @@ pub async fn check_bulk(
     let Json(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
-    let results = results.into_iter().map(|d| at.answer(d)).collect();
+    let results: Vec<DecisionView> = results.into_iter().map(|d| at.answer(d)).collect();
+    st.metrics.record_decisions(DecisionKind::CheckBulk, results.iter().map(|d| d.reason.as_ref()));
     Ok(at.at_revision(&h, BulkResults { results }))
 }
 
@@ -204,6 +206,7 @@ pub async fn lookup(
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
     let mut page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
     page.items = std::mem::take(&mut page.items).into_iter().map(|d| at.answer(d)).collect();
+    st.metrics.record_decisions(DecisionKind::Lookup, page.items.iter().map(|d| d.reason.as_ref()));
     Ok(at.at_revision(&h, page))
 }
 
@@ -375,19 +378,9 @@ pub async fn store_info(
     }))
 }
 
-/// Prometheus text: per store, its revision and item count.
+/// The Prometheus exposition: this instance's request and decision counters, and the figures
+/// of each store the caller may read.
 pub async fn metrics(State(st): State<AppState>, Extension(p): Extension<Principal>) -> ApiResult<impl IntoResponse> {
-    let mut out = String::new();
-    out.push_str("# TYPE earshot_store_revision gauge\n");
-    for id in st.earshot.store_ids() {
-        if p.require(Scope::Reader, Some(&id)).is_err() {
-            continue;
-        }
-        if let Some(h) = st.earshot.running(&id) {
-            let s = h.latest();
-            let _ = writeln!(out, "earshot_store_revision{{store=\"{id}\"}} {}", s.revision());
-            let _ = writeln!(out, "earshot_store_items{{store=\"{id}\"}} {}", s.item_count());
-        }
-    }
-    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out))
+    let out = st.metrics.encode(&st.earshot, |id| p.require(Scope::Reader, Some(id)).is_ok());
+    Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out))
 }

@@ -15,6 +15,7 @@ use crate::kernel::writer::Writer;
 use crate::kernel::{Clock, Config};
 use crate::memory::read::ResolvedContainer;
 use crate::memory::search::SearchIndex;
+use crate::metrics::StoreMetrics;
 use crate::model::{Command, ContainerInput, WriteOutcome};
 
 /// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the
@@ -49,6 +50,8 @@ pub struct StoreHandle {
     attempts_swept: Mutex<Instant>,
     /// BM25 projection of item content (see `search`).
     pub(crate) search: SearchIndex,
+    /// Writer queue depth, batch sizes and replica lag, for `/metrics`.
+    metrics: Arc<StoreMetrics>,
 }
 
 impl StoreHandle {
@@ -63,11 +66,13 @@ impl StoreHandle {
         let state = rebuild(id, records)?;
         let meta: MetaRecord =
             records.meta.clone().ok_or_else(|| StoreError::Integrity(format!("store `{id}` has no meta")))?;
+        let metrics = Arc::new(StoreMetrics::default());
         Ok(Arc::new(StoreHandle {
-            core: Writer::start(id, state, meta, backend, clock, config)?,
+            core: Writer::start(id, state, meta, backend, clock, config, metrics.clone())?,
             attempts: DashMap::new(),
             attempts_swept: Mutex::new(Instant::now()),
             search: SearchIndex::new()?,
+            metrics,
         }))
     }
 
@@ -103,7 +108,10 @@ impl StoreHandle {
 
     /// Submits a write and blocks until it is durable (or refused), at most `write_wait`.
     pub fn write(&self, cmd: Command) -> Result<WriteOutcome> {
-        let (mut out, revision) = self.core.write(cmd)?;
+        let pending = self.metrics.pending_write();
+        let written = self.core.write(cmd);
+        drop(pending);
+        let (mut out, revision) = written?;
         // An answer replayed for an `Idempotency-Key` already carries the revision and token of
         // the write that recorded it (no write has revision 0: a store's creation is 1).
         if out.revision == 0 {
@@ -111,6 +119,16 @@ impl StoreHandle {
             out.token = self.core.token(revision);
         }
         Ok(out)
+    }
+
+    /// This store's operational figures (writer queue depth, batch sizes, replica lag).
+    pub fn metrics(&self) -> &Arc<StoreMetrics> {
+        // The lag is read off the follower's own record when asked, rather than on every poll.
+        if self.core.follows() {
+            let r = self.core.replication();
+            self.metrics.set_lag(r.behind_revisions, r.behind_ms);
+        }
+        &self.metrics
     }
 
     /// Why writes to this store cannot be made durable now, if so (readiness): a stuck commit
@@ -157,7 +175,11 @@ impl StoreHandle {
         let latest = self.latest().revision;
         let exact = matches!(consistency, crate::memory::model::Consistency::AtExact(_));
         let at_ms = if exact { snapshot.committed_at_ms } else { now_ms };
-        let historical = (snapshot.revision < latest).then_some(latest);
+        // Only a revision the caller named can be historical. `at_least`, `fully_consistent`
+        // and `latest` read the newest snapshot there was when they picked it; a write that
+        // publishes a moment later does not make that answer stale (it would deny a read whose
+        // answer was current when it was read: seen under load behind HAProxy).
+        let historical = (exact && snapshot.revision < latest).then_some(latest);
         Ok(ReadPoint { snapshot, at_ms, historical })
     }
 

@@ -17,6 +17,7 @@ mod handle;
 pub mod idempotency;
 pub mod kernel;
 pub mod memory;
+pub mod metrics;
 pub mod model;
 #[cfg(test)]
 mod read_tests;

@@ -1,7 +1,10 @@
 //! Library half of the `earshot` binary: the commands that are more than wiring (the
 //! four-fridges demonstration, `earshot validate` and its scenario runner, the choice of
-//! datastore), kept here so the test suite can run them in process.
+//! datastore, the settings of `serve` and the logger), kept here so the test suite can run them
+//! in process.
 
+pub mod config;
 pub mod datastore;
 pub mod fridges;
+pub mod telemetry;
 pub mod validate;

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use clap::{Parser, Subcommand};
-use earshot_api::{AppState, Auth, ServerLimits, TokenConfig};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use earshot::config::{ServeArgs, ServeConfig, DEFAULT_LOG_FILTER};
+use earshot_api::{AppState, Auth, TokenConfig};
 use earshot_store::Config;
-use serde::Deserialize;
 
 /// mimalloc rather than glibc malloc: after bursts of connections glibc keeps freed memory in
 /// per-thread arenas (RSS grew burst after burst with 16 worker threads), mimalloc returns it
@@ -104,58 +104,6 @@ struct EvalArgs {
     threads: usize,
 }
 
-#[derive(clap::Args)]
-struct ServeArgs {
-    /// Address to listen on. Without tokens only loopback addresses are allowed.
-    #[arg(long, env = "EARSHOT_BIND")]
-    bind: Option<SocketAddr>,
-    /// Data directory of the embedded store (created if missing).
-    #[arg(long, env = "EARSHOT_DATA")]
-    data: Option<PathBuf>,
-    /// Records in PostgreSQL instead: a `postgres://` URL, optionally with
-    /// `earshot_prefix=<table prefix>` (README, "Running on PostgreSQL").
-    #[arg(long, env = "EARSHOT_DATASTORE")]
-    datastore: Option<String>,
-    /// TOML configuration file (bind, data, retention, server limits and `[[tokens]]`).
-    #[arg(long, env = "EARSHOT_CONFIG")]
-    config: Option<PathBuf>,
-}
-
-/// The configuration file. Every field is optional; flags override it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    bind: Option<SocketAddr>,
-    data: Option<PathBuf>,
-    /// A `postgres://` URL: the records live in PostgreSQL rather than in `data`.
-    datastore: Option<String>,
-    /// Seconds past revisions stay readable with `at_exact`.
-    retention_seconds: Option<u64>,
-    /// Most milliseconds an `at_least` read waits.
-    consistency_wait_ms: Option<u64>,
-    /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
-    follow_interval_ms: Option<u64>,
-    /// Over PostgreSQL, how long a store may go without having caught up with the datastore's
-    /// head before `/readyz` reports this replica behind (default 2000).
-    ready_max_lag_ms: Option<u64>,
-    /// Revisions the revision log keeps for followers and watch streams (default 100000).
-    log_retention: Option<u64>,
-    /// Start no store at start-up; each starts on its first use (default false: all at start-up).
-    lazy_stores: Option<bool>,
-    /// On SIGTERM or ctrl-c, milliseconds `/readyz` answers `draining` while requests are still
-    /// served, so a load balancer stops routing here first (default 0).
-    drain_delay_ms: Option<u64>,
-    /// Most connections open at once (default: the descriptor limit less a reserve, at most 4096).
-    max_connections: Option<usize>,
-    /// Most milliseconds to receive a request head, on a new connection or between requests on
-    /// a keep-alive one (so also the idle timeout).
-    header_read_timeout_ms: Option<u64>,
-    /// Most milliseconds one request may take before `503 request_timeout`.
-    request_timeout_ms: Option<u64>,
-    #[serde(default)]
-    tokens: Vec<TokenConfig>,
-}
-
 /// Every error ends the process with one line on stderr and exit code 1: the error and its
 /// causes on that line (`{:#}`), never a backtrace, so that an operator sees what failed (for
 /// a damaged data directory: which one, and what to do) rather than a panic report.
@@ -173,16 +121,29 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sled=warn,tantivy=warn".into()),
-        )
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .init();
-    let cli = Cli::parse();
-    match cli.command {
-        Cmd::Serve(args) => serve(args),
+    // The matches tell a flag's default from a value that was given, so that the configuration
+    // file of `serve` can override defaults but not flags or environment variables.
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let command = match cli.command {
+        Cmd::Serve(args) => {
+            let serve_matches = matches.subcommand_matches("serve").unwrap_or(&matches);
+            let config = ServeConfig::resolve(args, serve_matches)?;
+            let _telemetry = earshot::telemetry::init(config.log_format, &config.log_filter)?;
+            return serve(config);
+        }
+        other => other,
+    };
+    // Other commands log as text on stderr, filtered by RUST_LOG.
+    let filter = std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty());
+    let _telemetry =
+        earshot::telemetry::init(earshot::config::LogFormat::Text, filter.as_deref().unwrap_or(DEFAULT_LOG_FILTER))?;
+    match command {
+        // Served above.
+        Cmd::Serve(_) => Ok(()),
         Cmd::Verify { data, datastore } => verify(&data, datastore.as_deref()),
         Cmd::Openapi => {
             println!("{}", earshot_api::OPENAPI_JSON);
@@ -310,49 +271,16 @@ fn refuse_published_tokens(tokens: &[TokenConfig], bind: SocketAddr) -> anyhow::
     Ok(())
 }
 
-fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let file: FileConfig = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
-        }
-        None => FileConfig::default(),
-    };
-    let bind = args.bind.or(file.bind).unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
-    let data = args.data.or(file.data.clone()).unwrap_or_else(|| PathBuf::from("earshot-data"));
-    let datastore = args.datastore.or(file.datastore.clone());
-    let mut config = Config::default();
-    if let Some(s) = file.retention_seconds {
-        config.retention_window = std::time::Duration::from_secs(s);
-    }
-    if let Some(ms) = file.consistency_wait_ms {
-        config.consistency_wait = std::time::Duration::from_millis(ms);
-    }
-    if let Some(ms) = file.follow_interval_ms {
-        config.follow_interval = std::time::Duration::from_millis(ms);
-    }
-    if let Some(ms) = file.ready_max_lag_ms {
-        config.ready_max_lag = std::time::Duration::from_millis(ms);
-    }
-    if let Some(n) = file.log_retention {
-        if n == 0 {
-            bail!("log_retention must be at least 1");
-        }
-        config.log_retention = n;
-    }
-    if let Some(lazy) = file.lazy_stores {
-        config.load_on_first_use = lazy;
-    }
-    let drain_delay = std::time::Duration::from_millis(file.drain_delay_ms.unwrap_or(0));
-    if file.tokens.is_empty() {
+fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
+    let ServeConfig { bind, data, datastore, store: config, limits, drain_delay, tokens, .. } = cfg;
+    if tokens.is_empty() {
         if !bind.ip().is_loopback() {
             bail!("no tokens are configured, so authentication is off; refusing to listen on non-loopback {bind}");
         }
         tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
     }
-    refuse_published_tokens(&file.tokens, bind)?;
-    let limits = server_limits(&file, config.consistency_wait)?;
-    let auth = Auth::from_config(file.tokens).context("checking the `[[tokens]]` of the configuration")?;
+    refuse_published_tokens(&tokens, bind)?;
+    let auth = Auth::from_config(tokens).context("checking the `[[tokens]]` of the configuration")?;
     if let Some(nofile) = earshot_api::server::nofile_limit() {
         if limits.max_connections as u64 + earshot_api::server::FD_RESERVE > nofile {
             tracing::warn!(
@@ -392,30 +320,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })?;
     earshot.shutdown();
     Ok(())
-}
-
-/// The server's limits: the file's entries over the defaults, checked.
-fn server_limits(file: &FileConfig, consistency_wait: std::time::Duration) -> anyhow::Result<ServerLimits> {
-    let mut limits = ServerLimits::default();
-    if let Some(n) = file.max_connections {
-        limits.max_connections = n;
-    }
-    if let Some(ms) = file.header_read_timeout_ms {
-        limits.header_read_timeout = std::time::Duration::from_millis(ms);
-    }
-    if let Some(ms) = file.request_timeout_ms {
-        limits.request_timeout = std::time::Duration::from_millis(ms);
-    }
-    limits.validate().map_err(anyhow::Error::msg).context("checking the server limits of the configuration")?;
-    // An `at_least` read that waits its full time must still be answered with its own error.
-    if limits.request_timeout <= consistency_wait {
-        bail!(
-            "request_timeout_ms ({}) must be larger than consistency_wait_ms ({})",
-            limits.request_timeout.as_millis(),
-            consistency_wait.as_millis()
-        );
-    }
-    Ok(limits)
 }
 
 /// Completes on ctrl-c or, on Unix, SIGTERM (what `docker stop` and systemd send).

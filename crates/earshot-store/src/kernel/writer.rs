@@ -15,6 +15,7 @@ use super::log::{self, log_key, revision_of, LogEntry};
 use super::token::{self, Consistency};
 use super::{Clock, Config, State};
 use crate::error::{Result, StoreError};
+use crate::metrics::StoreMetrics;
 
 /// Most commands folded into one durable commit.
 const MAX_GROUP: usize = 256;
@@ -94,6 +95,8 @@ pub(crate) struct Writer<S: State> {
     config: Config,
     meta: Mutex<MetaRecord>,
     sync: Mutex<Sync>,
+    /// Group-commit batch sizes, for `/metrics`.
+    metrics: Arc<StoreMetrics>,
 }
 
 impl<S: State> Writer<S> {
@@ -105,6 +108,7 @@ impl<S: State> Writer<S> {
         backend: Arc<dyn Backend>,
         clock: Arc<dyn Clock>,
         config: Config,
+        metrics: Arc<StoreMetrics>,
     ) -> Result<Arc<Self>> {
         if meta.committed_at_ms.is_none() {
             // Records from before commit times were kept: the revision counts from now.
@@ -134,6 +138,7 @@ impl<S: State> Writer<S> {
                 replayed: 0,
                 rebuilds: 0,
             }),
+            metrics,
             config,
         });
         let weak = Arc::downgrade(&handle);
@@ -203,7 +208,7 @@ impl<S: State> Writer<S> {
     }
 
     /// Whether this store follows a shared backend.
-    fn follows(&self) -> bool {
+    pub(crate) fn follows(&self) -> bool {
         self.backend.shared() && !self.config.follow_interval.is_zero()
     }
 
@@ -469,9 +474,29 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
         };
         let Some(h) = handle.upgrade() else { return };
         if let Some(every) = follow_every {
-            if !stale && Instant::now() >= next_follow {
-                if let Err(e) = follow(&h, &mut snap, &mut aside) {
-                    tracing::debug!(store = %h.id, error = %e, "following the datastore failed; trying again");
+            if Instant::now() >= next_follow {
+                if !stale {
+                    if let Err(e) = follow(&h, &mut snap, &mut aside) {
+                        tracing::debug!(store = %h.id, error = %e, "following the datastore failed; trying again");
+                    }
+                } else if h.backend.writable().is_ok() && last_reload.is_none_or(|t| t.elapsed() >= RELOAD_INTERVAL) {
+                    // A failed commit left the state unsure. An idle replica must not wait for a
+                    // write (which a load balancer will not send it while it is unready) to
+                    // rebuild: it does so here as soon as the datastore answers again.
+                    last_reload = Some(Instant::now());
+                    match reload(&h) {
+                        Ok((s, g)) => {
+                            (snap, aside) = (s, g);
+                            stale = false;
+                            if snap.revision() > *lock(&h.published) {
+                                h.publish(vec![Arc::new(snap.clone())]);
+                            }
+                            if lock(&h.refusing).take().is_some() {
+                                tracing::info!(store = %h.id, "the datastore answers again; accepting writes");
+                            }
+                        }
+                        Err(e) => tracing::debug!(store = %h.id, error = %e, "rebuilding after a failed commit failed"),
+                    }
                 }
                 next_follow = Instant::now() + every;
             }
@@ -518,6 +543,7 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
         if lock(&h.refusing).take().is_some() {
             tracing::info!(store = %h.id, "storage is writable again; accepting writes");
         }
+        h.metrics.observe_batch(jobs.len());
         let now_ms = h.clock.now_ms();
         let (cmds, replies): (Vec<S::Command>, Vec<_>) = jobs.into_iter().map(|j| (j.cmd, j.reply)).unzip();
         // On a shared backend the commands are kept, to apply them once more after a lost race.

@@ -1,0 +1,386 @@
+//! The service's Prometheus metrics: what the request layer and the decision handlers record
+//! (requests and latency per route template and status, decisions by reason code) and the
+//! exposition `/metrics` serves, which adds each visible store's revision, items, writer queue
+//! depth, group-commit batch sizes and, on replicas, lag.
+//!
+//! Recording is on the request path, so it takes no lock but a shared read lock of a small map,
+//! allocates nothing once a label set has been seen, and counts with atomics: route labels are
+//! the `&'static` templates of [`crate::routes`], reason codes the closed sets of the store.
+//! Encoding (text format 0.0.4, every family with `# HELP` and `# TYPE`) is
+//! `prometheus-client`'s.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder, MetricEncoder};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::Registry;
+
+/// The `Content-Type` of the exposition (Prometheus text format 0.0.4).
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// Upper bounds of the request latency buckets, in microseconds (0.5 ms to 30 s).
+const LATENCY_BUCKETS_US: &[u64] = &[
+    500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 5_000_000,
+    10_000_000, 30_000_000,
+];
+
+/// Most distinct reason codes kept per decision kind; reason codes are closed sets far smaller
+/// than this, so the bound only guards the label cardinality against a future mistake.
+const MAX_REASONS: usize = 64;
+
+/// The route label of a request that matched no route.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// Which decision endpoint counted a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecisionKind {
+    Check,
+    CheckBulk,
+    Lookup,
+    Authorize,
+}
+
+impl DecisionKind {
+    const ALL: [DecisionKind; 4] =
+        [DecisionKind::Check, DecisionKind::CheckBulk, DecisionKind::Lookup, DecisionKind::Authorize];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Check => "check",
+            DecisionKind::CheckBulk => "check_bulk",
+            DecisionKind::Lookup => "lookup",
+            DecisionKind::Authorize => "authorize",
+        }
+    }
+}
+
+/// A response's status, or that none was produced (the handler was dropped: the request timed
+/// out, answered `503 request_timeout` by the layer outside, or the client went away).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Code(u16),
+    Cancelled,
+}
+
+impl EncodeLabelValue for Status {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        match self {
+            Status::Code(c) => EncodeLabelValue::encode(&u64::from(*c), encoder),
+            Status::Cancelled => EncodeLabelValue::encode(&"cancelled", encoder),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RequestLabels {
+    method: &'static str,
+    route: &'static str,
+    status: Status,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RouteLabels {
+    method: &'static str,
+    route: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct DecisionLabels {
+    kind: &'static str,
+    reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct StoreLabels {
+    store: String,
+}
+
+/// A histogram of integer observations with fixed bounds, recorded with atomics only (the
+/// `prometheus-client` histogram takes a mutex per observation). `per_unit` converts the recorded
+/// unit to the exposed one (`1e6`: microseconds to seconds).
+#[derive(Debug, Clone)]
+pub struct IntHistogram(Arc<IntHistogramInner>);
+
+#[derive(Debug)]
+struct IntHistogramInner {
+    bounds: &'static [u64],
+    /// Recorded units per exposed unit (a divisor: `25_000 / 1e6` is exactly `0.025`).
+    per_unit: f64,
+    /// One per bound, and one for larger observations.
+    buckets: Box<[AtomicU64]>,
+    sum: AtomicU64,
+    count: AtomicU64,
+}
+
+impl IntHistogram {
+    fn new(bounds: &'static [u64], per_unit: f64) -> Self {
+        let buckets = (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
+        IntHistogram(Arc::new(IntHistogramInner {
+            bounds,
+            per_unit,
+            buckets,
+            sum: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }))
+    }
+
+    fn latency() -> Self {
+        Self::new(LATENCY_BUCKETS_US, 1e6)
+    }
+
+    fn observe(&self, v: u64) {
+        let h = &self.0;
+        let slot = h.bounds.partition_point(|b| *b < v);
+        if let Some(b) = h.buckets.get(slot) {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+        h.sum.fetch_add(v, Ordering::Relaxed);
+        h.count.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl TypedMetric for IntHistogram {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for IntHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let h = &self.0;
+        let bounds = h.bounds.iter().map(|b| *b as f64 / h.per_unit).chain(std::iter::once(f64::INFINITY));
+        let buckets: Vec<(f64, u64)> = bounds.zip(h.buckets.iter().map(|b| b.load(Ordering::Relaxed))).collect();
+        // The count is the buckets' total, so a scrape racing an observation stays consistent.
+        let count = buckets.iter().map(|(_, n)| n).sum();
+        let sum = h.sum.load(Ordering::Relaxed) as f64 / h.per_unit;
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// Labelled values computed at scrape time (per store), encoded as one family.
+#[derive(Debug)]
+struct Rows<L, V> {
+    kind: MetricType,
+    rows: Vec<(L, V)>,
+}
+
+impl<L, V> Rows<L, V> {
+    fn new(kind: MetricType) -> Self {
+        Rows { kind, rows: Vec::new() }
+    }
+}
+
+impl<L: EncodeLabelSet, V: EncodeValue> EncodeMetric for Rows<L, V> {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        for (labels, v) in &self.rows {
+            v.encode_value(encoder.encode_family(labels)?)?;
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        self.kind
+    }
+}
+
+/// One scrape-time value.
+trait EncodeValue {
+    fn encode_value(&self, encoder: MetricEncoder) -> Result<(), std::fmt::Error>;
+}
+
+#[derive(Debug)]
+struct Gauge(i64);
+
+impl EncodeValue for Gauge {
+    fn encode_value(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_gauge(&self.0)
+    }
+}
+
+#[derive(Debug)]
+struct GaugeF(f64);
+
+impl EncodeValue for GaugeF {
+    fn encode_value(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_gauge(&self.0)
+    }
+}
+
+#[derive(Debug)]
+struct Count(u64);
+
+impl EncodeValue for Count {
+    fn encode_value(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_counter::<prometheus_client::encoding::NoLabelSet, u64, f64>(&self.0, None)
+    }
+}
+
+/// A histogram as read at scrape time: per-bucket (not cumulative) counts, sum and count.
+#[derive(Debug)]
+struct HistogramRows {
+    buckets: Vec<(f64, u64)>,
+    sum: f64,
+    count: u64,
+}
+
+impl EncodeValue for HistogramRows {
+    fn encode_value(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(self.sum, self.count, &self.buckets, None)
+    }
+}
+
+/// What one service instance records, shared by the request layer and the handlers.
+#[derive(Debug)]
+pub struct Metrics {
+    requests: Family<RequestLabels, prometheus_client::metrics::counter::Counter>,
+    latency: Family<RouteLabels, IntHistogram, fn() -> IntHistogram>,
+    /// Per decision kind, count by reason code; looked up by `&str`, so counting allocates
+    /// nothing once a reason has been seen.
+    decisions: [RwLock<HashMap<Box<str>, AtomicU64>>; 4],
+    /// Every route template, to turn a matched path into its `&'static` label.
+    routes: HashMap<&'static str, &'static str>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let routes = crate::routes().into_iter().map(|r| (r.path, r.path)).collect();
+        Metrics {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(IntHistogram::latency),
+            decisions: Default::default(),
+            routes,
+        }
+    }
+
+    /// The `&'static` template of a matched route (or [`UNMATCHED_ROUTE`]).
+    pub fn route_label(&self, matched: Option<&str>) -> &'static str {
+        matched.and_then(|m| self.routes.get(m).copied()).unwrap_or(UNMATCHED_ROUTE)
+    }
+
+    /// One request answered (or cancelled) after `elapsed`.
+    pub fn record_request(&self, method: &'static str, route: &'static str, status: Status, elapsed: Duration) {
+        self.requests.get_or_create(&RequestLabels { method, route, status }).inc();
+        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.latency.get_or_create(&RouteLabels { method, route }).observe(us);
+    }
+
+    /// One decision of `kind` answered with `reason`.
+    pub fn record_decision(&self, kind: DecisionKind, reason: &str) {
+        let Some(map) = self.decisions.get(kind as usize) else { return };
+        {
+            let read = map.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(n) = read.get(reason) {
+                n.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+        let mut write = map.write().unwrap_or_else(PoisonError::into_inner);
+        let key = if write.len() < MAX_REASONS || write.contains_key(reason) { reason } else { "other" };
+        write.entry(key.into()).or_default().fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts every decision of a list.
+    pub fn record_decisions<'a>(&self, kind: DecisionKind, reasons: impl IntoIterator<Item = &'a str>) {
+        for r in reasons {
+            self.record_decision(kind, r);
+        }
+    }
+
+    /// The whole exposition: this instance's counters, and the per-store figures of every store
+    /// `visible` admits.
+    pub fn encode(&self, earshot: &earshot_store::Earshot, visible: impl Fn(&str) -> bool) -> String {
+        let mut registry = Registry::default();
+        registry.register(
+            "earshot_http_requests",
+            "HTTP requests answered, by method, route template and status (`cancelled`: the handler was dropped, by the request timeout or a client that went away)",
+            self.requests.clone(),
+        );
+        registry.register(
+            "earshot_http_request_duration_seconds",
+            "Time from a request's head to its response, by method and route template",
+            self.latency.clone(),
+        );
+
+        let mut decisions = Rows::<DecisionLabels, Count>::new(MetricType::Counter);
+        for kind in DecisionKind::ALL {
+            if let Some(map) = self.decisions.get(kind as usize) {
+                let map = map.read().unwrap_or_else(PoisonError::into_inner);
+                let mut rows: Vec<_> = map.iter().map(|(r, n)| (r.to_string(), n.load(Ordering::Relaxed))).collect();
+                rows.sort();
+                decisions.rows.extend(
+                    rows.into_iter().map(|(reason, n)| (DecisionLabels { kind: kind.as_str(), reason }, Count(n))),
+                );
+            }
+        }
+        registry.register(
+            "earshot_decisions",
+            "Decisions answered, by endpoint (`check`, `check_bulk`, `lookup`: each item, `authorize`) and reason code",
+            decisions,
+        );
+
+        let mut revision = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
+        let mut items = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
+        let mut queue = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
+        let mut batches = Rows::<StoreLabels, HistogramRows>::new(MetricType::Histogram);
+        let mut lag_revisions = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
+        let mut lag_seconds = Rows::<StoreLabels, GaugeF>::new(MetricType::Gauge);
+        for id in earshot.store_ids() {
+            if !visible(&id) {
+                continue;
+            }
+            let Ok(h) = earshot.store(&id) else { continue };
+            let snap = h.latest();
+            let label = || StoreLabels { store: id.clone() };
+            revision.rows.push((label(), Gauge(i64::try_from(snap.revision()).unwrap_or(i64::MAX))));
+            items.rows.push((label(), Gauge(i64::try_from(snap.item_count()).unwrap_or(i64::MAX))));
+            let m = h.metrics();
+            queue.rows.push((label(), Gauge(m.queue_depth())));
+            let b = m.batch_sizes();
+            let bounds = earshot_store::metrics::BATCH_BUCKETS.iter().map(|b| *b as f64).chain([f64::INFINITY]);
+            let buckets = bounds.zip(b.buckets).collect();
+            batches.rows.push((label(), HistogramRows { buckets, sum: b.sum as f64, count: b.count }));
+            if let Some((revs, ms)) = m.lag() {
+                lag_revisions.rows.push((label(), Gauge(i64::try_from(revs).unwrap_or(i64::MAX))));
+                lag_seconds.rows.push((label(), GaugeF(ms as f64 / 1000.0)));
+            }
+        }
+        registry.register("earshot_store_revision", "Latest published (durable) revision of each store", revision);
+        registry.register("earshot_store_items", "Items in each store at its latest revision", items);
+        registry.register(
+            "earshot_writer_queue_depth",
+            "Writes submitted to each store's writer and not yet answered (queued or in the commit in progress)",
+            queue,
+        );
+        registry.register(
+            "earshot_writer_batch_size",
+            "Commands folded into one durable group commit, per store",
+            batches,
+        );
+        registry.register(
+            "earshot_store_lag_revisions",
+            "Revisions a replica's published state is behind its shared datastore's head (replicas over PostgreSQL only)",
+            lag_revisions,
+        );
+        registry.register(
+            "earshot_store_lag_seconds",
+            "Seconds since a replica last caught up with its shared datastore's head (replicas over PostgreSQL only)",
+            lag_seconds,
+        );
+        let mut out = String::new();
+        // Writing to a `String` cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
+        out
+    }
+}

@@ -131,9 +131,20 @@ impl Server {
 
     /// As [`Server::start`], with extra environment variables for the process.
     pub(crate) fn start_with_env(data: &Path, config: Option<&Path>, env: &[(&str, &str)]) -> Result<Server, String> {
+        Self::start_on("127.0.0.1:0", data, config, env)
+    }
+
+    /// As [`Server::start_with_env`], listening on `bind` (a port known beforehand, as a load
+    /// balancer's configuration needs).
+    pub(crate) fn start_on(
+        bind: &str,
+        data: &Path,
+        config: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let mut cmd = Command::new(earshot_bin());
         cmd.envs(env.iter().copied());
-        cmd.arg("serve").arg("--data").arg(data).arg("--bind").arg("127.0.0.1:0");
+        cmd.arg("serve").arg("--data").arg(data).arg("--bind").arg(bind);
         if let Some(c) = config {
             cmd.arg("--config").arg(c);
         }

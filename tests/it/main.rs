@@ -23,3 +23,4 @@ mod properties;
 mod scenarios;
 mod storage_faults;
 mod tidy;
+mod topology;

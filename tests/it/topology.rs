@@ -835,3 +835,62 @@ fn a_replica_started_empty_catches_up_before_it_reports_ready() {
         "catch-up: the new replica was ready {ready_after:?} after it listened ({unready} unready answers first; readyz {latest}), then answered at_least {token} in {answered:?}"
     );
 }
+
+/// `docker-compose.yml` cannot run here (no Docker engine), so its shape is checked: it runs
+/// the same HAProxy configuration, naming exactly the replicas it defines; every secret is
+/// required from the environment (`${VAR:?…}`: `docker compose up` stops without `.env`) and
+/// none is written in the file; `.env` is git-ignored; and HAProxy accepts the configuration
+/// with the compose file's variables.
+#[test]
+fn the_compose_file_runs_the_same_haproxy_and_requires_its_secrets() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(root.join("docker-compose.yml")).expect("docker-compose.yml");
+    let doc: serde_yaml::Value = serde_yaml::from_str(&text).expect("docker-compose.yml is YAML");
+    let services = doc["services"].as_mapping().expect("services");
+    let names: BTreeSet<String> = services.keys().filter_map(|k| k.as_str().map(str::to_string)).collect();
+    let replicas: Vec<&String> = names.iter().filter(|n| n.starts_with("earshot")).collect();
+    assert!(names.contains("postgres") && names.contains("haproxy") && replicas.len() == 3, "{names:?}");
+
+    let lb = &doc["services"]["haproxy"];
+    let mounted = lb["volumes"].as_sequence().expect("haproxy volumes").iter().any(|v| {
+        v["source"].as_str() == Some("./deploy/haproxy/haproxy.cfg")
+            && v["target"].as_str() == Some("/usr/local/etc/haproxy/haproxy.cfg")
+    });
+    assert!(mounted, "HAProxy in compose must run deploy/haproxy/haproxy.cfg");
+    let env = lb["environment"].as_mapping().expect("haproxy environment");
+    let mut vars: Vec<(String, String)> =
+        env.iter().filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string()))).collect();
+    vars.sort();
+    let named: Vec<String> =
+        vars.iter().filter(|(k, _)| k.starts_with("EARSHOT_REPLICA_")).map(|(_, v)| v.clone()).collect();
+    let want: Vec<String> = replicas.iter().map(|r| format!("{r}:7878")).collect();
+    assert_eq!(named, want, "HAProxy's replicas are the compose file's");
+
+    for secret in ["EARSHOT_ADMIN_TOKEN", "EARSHOT_READER_TOKEN", "EARSHOT_PG_PASSWORD"] {
+        // `$${…}` is the container shell's own variable (compose's escape), not interpolated.
+        let uses: Vec<&str> = text
+            .match_indices(&format!("${{{secret}"))
+            .filter(|(i, _)| !text[..*i].ends_with('$'))
+            .map(|(i, _)| &text[i..])
+            .collect();
+        assert!(!uses.is_empty(), "{secret} is not used");
+        assert!(
+            uses.iter().all(|u| u[secret.len() + 2..].starts_with(":?")),
+            "{secret} must be required with ${{{secret}:?…}}"
+        );
+    }
+    let published = text.lines().filter(|l| !l.trim_start().starts_with('#')).any(|l| l.contains("change-me"));
+    assert!(!published, "docker-compose.yml carries a published secret");
+    let ignored = std::fs::read_to_string(root.join(".gitignore")).expect(".gitignore");
+    assert!(ignored.lines().any(|l| l.trim() == ".env"), ".env must be git-ignored");
+
+    if haproxy_available("the_compose_file_runs_the_same_haproxy_and_requires_its_secrets") {
+        let out =
+            Command::new("haproxy").arg("-c").arg("-f").arg(haproxy_cfg()).envs(vars).output().expect("haproxy -c");
+        assert!(
+            out.status.success(),
+            "haproxy -c with the compose file's variables: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -134,11 +134,22 @@ impl Server {
 
     /// As [`Server::start`], with extra environment variables for the process.
     pub(crate) fn start_with_env(data: &Path, config: Option<&Path>, env: &[(&str, &str)]) -> Result<Server, String> {
+        Self::start_on("127.0.0.1:0", data, config, env)
+    }
+
+    /// As [`Server::start_with_env`], listening on `bind` (a port known beforehand, as a load
+    /// balancer's configuration needs).
+    pub(crate) fn start_on(
+        bind: &str,
+        data: &Path,
+        config: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let mut cmd = Command::new(earshot_bin());
         // No trace export unless a test asks for it.
         cmd.env_remove("OTEL_EXPORTER_OTLP_ENDPOINT").env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
         cmd.envs(env.iter().copied());
-        cmd.arg("serve").arg("--data").arg(data).arg("--bind").arg("127.0.0.1:0");
+        cmd.arg("serve").arg("--data").arg(data).arg("--bind").arg(bind);
         if let Some(c) = config {
             cmd.arg("--config").arg(c);
         }

@@ -26,3 +26,4 @@ mod replication;
 mod scenarios;
 mod storage_faults;
 mod tidy;
+mod topology;

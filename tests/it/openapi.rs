@@ -272,6 +272,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::RevisionNotLatest { requested: 1, latest: 2 },
         E::InsufficientStorage { available: 1, required: 2 },
         E::StorageUnavailable(s()),
+        // The same variant with the datastore's marker: its own code, `datastore_unavailable`.
+        StoreError::datastore_unavailable(s()),
         E::WriteConflict(s()),
     ]
 }

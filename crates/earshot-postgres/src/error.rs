@@ -78,11 +78,11 @@ impl PgError {
 impl From<PgError> for StoreError {
     /// A lost race becomes `WriteConflict` (nothing was applied; the store's writer reloads and
     /// applies the write once more before answering it); an unreachable database
-    /// `StorageUnavailable`.
+    /// `StorageUnavailable` marked as the datastore's (code `datastore_unavailable`).
     fn from(e: PgError) -> Self {
         match e {
             PgError::Conflict { .. } => StoreError::WriteConflict(e.to_string()),
-            PgError::Unavailable { .. } => StoreError::StorageUnavailable(e.to_string()),
+            PgError::Unavailable { .. } => StoreError::datastore_unavailable(e),
             PgError::Database(_) | PgError::Invalid(_) => StoreError::Storage(e.to_string()),
             PgError::Corrupt(m) => StoreError::Integrity(m),
         }

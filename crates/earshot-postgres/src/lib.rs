@@ -65,7 +65,8 @@
 //! [`PgError::Unavailable`] for a failed or lost connection (no SQLSTATE, class 08, 53, 57P0x),
 //! noting when it broke during `COMMIT` (the outcome is then unknown). A conflict becomes
 //! `StoreError::WriteConflict` (the store's writer then reloads and applies the same writes once
-//! more before answering it), unavailability `StoreError::StorageUnavailable`, other database
+//! more before answering it), unavailability `StoreError::StorageUnavailable` marked as the
+//! datastore's (`StoreError::datastore_unavailable`, code `datastore_unavailable`), other database
 //! errors `StoreError::Storage`, undecodable data `StoreError::Integrity`.
 //!
 mod backend;

@@ -211,7 +211,7 @@ fn an_unreachable_database_is_unavailable() {
     options.connect_timeout = Duration::from_secs(1);
     let e = PgBackend::open(options).err().expect("nothing listens on port 1");
     assert!(e.is_unavailable(), "{e}");
-    assert_eq!(earshot_store::StoreError::from(e).code(), "storage_unavailable");
+    assert_eq!(earshot_store::StoreError::from(e).code(), "datastore_unavailable");
     for bad in ["no-dashes", "1digit", "UPPER", "semi;colon"] {
         let e = PgBackend::open(PgOptions::new("postgres://root@127.0.0.1:1/test").with_prefix(bad)).err();
         assert!(matches!(e, Some(PgError::Invalid(_))), "{bad}: {e:?}");

@@ -133,6 +133,13 @@ pub enum StoreError {
     IdempotencyKeyReused(String),
 }
 
+/// Marks a `StoreError::StorageUnavailable` reason as the shared datastore's (see
+/// [`StoreError::datastore_unavailable`]). A marker in the reason rather than a variant of its
+/// own, because the writer passes storage refusals on by variant and wraps a refusal's reason
+/// into later ones ("storage is unavailable: <reason>"): the reason, and so the code, survives
+/// both, while a new variant would be flattened into `storage_failure` there.
+pub(crate) const DATASTORE_UNAVAILABLE: &str = "the datastore is unreachable";
+
 impl StoreError {
     /// The stable snake_case code of this error.
     pub fn code(&self) -> &'static str {
@@ -188,6 +195,7 @@ impl StoreError {
             E::Storage(_) => "storage_failure",
             E::Unavailable => "unavailable",
             E::InsufficientStorage { .. } => "insufficient_storage",
+            E::StorageUnavailable(m) if m.contains(DATASTORE_UNAVAILABLE) => "datastore_unavailable",
             E::StorageUnavailable(_) => "storage_unavailable",
             E::WriteConflict(_) => "write_conflict",
             E::AttemptSealed(_) => "attempt_sealed",
@@ -196,6 +204,14 @@ impl StoreError {
             E::InvalidIdempotencyKey => "invalid_idempotency_key",
             E::IdempotencyKeyReused(_) => "idempotency_key_reused",
         }
+    }
+
+    /// The shared datastore (PostgreSQL) cannot be reached: the same condition as
+    /// [`StoreError::StorageUnavailable`] (503, retry later, reads go on from memory) with its
+    /// own code, `datastore_unavailable`, so a client or operator behind a load balancer can
+    /// tell "the database is down" (every replica answers it) from one replica's local storage.
+    pub fn datastore_unavailable(detail: impl std::fmt::Display) -> Self {
+        StoreError::StorageUnavailable(format!("{DATASTORE_UNAVAILABLE}: {detail}"))
     }
 
     pub(crate) fn input(field: &'static str, message: impl Into<String>) -> Self {

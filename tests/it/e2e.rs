@@ -193,6 +193,29 @@ impl Server {
         self.log.lock().map(|l| l.join("\n")).unwrap_or_default()
     }
 
+    /// Sends SIGTERM (what `docker stop` and Kubernetes send) without waiting.
+    pub(crate) fn terminate(&self) {
+        if let Some(child) = &self.child {
+            let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        }
+    }
+
+    /// Waits up to `limit` for the process to exit by itself; its status, if it did.
+    pub(crate) fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            let child = self.child.as_mut()?;
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// SIGKILL (on Unix, `Child::kill`) and reap; returns the exit status.
     pub(crate) fn kill(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
@@ -588,4 +611,30 @@ fn validate_runs_the_fixtures_and_reports_failures() {
     assert_eq!(out.status.code(), Some(2), "{stdout}");
     assert!(stdout.contains(&format!("{}:5:1: cannot parse: ", broken.display())), "{stdout}");
     assert!(stdout.contains(&format!("{}:step 2 (", wrong.display())), "the other file still runs: {stdout}");
+}
+
+/// SIGTERM drains: `/readyz` turns `503 draining` at once while requests are still served for
+/// `drain_delay_ms` (so a load balancer stops routing here first), then the listener closes and
+/// the process exits 0.
+#[test]
+fn sigterm_turns_readiness_off_first_then_drains_and_exits_zero() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let env = [("EARSHOT_DRAIN_DELAY_MS", "1500")];
+    let mut server = Server::start_with_env(&dir.path().join("data"), None, &env).unwrap_or_else(|e| panic!("{e}"));
+    let c = server.client();
+    assert_eq!(c.call("GET", "/readyz", None).0, 200);
+    server.terminate();
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let (status, body) = loop {
+        let (status, body) = c.call("GET", "/readyz", None);
+        if status != 200 || std::time::Instant::now() > deadline {
+            break (status, body);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!((status, body["status"].as_str()), (503, Some("draining")), "{body}");
+    // Still serving during the delay.
+    assert_eq!(c.call("POST", "/v1/stores", Some(serde_json::json!({"id": "late"}))).0, 201);
+    let exit = server.wait_exit(Duration::from_secs(15)).expect("the process exits after draining");
+    assert!(exit.success(), "exit status {exit:?}\n{}", server.log());
 }

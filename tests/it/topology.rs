@@ -252,8 +252,8 @@ impl Topology {
 }
 
 /// Creates `store` with participant `own` directly in the datastore, before any replica
-/// starts, so that every replica loads it at start-up (a replica does not yet learn of stores
-/// created elsewhere after its start).
+/// starts, so that every replica loads it at start-up and the tests' setup does not depend on
+/// routing (a store created through one replica is started by the others on first use).
 fn create_store(options: PgOptions, store: &str) {
     let backend = Arc::new(PgBackend::open(options).expect("open the datastore"));
     let app = TestApp::with_backend(backend);
@@ -570,13 +570,11 @@ fn postgres_stopped_and_restarted_under_load() {
 }
 
 /// The same outage, and then every replica must be ready again by itself (no write nudging
-/// it, no restart) and hold every acknowledged write. Fails today about every other run: a
-/// replica whose commit failed when PostgreSQL stopped marks its store stale, and a stale
-/// writer neither follows nor re-probes the datastore until a write reaches it
-/// (`kernel::writer::writer_loop`: `if !stale` before `follow`), so its `/readyz` stays 503;
-/// HAProxy, rightly, sends it no write, so it never recovers.
+/// it, no restart) and hold every acknowledged write. A replica whose commit failed when
+/// PostgreSQL stopped marks its store stale; HAProxy, rightly, sends an unready replica no
+/// write, so the writer must rebuild while idle once the datastore answers (it failed about
+/// every other run before `writer_loop` did).
 #[test]
-#[ignore = "needs the kernel's writer to recover a stale store while idle (lead)"]
 fn postgres_stopped_and_restarted_every_replica_recovers_by_itself() {
     outage("postgres_stopped_and_restarted_every_replica_recovers_by_itself", true);
 }

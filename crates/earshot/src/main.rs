@@ -273,11 +273,9 @@ fn refuse_published_tokens(tokens: &[TokenConfig], bind: SocketAddr) -> anyhow::
 
 fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     let ServeConfig { bind, data, datastore, store: config, limits, drain_delay, tokens, .. } = cfg;
-    if tokens.is_empty() {
-        if !bind.ip().is_loopback() {
-            bail!("no tokens are configured, so authentication is off; refusing to listen on non-loopback {bind}");
-        }
-        tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
+    let open_access = tokens.is_empty();
+    if open_access && !bind.ip().is_loopback() {
+        bail!("no tokens are configured, so authentication is off; refusing to listen on non-loopback {bind}");
     }
     refuse_published_tokens(&tokens, bind)?;
     let auth = Auth::from_config(tokens).context("checking the `[[tokens]]` of the configuration")?;
@@ -293,6 +291,10 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let earshot = Arc::new(earshot::datastore::open(datastore.as_deref(), &data, config)?);
     tracing::info!(stores = earshot.store_ids().len(), elapsed_ms = started.elapsed().as_millis() as u64, data = %data.display(), postgres = datastore.is_some(), "rebuilt indexes");
+    // Warned once the stores are open, so that a start that fails prints only its one error line.
+    if open_access {
+        tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
+    }
     earshot.warm_search();
     let state = AppState::new(earshot.clone(), auth);
     let drain = state.clone();

@@ -181,6 +181,16 @@ async fn a_log_that_no_longer_reaches_back_means_a_rebuild_and_a_refused_watch()
     let point = tokio::task::block_in_place(|| h.read_point(&Consistency::FullyConsistent, 0)).expect("read");
     assert_eq!(point.snapshot.revision(), 12);
     assert_eq!(h.replication().rebuilds, 1, "{:?}", h.replication());
+    // The lag as clients see it.
+    let (status, info) = TestApp::with_earshot(follower.clone()).call("GET", "/v1/stores/s", None).await;
+    assert_eq!(status, 200, "{info}");
+    let r = &info["replication"];
+    assert_eq!(
+        (r["applied"].as_u64(), r["head"].as_u64(), r["behind_revisions"].as_u64()),
+        (Some(12), Some(12), Some(0)),
+        "{info}"
+    );
+    assert_eq!(r["rebuilds"], 1, "{info}");
     // Only revisions 9..=12 are in the log: a watch after revision 2 cannot be served.
     let token = h.token(2);
     let (status, body) = writer.call("GET", &format!("/v1/stores/s/watch?after={token}"), None).await;

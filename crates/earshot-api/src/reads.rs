@@ -358,6 +358,9 @@ pub struct StoreInfo {
     pub token: String,
     pub items: usize,
     pub audiences: usize,
+    /// How this replica stands against the datastore's head (lag); on the embedded store it is
+    /// always caught up.
+    pub replication: earshot_store::Replication,
 }
 
 pub async fn store_info(
@@ -375,6 +378,7 @@ pub async fn store_info(
         token: h.token(snap.revision()),
         items: snap.item_count(),
         audiences: snap.audience_count(),
+        replication: h.replication(),
     }))
 }
 

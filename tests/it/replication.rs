@@ -2,7 +2,8 @@
 //! replaying the revision log, and ends in exactly the state the writer has (every fixture
 //! scenario, no rebuild); a replay that disagrees with the log, or a log that no longer reaches
 //! back, falls back to a rebuild; `fully_consistent` reads the datastore's head; the watch
-//! stream is the same on every replica, in order, resumable, and refuses a pruned start.
+//! stream is the same on every replica, in order, resumable, and refuses a pruned start; one
+//! `Idempotency-Key` sent to two replicas at once writes once.
 //! Skips with a message when PostgreSQL is not reachable (CI requires it).
 
 use std::sync::Arc;
@@ -283,4 +284,59 @@ async fn the_watch_stream_is_ordered_resumable_and_the_same_on_every_replica() {
     // Refusals: another store's token, a malformed one.
     let (status, body) = a.call("GET", "/v1/stores/s/watch?after=nonsense", None).await;
     assert_eq!((status.as_u16(), body["error"]["code"].as_str()), (400, Some("invalid_consistency_token")), "{body}");
+}
+
+/// A keyed use sent to both replicas at once (a client retrying through the load balancer while
+/// the first attempt is still in flight elsewhere) consumes one use, not two: the loser of the
+/// race for the head rebuilds, applies the keyed command again, finds the winner's key and
+/// answers its recorded outcome (or answers `409 write_conflict`, nothing applied).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_same_idempotency_key_on_two_replicas_at_once_consumes_one_use() {
+    let Some(db) = isolated("idemrace").expect("PostgreSQL") else { return };
+    let a = Arc::new(TestApp::with_backend(db.backend.clone()));
+    store_with_owner(&a).await;
+    let (status, v) = a.call("POST", "/v1/stores/s/participants", Some(json!({"id": "bob", "kind": "person"}))).await;
+    assert_eq!(status, 201, "{v}");
+    let (status, v) = a.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "o"}))).await;
+    assert_eq!(status, 201, "{v}");
+    const ROUNDS: u64 = 10;
+    let cap = json!({"id": "k", "issuer": "o", "holder": "bob", "device": "fridge", "paths": ["door/*"],
+                     "actions": ["open"], "constraints": {"uses": 100}});
+    let (status, v) = a.call("POST", "/v1/stores/s/capabilities", Some(cap)).await;
+    assert_eq!(status, 201, "{v}");
+    let b = Arc::new(TestApp::with_backend(Arc::new(db.another().expect("replica b"))));
+    let mut consumed = 0;
+    for round in 0..ROUNDS {
+        let send = |app: Arc<TestApp>, key: String| async move {
+            let body = json!({"principal": "bob", "device": "fridge", "path": "door/front", "action": "open"});
+            let req = Request::builder()
+                .method("POST")
+                .uri("/v1/stores/s/uses")
+                .header("content-type", "application/json")
+                .header("idempotency-key", key)
+                .body(Body::from(body.to_string()))
+                .expect("request");
+            app.send(req).await
+        };
+        let key = format!("use-{round}");
+        let (ra, rb) = tokio::join!(send(a.clone(), key.clone()), send(b.clone(), key));
+        let answers: Vec<&Value> = [&ra, &rb].into_iter().filter(|r| r.0.is_success()).map(|r| &r.1).collect();
+        assert!(!answers.is_empty(), "round {round}: neither replica answered: {ra:?} {rb:?}");
+        for (status, v) in [&ra, &rb] {
+            assert!(
+                status.is_success() || v["error"]["code"] == "write_conflict",
+                "round {round}: unexpected answer {status} {v}"
+            );
+        }
+        if answers.len() == 2 {
+            assert_eq!(answers[0]["revision"], answers[1]["revision"], "round {round}: two writes for one key");
+        }
+        consumed += 1;
+    }
+    // One use per key, wherever it was consumed.
+    let h = a.earshot.store("s").expect("store");
+    let head = db.backend.head("s").expect("head").expect("a head");
+    tokio::task::block_in_place(|| caught_up(&h, head)).expect("a catches up");
+    let (_, chain_now) = a.call("GET", "/v1/stores/s/capabilities/k/chain", None).await;
+    assert_eq!(chain_now["chain"][0]["uses_left"], json!(100 - consumed), "{chain_now}");
 }

@@ -1,0 +1,201 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.expand_response import ExpandResponse
+from ...types import Response
+
+
+def _get_kwargs(
+    store: str,
+    item: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/stores/{store}/items/{item}/audiences".format(
+            store=quote(str(store), safe=""),
+            item=quote(str(item), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | ExpandResponse | None:
+    if response.status_code == 200:
+        response_200 = ExpandResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | ExpandResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | ExpandResponse]:
+    """Every authorized audience of an item, separately (expand)
+
+     Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        item (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | ExpandResponse]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        item=item,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | ExpandResponse | None:
+    """Every authorized audience of an item, separately (expand)
+
+     Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        item (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | ExpandResponse
+    """
+
+    return sync_detailed(
+        store=store,
+        item=item,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | ExpandResponse]:
+    """Every authorized audience of an item, separately (expand)
+
+     Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        item (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | ExpandResponse]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        item=item,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | ExpandResponse | None:
+    """Every authorized audience of an item, separately (expand)
+
+     Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        item (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | ExpandResponse
+    """
+
+    return (
+        await asyncio_detailed(
+            store=store,
+            item=item,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,225 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.new_store import NewStore
+from ...models.write_outcome import WriteOutcome
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: NewStore,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/stores",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | WriteOutcome | None:
+    if response.status_code == 201:
+        response_201 = WriteOutcome.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 507:
+        response_507 = Error.from_dict(response.json())
+
+        return response_507
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | WriteOutcome]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewStore,
+) -> Response[Error | WriteOutcome]:
+    """Create a store
+
+     Its creation is its revision 1. Needs the `admin` scope on a token not limited to stores. A retry
+    with the same id and the same body answers as the first did (the same `outcome` and `ids`, at the
+    latest revision) and writes nothing; the same id with another body is refused with `store_exists`.
+
+    Args:
+        body (NewStore):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | WriteOutcome]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewStore,
+) -> Error | WriteOutcome | None:
+    """Create a store
+
+     Its creation is its revision 1. Needs the `admin` scope on a token not limited to stores. A retry
+    with the same id and the same body answers as the first did (the same `outcome` and `ids`, at the
+    latest revision) and writes nothing; the same id with another body is refused with `store_exists`.
+
+    Args:
+        body (NewStore):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | WriteOutcome
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewStore,
+) -> Response[Error | WriteOutcome]:
+    """Create a store
+
+     Its creation is its revision 1. Needs the `admin` scope on a token not limited to stores. A retry
+    with the same id and the same body answers as the first did (the same `outcome` and `ids`, at the
+    latest revision) and writes nothing; the same id with another body is refused with `store_exists`.
+
+    Args:
+        body (NewStore):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | WriteOutcome]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewStore,
+) -> Error | WriteOutcome | None:
+    """Create a store
+
+     Its creation is its revision 1. Needs the `admin` scope on a token not limited to stores. A retry
+    with the same id and the same body answers as the first did (the same `outcome` and `ids`, at the
+    latest revision) and writes nothing; the same id with another body is refused with `store_exists`.
+
+    Args:
+        body (NewStore):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | WriteOutcome
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

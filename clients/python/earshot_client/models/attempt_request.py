@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.consistency_type_2 import ConsistencyType2
+    from ..models.consistency_type_3 import ConsistencyType3
+    from ..models.container import Container
+
+
+T = TypeVar("T", bound="AttemptRequest")
+
+
+@_attrs_define
+class AttemptRequest:
+    """
+    Attributes:
+        container (Container): A container: one conversation turn or model attempt.
+        consistency (ConsistencyType2 | ConsistencyType3 | Literal['fully_consistent'] | Literal['latest'] | None |
+            Unset):
+    """
+
+    container: Container
+    consistency: (
+        ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset
+    ) = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
+        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+
+        container = self.container.to_dict()
+
+        consistency: dict[str, Any] | Literal["fully_consistent"] | Literal["latest"] | None | Unset
+        if isinstance(self.consistency, Unset):
+            consistency = UNSET
+        elif isinstance(self.consistency, ConsistencyType2):
+            consistency = self.consistency.to_dict()
+        elif isinstance(self.consistency, ConsistencyType3):
+            consistency = self.consistency.to_dict()
+        else:
+            consistency = self.consistency
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "container": container,
+            }
+        )
+        if consistency is not UNSET:
+            field_dict["consistency"] = consistency
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
+        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.container import Container  # noqa: PLC0415
+
+        d = dict(src_dict)
+        container = Container.from_dict(d.pop("container"))
+
+        def _parse_consistency(
+            data: object,
+        ) -> ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            componentsschemas_consistency_type_0 = cast(Literal["latest"], data)
+            if componentsschemas_consistency_type_0 != "latest":
+                raise ValueError(
+                    f"/components/schemas/Consistency_type_0 must match const 'latest', got '{componentsschemas_consistency_type_0}'"
+                )
+            return componentsschemas_consistency_type_0
+            componentsschemas_consistency_type_1 = cast(Literal["fully_consistent"], data)
+            if componentsschemas_consistency_type_1 != "fully_consistent":
+                raise ValueError(
+                    f"/components/schemas/Consistency_type_1 must match const 'fully_consistent', got '{componentsschemas_consistency_type_1}'"
+                )
+            return componentsschemas_consistency_type_1
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_consistency_type_2 = ConsistencyType2.from_dict(data)
+
+                return componentsschemas_consistency_type_2
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_consistency_type_3 = ConsistencyType3.from_dict(data)
+
+                return componentsschemas_consistency_type_3
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset,
+                data,
+            )
+
+        consistency = _parse_consistency(d.pop("consistency", UNSET))
+
+        attempt_request = cls(
+            container=container,
+            consistency=consistency,
+        )
+
+        return attempt_request

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.basis import Basis
+from ..models.reason import Reason
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.blocked_by import BlockedBy
+
+
+T = TypeVar("T", bound="Decision")
+
+
+@_attrs_define
+class Decision:
+    """The decision for one item and one container.
+
+    Attributes:
+        item (str):
+        admitted (bool):
+        reason (Reason): The closed set of decision reasons.
+        basis (Basis | Unset): Which authorized audience admitted the item: the origin audience or a grant.
+        grant (str | Unset): With basis `grant`: the admitting grant's id.
+        blocked_by (BlockedBy | Unset): Why an item is not current.
+        historical (Decision | Unset): The decision for one item and one container.
+    """
+
+    item: str
+    admitted: bool
+    reason: Reason
+    basis: Basis | Unset = UNSET
+    grant: str | Unset = UNSET
+    blocked_by: BlockedBy | Unset = UNSET
+    historical: Decision | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        item = self.item
+
+        admitted = self.admitted
+
+        reason = self.reason.value
+
+        basis: str | Unset = UNSET
+        if not isinstance(self.basis, Unset):
+            basis = self.basis.value
+
+        grant = self.grant
+
+        blocked_by: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.blocked_by, Unset):
+            blocked_by = self.blocked_by.to_dict()
+
+        historical: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.historical, Unset):
+            historical = self.historical.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "item": item,
+                "admitted": admitted,
+                "reason": reason,
+            }
+        )
+        if basis is not UNSET:
+            field_dict["basis"] = basis
+        if grant is not UNSET:
+            field_dict["grant"] = grant
+        if blocked_by is not UNSET:
+            field_dict["blocked_by"] = blocked_by
+        if historical is not UNSET:
+            field_dict["historical"] = historical
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.blocked_by import BlockedBy  # noqa: PLC0415
+
+        d = dict(src_dict)
+        item = d.pop("item")
+
+        admitted = d.pop("admitted")
+
+        reason = Reason(d.pop("reason"))
+
+        _basis = d.pop("basis", UNSET)
+        basis: Basis | Unset
+        if isinstance(_basis, Unset):
+            basis = UNSET
+        else:
+            basis = Basis(_basis)
+
+        grant = d.pop("grant", UNSET)
+
+        _blocked_by = d.pop("blocked_by", UNSET)
+        blocked_by: BlockedBy | Unset
+        if isinstance(_blocked_by, Unset):
+            blocked_by = UNSET
+        else:
+            blocked_by = BlockedBy.from_dict(_blocked_by)
+
+        _historical = d.pop("historical", UNSET)
+        historical: Decision | Unset
+        if isinstance(_historical, Unset):
+            historical = UNSET
+        else:
+            historical = Decision.from_dict(_historical)
+
+        decision = cls(
+            item=item,
+            admitted=admitted,
+            reason=reason,
+            basis=basis,
+            grant=grant,
+            blocked_by=blocked_by,
+            historical=historical,
+        )
+
+        decision.additional_properties = d
+        return decision
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

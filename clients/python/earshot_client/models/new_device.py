@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="NewDevice")
+
+
+@_attrs_define
+class NewDevice:
+    """
+    Attributes:
+        id (str): Identifier: `[a-z0-9][a-z0-9_.@-]{0,127}`. The spellings of the anonymous participant (`anonymous`,
+            `_`, `*`, `⊥`) are refused with 422 `anonymous_participant`; any other malformed identifier with 400
+            `invalid_id`.
+        owner (str): Identifier: `[a-z0-9][a-z0-9_.@-]{0,127}`. The spellings of the anonymous participant (`anonymous`,
+            `_`, `*`, `⊥`) are refused with 422 `anonymous_participant`; any other malformed identifier with 400
+            `invalid_id`.
+        name (None | str | Unset):
+    """
+
+    id: str
+    owner: str
+    name: None | str | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        owner = self.owner
+
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "id": id,
+                "owner": owner,
+            }
+        )
+        if name is not UNSET:
+            field_dict["name"] = name
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        owner = d.pop("owner")
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
+        new_device = cls(
+            id=id,
+            owner=owner,
+            name=name,
+        )
+
+        return new_device

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..models.origin_type_0 import OriginType0
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.attributes import Attributes
+    from ..models.viewers import Viewers
+
+
+T = TypeVar("T", bound="NewItem")
+
+
+@_attrs_define
+class NewItem:
+    """
+    Attributes:
+        owner (str): Identifier: `[a-z0-9][a-z0-9_.@-]{0,127}`. The spellings of the anonymous participant (`anonymous`,
+            `_`, `*`, `⊥`) are refused with 422 `anonymous_participant`; any other malformed identifier with 400
+            `invalid_id`.
+        origin (OriginType0 | Viewers): Where an item was recorded: `public`, `owner_private`, or the viewers present
+            (bound at write time; unresolved viewers are refused with `origin_unresolved`).
+        id (None | str | Unset): Item id; a random one is generated when absent.
+        content (None | str | Unset): Text, at most 65536 bytes. Never influences the audience.
+        attributes (Attributes | None | Unset):
+    """
+
+    owner: str
+    origin: OriginType0 | Viewers
+    id: None | str | Unset = UNSET
+    content: None | str | Unset = UNSET
+    attributes: Attributes | None | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.attributes import Attributes  # noqa: PLC0415
+
+        owner = self.owner
+
+        origin: dict[str, Any] | str
+        if isinstance(self.origin, OriginType0):
+            origin = self.origin.value
+        else:
+            origin = self.origin.to_dict()
+
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
+
+        content: None | str | Unset
+        if isinstance(self.content, Unset):
+            content = UNSET
+        else:
+            content = self.content
+
+        attributes: dict[str, Any] | None | Unset
+        if isinstance(self.attributes, Unset):
+            attributes = UNSET
+        elif isinstance(self.attributes, Attributes):
+            attributes = self.attributes.to_dict()
+        else:
+            attributes = self.attributes
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "owner": owner,
+                "origin": origin,
+            }
+        )
+        if id is not UNSET:
+            field_dict["id"] = id
+        if content is not UNSET:
+            field_dict["content"] = content
+        if attributes is not UNSET:
+            field_dict["attributes"] = attributes
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.attributes import Attributes  # noqa: PLC0415
+        from ..models.viewers import Viewers  # noqa: PLC0415
+
+        d = dict(src_dict)
+        owner = d.pop("owner")
+
+        def _parse_origin(data: object) -> OriginType0 | Viewers:
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                componentsschemas_origin_type_0 = OriginType0(data)
+
+                return componentsschemas_origin_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            componentsschemas_origin_type_1 = Viewers.from_dict(data)
+
+            return componentsschemas_origin_type_1
+
+        origin = _parse_origin(d.pop("origin"))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_content(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        content = _parse_content(d.pop("content", UNSET))
+
+        def _parse_attributes(data: object) -> Attributes | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                attributes_type_0 = Attributes.from_dict(data)
+
+                return attributes_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Attributes | None | Unset, data)
+
+        attributes = _parse_attributes(d.pop("attributes", UNSET))
+
+        new_item = cls(
+            owner=owner,
+            origin=origin,
+            id=id,
+            content=content,
+            attributes=attributes,
+        )
+
+        return new_item

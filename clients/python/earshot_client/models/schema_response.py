@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.schema_response_relations_item import SchemaResponseRelationsItem
+
+
+T = TypeVar("T", bound="SchemaResponse")
+
+
+@_attrs_define
+class SchemaResponse:
+    """
+    Attributes:
+        schema (str):
+        relations (list[SchemaResponseRelationsItem]):
+        unexercised (list[str]):
+        revision (int):
+        token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
+            Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
+            of another store with `consistency_token_store_mismatch`.
+    """
+
+    schema: str
+    relations: list[SchemaResponseRelationsItem]
+    unexercised: list[str]
+    revision: int
+    token: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        schema = self.schema
+
+        relations = []
+        for relations_item_data in self.relations:
+            relations_item = relations_item_data.to_dict()
+            relations.append(relations_item)
+
+        unexercised = self.unexercised
+
+        revision = self.revision
+
+        token = self.token
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "schema": schema,
+                "relations": relations,
+                "unexercised": unexercised,
+                "revision": revision,
+                "token": token,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.schema_response_relations_item import SchemaResponseRelationsItem  # noqa: PLC0415
+
+        d = dict(src_dict)
+        schema = d.pop("schema")
+
+        relations = []
+        _relations = d.pop("relations")
+        for relations_item_data in _relations:
+            relations_item = SchemaResponseRelationsItem.from_dict(relations_item_data)
+
+            relations.append(relations_item)
+
+        unexercised = cast(list[str], d.pop("unexercised"))
+
+        revision = d.pop("revision")
+
+        token = d.pop("token")
+
+        schema_response = cls(
+            schema=schema,
+            relations=relations,
+            unexercised=unexercised,
+            revision=revision,
+            token=token,
+        )
+
+        schema_response.additional_properties = d
+        return schema_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,18 @@
+from enum import StrEnum
+
+
+class WriteOutcomeOutcome(StrEnum):
+    ALLOWED = "allowed"
+    CONSUMED = "consumed"
+    CREATED = "created"
+    DENIED = "denied"
+    EXISTS = "exists"
+    GRANTED = "granted"
+    QUARANTINED = "quarantined"
+    REMOVED = "removed"
+    REVOKED = "revoked"
+    SUPPRESSED = "suppressed"
+    UPDATED = "updated"
+
+    def __str__(self) -> str:
+        return str(self.value)

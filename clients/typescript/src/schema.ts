@@ -1009,6 +1009,7 @@ export interface components {
             items: number;
             /** @description Live audiences, including the public one. */
             audiences: number;
+            replication: components["schemas"]["Replication"];
         };
         /** @description Why an item is not current. */
         BlockedBy: {
@@ -1416,6 +1417,24 @@ export interface components {
                 token: components["schemas"]["Token"];
             };
         } | components["schemas"]["Error"];
+        /** @description How this replica stands against the shared datastore's head. `latest` reads here answer at `applied`; over PostgreSQL a replica polls the head every `follow_interval_ms` and replays the revision log, so `behind_revisions` is usually 0 and `behind_ms` the time since it last caught up while it is behind. On the embedded store always caught up. */
+        Replication: {
+            /** @description The revision this replica has applied. */
+            applied: number;
+            /** @description The datastore's head at the last poll. */
+            head: number;
+            behind_revisions: number;
+            /** @description Milliseconds since this replica was last caught up (0 when it is). */
+            behind_ms: number;
+            /** @description Milliseconds since the last successful poll of the head; absent on the embedded store. */
+            last_poll_ms?: number;
+            /** @description Why the last poll failed, if it did. */
+            poll_error?: string;
+            /** @description Revisions applied here by replaying the log. */
+            replayed: number;
+            /** @description Times the store was rebuilt from the records instead. */
+            rebuilds: number;
+        };
     };
     responses: never;
     parameters: {

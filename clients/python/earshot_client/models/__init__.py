@@ -67,6 +67,7 @@ from .ready import Ready
 from .ready_degraded import ReadyDegraded
 from .ready_status import ReadyStatus
 from .reason import Reason
+from .replication import Replication
 from .request_context import RequestContext
 from .schema_input import SchemaInput
 from .schema_response import SchemaResponse
@@ -150,6 +151,7 @@ __all__ = (
     "ReadyDegraded",
     "ReadyStatus",
     "Reason",
+    "Replication",
     "RequestContext",
     "SchemaInput",
     "SchemaResponse",

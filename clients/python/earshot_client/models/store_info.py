@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.replication import Replication
+
 
 T = TypeVar("T", bound="StoreInfo")
 
@@ -20,6 +24,10 @@ class StoreInfo:
             of another store with `consistency_token_store_mismatch`.
         items (int): Items ever created, including deleted ones.
         audiences (int): Live audiences, including the public one.
+        replication (Replication): How this replica stands against the shared datastore's head. `latest` reads here
+            answer at `applied`; over PostgreSQL a replica polls the head every `follow_interval_ms` and replays the
+            revision log, so `behind_revisions` is usually 0 and `behind_ms` the time since it last caught up while it is
+            behind. On the embedded store always caught up.
     """
 
     id: str
@@ -27,6 +35,7 @@ class StoreInfo:
     token: str
     items: int
     audiences: int
+    replication: Replication
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,6 +49,8 @@ class StoreInfo:
 
         audiences = self.audiences
 
+        replication = self.replication.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -49,6 +60,7 @@ class StoreInfo:
                 "token": token,
                 "items": items,
                 "audiences": audiences,
+                "replication": replication,
             }
         )
 
@@ -56,6 +68,8 @@ class StoreInfo:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.replication import Replication  # noqa: PLC0415
+
         d = dict(src_dict)
         id = d.pop("id")
 
@@ -67,12 +81,15 @@ class StoreInfo:
 
         audiences = d.pop("audiences")
 
+        replication = Replication.from_dict(d.pop("replication"))
+
         store_info = cls(
             id=id,
             revision=revision,
             token=token,
             items=items,
             audiences=audiences,
+            replication=replication,
         )
 
         store_info.additional_properties = d

@@ -485,12 +485,9 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
                     // rebuild: it does so here as soon as the datastore answers again.
                     last_reload = Some(Instant::now());
                     match reload(&h) {
-                        Ok((s, g)) => {
-                            (snap, aside) = (s, g);
+                        Ok(rebuilt) => {
+                            adopt(&h, &mut snap, &mut aside, rebuilt);
                             stale = false;
-                            if snap.revision() > *lock(&h.published) {
-                                h.publish(vec![Arc::new(snap.clone())]);
-                            }
                             if lock(&h.refusing).take().is_some() {
                                 tracing::info!(store = %h.id, "the datastore answers again; accepting writes");
                             }
@@ -559,12 +556,9 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
                 tracing::info!(store = %h.id, reason = %why, "commit lost a race; applying the group again on the reloaded state");
                 last_reload = Some(Instant::now());
                 match reload(&h) {
-                    Ok((s, g)) => {
-                        (snap, aside) = (s, g);
+                    Ok(rebuilt) => {
+                        adopt(&h, &mut snap, &mut aside, rebuilt);
                         stale = false;
-                        if snap.revision() > *lock(&h.published) {
-                            h.publish(vec![Arc::new(snap.clone())]);
-                        }
                         group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
                         stale |= group.stale;
                         committed =
@@ -764,12 +758,18 @@ fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result
             s.revision()
         )));
     }
-    (*snap, *aside) = (s, g);
     lock(&h.sync).rebuilds += 1;
+    adopt(h, snap, aside, (s, g));
+    Ok(true)
+}
+
+/// Makes a state rebuilt from the records the writer's, publishing it when it is ahead of what
+/// readers see (revisions only move forward).
+fn adopt<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, (s, g): (S, S::Aside)) {
+    (*snap, *aside) = (s, g);
     if snap.revision() > *lock(&h.published) {
         h.publish(vec![Arc::new(snap.clone())]);
     }
-    Ok(true)
 }
 
 /// Applies the logged revisions after `snap`'s up to `head` to `snap`, checking each against

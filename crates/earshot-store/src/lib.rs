@@ -189,7 +189,9 @@ impl Earshot {
     /// (on a shared datastore, created by another replica; with `load_on_first_use`, not used
     /// yet), sorted by id. Reads the backend, so off the async workers.
     pub fn list_store_ids(&self) -> Result<Vec<String>> {
-        let mut ids = self.backend.stores()?;
+        // Otherwise every store was started at open or created here since: the running ones
+        // are all (and sled may keep an empty tree under a name that was only ever asked for).
+        let mut ids = if self.lazy() { self.backend.stores()? } else { Vec::new() };
         ids.extend(self.stores.iter().map(|e| e.key().clone()));
         ids.sort();
         ids.dedup();
@@ -227,7 +229,9 @@ impl Earshot {
     pub fn delete_store(&self, id: &str) -> Result<()> {
         error::check_id("store", id)?;
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let exists = self.stores.contains_key(id) || self.backend.get(id, META_KEY)?.is_some();
+        // Asking the backend about a store that never existed would open (create) an empty
+        // tree on sled, so it is asked only when a store may exist without running here.
+        let exists = self.stores.contains_key(id) || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
         if !exists {
             return Err(StoreError::StoreNotFound(id.to_string()));
         }
@@ -243,6 +247,12 @@ impl Earshot {
         }
         tracing::info!(store = id, "deleted a store");
         Ok(())
+    }
+
+    /// Whether a store may exist without running here: on a shared datastore (another replica
+    /// created it) or with stores started on first use.
+    fn lazy(&self) -> bool {
+        self.backend.shared() || self.config.load_on_first_use
     }
 
     /// Starts rebuilding every store's search index in the background.

@@ -427,7 +427,8 @@ async fn tuples_equal_the_durable_records_under_every_filter() {
     // Each filter selects the matching subset, through the index or a scan, page by page.
     let digest = records.items.iter().find(|i| i.id == "i03").expect("i03").audience.clone();
     let shared_aud = records.audiences.iter().find(|a| a.members.len() > 1).expect("a shared audience").digest.clone();
-    let filters: Vec<(String, Box<dyn Fn(&str) -> bool>)> = vec![
+    type Filter = (String, Box<dyn Fn(&str) -> bool>);
+    let filters: Vec<Filter> = vec![
         ("resource_type=item&resource_id=sum".into(), Box::new(|t| t.starts_with("item:sum#"))),
         ("resource_type=item".into(), Box::new(|t| t.starts_with("item:"))),
         ("subject_type=participant&subject_id=bob".into(), Box::new(|t| t.ends_with("@participant:bob"))),

@@ -445,18 +445,8 @@ impl Snapshot {
             let ids = self.owner_items.get(&o).map(|p| p.iter().skip(p.lower_bound(start)).collect::<Vec<_>>());
             walk_ids(&pager, ids.unwrap_or_default().into_iter(), get, keep, view)
         } else if let Some(m) = member {
-            // The smallest `limit + 1` of each posting of the member's audiences are enough.
-            let mut ids = Vec::new();
-            if let Some(auds) = self.part_auds.get(&m) {
-                for a in auds.iter() {
-                    if let Some(p) = self.aud_items.get(a) {
-                        ids.extend(p.iter().skip(p.lower_bound(start)).take(pager.limit + 2));
-                    }
-                }
-            }
-            ids.sort_unstable();
-            ids.dedup();
-            walk_ids(&pager, ids.into_iter(), get, keep, view)
+            let postings = self.part_auds.get(&m).into_iter().flatten().filter_map(|a| self.aud_items.get(a));
+            walk_ids(&pager, merged(postings.collect(), start), get, keep, view)
         } else {
             walk(&pager, self.items.len(), get, keep, view)
         };
@@ -530,17 +520,8 @@ impl Snapshot {
             ids.sort_unstable();
             walk_ids(&pager, ids.into_iter().filter(|g| *g >= start), get, keep, view)
         } else if let Some(m) = member {
-            let mut ids = Vec::new();
-            if let Some(auds) = self.part_auds.get(&m) {
-                for a in auds.iter() {
-                    if let Some(p) = self.aud_grants.get(a) {
-                        ids.extend(p.iter().skip(p.lower_bound(start)).take(pager.limit + 2));
-                    }
-                }
-            }
-            ids.sort_unstable();
-            ids.dedup();
-            walk_ids(&pager, ids.into_iter(), get, keep, view)
+            let postings = self.part_auds.get(&m).into_iter().flatten().filter_map(|a| self.aud_grants.get(a));
+            walk_ids(&pager, merged(postings.collect(), start), get, keep, view)
         } else {
             walk(&pager, self.grants.len(), get, keep, view)
         };
@@ -663,6 +644,32 @@ impl Snapshot {
     }
 }
 
+/// The ids of several ascending postings from `start` on, merged in ascending order without
+/// repeats, lazily: a page pulls only as far as it needs, whatever the other filters reject.
+fn merged(postings: Vec<&crate::memory::layered::Posting>, start: u32) -> impl Iterator<Item = u32> + '_ {
+    use std::cmp::Reverse;
+    let mut pos: Vec<usize> = postings.iter().map(|p| p.lower_bound(start)).collect();
+    let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize)>> = postings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| pos.get(i).and_then(|&at| p.get(at)).map(|v| Reverse((v, i))))
+        .collect();
+    let mut last = None;
+    std::iter::from_fn(move || loop {
+        let Reverse((v, i)) = heap.pop()?;
+        if let (Some(p), Some(at)) = (postings.get(i), pos.get_mut(i)) {
+            *at += 1;
+            if let Some(next) = p.get(*at) {
+                heap.push(Reverse((next, i)));
+            }
+        }
+        if last != Some(v) {
+            last = Some(v);
+            return Some(v);
+        }
+    })
+}
+
 /// Whether an audience lists `p` as a member (the public audience lists nobody).
 fn lists_member(a: &crate::memory::snapshot::AudRec, p: Pid) -> bool {
     match &a.members {
@@ -675,6 +682,17 @@ fn lists_member(a: &crate::memory::snapshot::AudRec, p: Pid) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
     use super::*;
+
+    #[test]
+    fn merged_postings_are_ascending_without_repeats_from_the_start() {
+        use crate::memory::layered::Posting;
+        let a: Posting = [1, 4, 9, 12].into_iter().collect();
+        let b: Posting = [2, 4, 10].into_iter().collect();
+        let c: Posting = Posting::default();
+        assert_eq!(merged(vec![&a, &b, &c], 0).collect::<Vec<_>>(), [1, 2, 4, 9, 10, 12]);
+        assert_eq!(merged(vec![&a, &b], 4).collect::<Vec<_>>(), [4, 9, 10, 12]);
+        assert_eq!(merged(vec![], 0).count(), 0);
+    }
 
     #[test]
     fn cursors_name_their_list_and_store() {

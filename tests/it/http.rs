@@ -376,7 +376,7 @@ async fn bad_input_is_refused_with_a_stable_code_and_writes_nothing() {
             "invalid_cursor",
         ),
         ("GET", "/v1/nothing/here".into(), None, 404, "route_not_found"),
-        ("GET", "/v1/stores/s/items".into(), None, 405, "method_not_allowed"),
+        ("PUT", "/v1/stores/s/items".into(), None, 405, "method_not_allowed"),
         ("DELETE", "/v1/stores/s/items/shared".into(), None, 405, "method_not_allowed"),
         ("PUT", "/v1/stores".into(), Some(json!({"id": "x"})), 405, "method_not_allowed"),
     ];

@@ -16,6 +16,7 @@ mod fuzz_replay;
 mod hostile;
 mod http;
 mod idempotency;
+mod lists;
 mod model;
 mod observability;
 mod openapi;

@@ -345,10 +345,10 @@ fn variant_index(e: &StoreError) -> usize {
 const STORE_VARIANTS: usize = 57;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
-/// server.rs), with their status. Each but `internal_error` (a panicked blocking task) and
+/// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and
 /// `request_timeout` (added by the server around the router; triggered in `hostile.rs`) is
 /// triggered over HTTP in `api_error_codes_are_what_the_router_answers`.
-const API_CODES: [(&str, u16); 11] = [
+const API_CODES: [(&str, u16); 12] = [
     ("unauthenticated", 401),
     ("forbidden", 403),
     ("route_not_found", 404),
@@ -360,6 +360,7 @@ const API_CODES: [(&str, u16); 11] = [
     ("invalid_path", 400),
     ("internal_error", 500),
     ("request_timeout", 503),
+    ("confirmation_required", 400),
 ];
 
 /// code -> statuses, as the code base produces them.
@@ -501,6 +502,7 @@ async fn api_error_codes_are_what_the_router_answers() {
     assert_code("bad path", app.call("GET", "/v1/stores/%FF", None).await, 400, "invalid_path");
     assert_code("no store", app.call("GET", "/v1/stores/nope", None).await, 404, "store_not_found");
     assert_code("bad store id", app.call("POST", "/v1/stores", Some(json!({"id": "Bad!"}))).await, 400, "invalid_id");
+    assert_code("unconfirmed delete", app.call("DELETE", "/v1/stores/nope", None).await, 400, "confirmation_required");
     assert_eq!(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await.0, StatusCode::CREATED);
     let other = Some(json!({"id": "s", "name": "another"}));
     assert_code("store twice", app.call("POST", "/v1/stores", other).await, 409, "store_exists");

@@ -11,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the stores this token may read
+         * @description Any token; one limited to some stores sees only those. By id. A store not started on this replica yet has no `revision`.
+         */
+        get: operations["listStores"];
         put?: never;
         /**
          * Create a store
@@ -41,7 +45,11 @@ export interface paths {
         get: operations["getStore"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a store and every record of it
+         * @description Needs the `admin` scope on a token not limited to stores, and the store's id repeated as `?confirm=<store id>`. Stops the store's writer and removes every record (sled: its tree and watermark entry; PostgreSQL: its records and head row) durably; the store is then `store_not_found`, also after a restart, and its id may be created anew. Replicas that had started the store keep serving it from memory until they restart.
+         */
+        delete: operations["deleteStore"];
         options?: never;
         head?: never;
         patch?: never;
@@ -57,7 +65,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List participants
+         * @description By id. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listParticipants"];
         put?: never;
         /**
          * Create a participant
@@ -105,7 +117,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List transport identities
+         * @description By (transport, identifier). Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listIdentities"];
         put?: never;
         /**
          * Bind a transport identity to a participant
@@ -128,7 +144,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List items
+         * @description In creation order, without content. `owner`, `audience` and `member` are answered from the postings; `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listItems"];
         put?: never;
         /**
          * Record an item
@@ -539,7 +559,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List devices
+         * @description By id. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listDevices"];
         put?: never;
         /**
          * Register a device with its owner
@@ -562,7 +586,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List relation edges
+         * @description In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listRelations"];
         put?: never;
         /**
          * Issue a directed relation grant `grantor --relation--> grantee` (SPEC §2.2)
@@ -610,7 +638,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List capabilities
+         * @description In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listCapabilities"];
         put?: never;
         /**
          * Mint a root capability (device owner only) or delegate one that only narrows (SPEC §2.3)
@@ -761,6 +793,127 @@ export interface paths {
         get: operations["watch"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List grants
+         * @description In creation order. `item` and `member` are answered from the indexes; `status` alone walks the grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/relationships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the graph as relationship tuples
+         * @description Like `zed relationship read` or OpenFGA's Read. Families, in this order: `audience#member@participant`, `item#origin@audience`, `item#granted@audience` (with the grant), `item#derived_from@item`, `device#owner@participant`, `participant#relation:<name>@participant` (grantor, grantee; with the edge), `capability#delegated_from@capability`, `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk their family. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["readRelationships"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/authorize/principals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Who can reach a device slice
+         * @description Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and `context` now, each with the authority `authorize` reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear in the store's edges and capabilities.
+         */
+        post: operations["whoCanReach"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/authorize/reachable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a principal can reach
+         * @description Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it receives that holds now on each of the grantor's devices, and every capability it holds whose chain holds now, each with its authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it.
+         */
+        post: operations["whatCanReach"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/items/{item}/viewers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Item id. */
+                item: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The viewer sets an item admits
+         * @description Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+         */
+        get: operations["viewerSets"];
+        put?: never;
+        /**
+         * Which of these participants an item admits
+         * @description Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`) and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a container of exactly them is admitted.
+         */
+        post: operations["viewerSubsets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1169,7 +1322,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1435,6 +1588,260 @@ export interface components {
             /** @description Times the store was rebuilt from the records instead. */
             rebuilds: number;
         };
+        StoreSummary: {
+            id: string;
+            /** @description Absent for a store not started on this replica yet. */
+            revision?: number;
+            token?: components["schemas"]["Token"];
+        };
+        StorePage: {
+            results: components["schemas"]["StoreSummary"][];
+            next_cursor?: string;
+        };
+        ParticipantView: {
+            id: string;
+            kind: components["schemas"]["ParticipantKind"];
+            name?: string;
+        };
+        IdentityView: {
+            transport: string;
+            identifier: string;
+            participants: string[];
+            /** @description False when bound to more than one participant (ambiguous: resolves to nobody). */
+            resolves: boolean;
+        };
+        ItemSummary: {
+            id: string;
+            owner: string;
+            state: components["schemas"]["State"];
+            current: boolean;
+            blocked_by?: components["schemas"]["BlockedBy"];
+            audience: components["schemas"]["AudienceView"];
+            /** @description Ids of every grant of the item, live or not. */
+            grants: string[];
+            sources: string[];
+            superseded_by?: string;
+            created_revision: number;
+        };
+        DeviceView: {
+            id: string;
+            owner: string;
+            name?: string;
+        };
+        EdgeView: {
+            id: string;
+            grantor: string;
+            relation: string;
+            grantee: string;
+            constraints: components["schemas"]["ConstraintsView"];
+            uses_left?: number;
+            revoked: boolean;
+            created_at: components["schemas"]["Timestamp"];
+            created_revision: number;
+        };
+        ObjectRef: {
+            /** @enum {string} */
+            type: "audience" | "item" | "device" | "participant" | "capability";
+            /** @description The object's id; an audience's is its digest. */
+            id: string;
+        };
+        /** @description A relationship tuple `resource#relation@subject`. */
+        Tuple: {
+            resource: components["schemas"]["ObjectRef"];
+            /** @description `member`, `origin`, `granted`, `derived_from`, `owner`, `relation:<name>`, `delegated_from` or `held_by`. */
+            relation: string;
+            subject: components["schemas"]["ObjectRef"];
+            /** @description `granted`: the grant's id. */
+            grant?: string;
+            expires_at?: components["schemas"]["Timestamp"];
+            /** @description `relation:<name>`: the edge's id. */
+            edge?: string;
+            /** @description `delegated_from`, `held_by`: the capability's device. */
+            device?: string;
+            revoked?: boolean;
+            /** @description `granted`: counts now. */
+            live?: boolean;
+        };
+        /** @description Participants by id. */
+        ParticipantPage: {
+            results: components["schemas"]["ParticipantView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Identities by (transport, identifier). */
+        IdentityPage: {
+            results: components["schemas"]["IdentityView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Items in creation order. */
+        ItemPage: {
+            results: components["schemas"]["ItemSummary"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Grants in creation order. */
+        GrantPage: {
+            results: components["schemas"]["GrantView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Devices by id. */
+        DevicePage: {
+            results: components["schemas"]["DeviceView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Relation edges in creation order. */
+        EdgePage: {
+            results: components["schemas"]["EdgeView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Capabilities in creation order. */
+        CapabilityPage: {
+            results: components["schemas"]["CapabilityView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        /** @description Relationship tuples, family by family. */
+        TuplePage: {
+            results: components["schemas"]["Tuple"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
+        };
+        ReachersRequest: {
+            device: components["schemas"]["Id"];
+            path: string;
+            action: components["schemas"]["ActionName"];
+            context?: components["schemas"]["RequestContext"];
+            consistency?: components["schemas"]["Consistency"];
+        };
+        ReachableRequest: {
+            principal: components["schemas"]["Id"];
+            context?: components["schemas"]["RequestContext"];
+            consistency?: components["schemas"]["Consistency"];
+        };
+        Reacher: {
+            principal: string;
+            reason: components["schemas"]["AuthReason"];
+            authority: components["schemas"]["Authority"];
+        };
+        ReachersResponse: {
+            device: string;
+            path: string;
+            action: string;
+            /** @description Every principal `authorize` allows, by id, with the authority it would use. */
+            principals: components["schemas"]["Reacher"][];
+            revision: number;
+            token: components["schemas"]["Token"];
+            latest_revision?: number;
+        };
+        Reach: {
+            device: string;
+            /** @description The principal owns the device: every path and action. */
+            all: boolean;
+            paths: string[];
+            actions: string[];
+            authority: components["schemas"]["Authority"];
+        };
+        ReachableResponse: {
+            principal: string;
+            reaches: components["schemas"]["Reach"][];
+            revision: number;
+            token: components["schemas"]["Token"];
+            latest_revision?: number;
+        };
+        ViewerAudience: {
+            /** @enum {string} */
+            source: "origin" | "grant";
+            grant?: string;
+            kind: components["schemas"]["AudienceKind"];
+            digest: string;
+            expires_at?: components["schemas"]["Timestamp"];
+            /** @description Public: every container is admitted. */
+            everyone: boolean;
+            /** @description The largest admitted viewer set: a container whose viewers (owner included) all lie in it is admitted through this audience. */
+            members: string[];
+        };
+        ViewerSetsResponse: {
+            item: string;
+            current: boolean;
+            blocked_by?: components["schemas"]["BlockedBy"];
+            /** @description Origin first, then each live grant; empty when the item is not current. Never unioned. */
+            audiences: components["schemas"]["ViewerAudience"][];
+            revision: number;
+            token: components["schemas"]["Token"];
+            latest_revision?: number;
+        };
+        ViewersRequest: {
+            /** @description The viewers to test, the container's owner included. */
+            participants: components["schemas"]["Id"][];
+            consistency?: components["schemas"]["Consistency"];
+        };
+        ViewerSubsets: {
+            /** @enum {string} */
+            source: "origin" | "grant";
+            grant?: string;
+            kind: components["schemas"]["AudienceKind"];
+            digest: string;
+            /** @description The given participants inside this audience: any container of viewers among them is admitted through it. */
+            admitted: string[];
+            outside: string[];
+            all: boolean;
+        };
+        ViewerSubsetsResponse: {
+            item: string;
+            current: boolean;
+            blocked_by?: components["schemas"]["BlockedBy"];
+            /** @description One audience holds every given participant (a set split across two audiences is not admitted). */
+            admitted_together: boolean;
+            unknown: string[];
+            audiences: components["schemas"]["ViewerSubsets"][];
+            revision: number;
+            token: components["schemas"]["Token"];
+            latest_revision?: number;
+        };
     };
     responses: never;
     parameters: {
@@ -1447,6 +1854,49 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listStores: {
+        parameters: {
+            query?: {
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePage"];
+                };
+            };
+            /** @description Bad request: `invalid_request`, `limit_exceeded`, `invalid_cursor`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createStore: {
         parameters: {
             query?: never;
@@ -1611,6 +2061,167 @@ export interface operations {
             };
             /** @description Not found: `store_not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteStore: {
+        parameters: {
+            query?: {
+                /** @description The store's id, again. */
+                confirm?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (`outcome` is `deleted`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteOutcome"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `confirmation_required`, `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listParticipants: {
+        parameters: {
+            query?: {
+                /** @description Only this kind. */
+                kind?: components["schemas"]["ParticipantKind"];
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantPage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1858,6 +2469,98 @@ export interface operations {
             };
         };
     };
+    listIdentities: {
+        parameters: {
+            query?: {
+                /** @description Only this transport. */
+                transport?: string;
+                /** @description Only identities bound to this participant. */
+                participant?: string;
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityPage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     bindIdentity: {
         parameters: {
             query?: never;
@@ -1978,6 +2681,102 @@ export interface operations {
             };
             /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listItems: {
+        parameters: {
+            query?: {
+                /** @description Only this owner's items. */
+                owner?: string;
+                /** @description Only items in this state. */
+                state?: components["schemas"]["State"];
+                /** @description Only items whose origin audience has this digest. */
+                audience?: string;
+                /** @description Only items whose origin audience lists this participant (public items list nobody). */
+                member?: string;
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemPage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3699,6 +4498,96 @@ export interface operations {
             };
         };
     };
+    listDevices: {
+        parameters: {
+            query?: {
+                /** @description Only this participant's devices. */
+                owner?: string;
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevicePage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createDevice: {
         parameters: {
             query?: never;
@@ -3819,6 +4708,100 @@ export interface operations {
             };
             /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRelations: {
+        parameters: {
+            query?: {
+                /** @description Only edges from this participant. */
+                grantor?: string;
+                /** @description Only edges to this participant. */
+                grantee?: string;
+                /** @description Only edges of this relation. */
+                relation?: string;
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EdgePage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4060,6 +5043,100 @@ export interface operations {
             };
             /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCapabilities: {
+        parameters: {
+            query?: {
+                /** @description Only this holder's. */
+                holder?: string;
+                /** @description Only capabilities on this device. */
+                device?: string;
+                /** @description Only this issuer's. */
+                issuer?: string;
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapabilityPage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4776,6 +5853,592 @@ export interface operations {
                 };
             };
             /** @description Unavailable: `consistency_timeout`, `storage_unavailable`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listGrants: {
+        parameters: {
+            query?: {
+                /** @description Only this item's grants. */
+                item?: string;
+                /** @description Only grants whose audience lists this participant. */
+                member?: string;
+                /** @description `live` (counts now), `revoked`, or `expired`. */
+                status?: "live" | "revoked" | "expired";
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantPage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readRelationships: {
+        parameters: {
+            query?: {
+                /** @description `audience`, `item`, `device`, `participant` or `capability`. */
+                resource_type?: string;
+                /** @description The resource's id (an audience's digest). */
+                resource_id?: string;
+                /** @description A relation as the tuples spell it. */
+                relation?: string;
+                /** @description `participant`, `audience`, `item` or `capability`. */
+                subject_type?: string;
+                /** @description The subject's id. */
+                subject_id?: string;
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TuplePage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    whoCanReach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReachersRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer at one snapshot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReachersResponse"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `malformed_json`, `invalid_request`, `limit_exceeded`, `invalid_id`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`, `device_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload too large: `body_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `invalid_slice_path`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    whatCanReach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReachableRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer at one snapshot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReachableResponse"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `malformed_json`, `invalid_request`, `limit_exceeded`, `invalid_id`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`, `participant_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload too large: `body_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    viewerSets: {
+        parameters: {
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Item id. */
+                item: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audiences as viewer sets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewerSetsResponse"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`, `item_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    viewerSubsets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Item id. */
+                item: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ViewersRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer at one snapshot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewerSubsetsResponse"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `malformed_json`, `invalid_request`, `limit_exceeded`, `invalid_id`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`, `item_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload too large: `body_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -8,6 +8,7 @@ pub mod auth;
 mod devices;
 pub mod error;
 mod gate;
+mod lists;
 pub mod metrics;
 mod reads;
 pub mod requests;
@@ -102,21 +103,40 @@ const WRITE: &[(&str, Access)] = &[("post", Access::Admin)];
 const REMOVE: &[(&str, Access)] = &[("delete", Access::Admin)];
 const ADMIN_READ: &[(&str, Access)] = &[("get", Access::Admin)];
 const OPEN: &[(&str, Access)] = &[("get", Access::Open)];
+/// Listed by admins (the records are admin views), written by admins.
+const LIST_WRITE: &[(&str, Access)] = &[("get", Access::Admin), ("post", Access::Admin)];
+/// Listed by readers (as the device reads are), written by admins.
+const READ_WRITE: &[(&str, Access)] = &[("get", Access::Reader), ("post", Access::Admin)];
 
 /// Every route the service answers. The router is built from exactly this table, and a test
 /// keeps it equal to the paths and methods of the OpenAPI document.
 pub fn routes() -> Vec<RouteSpec> {
     vec![
-        route("/v1/stores", &[("post", Access::GlobalAdmin)], post(writes::create_store)),
-        route("/v1/stores/{store}", READ, get(reads::store_info)),
-        route("/v1/stores/{store}/participants", WRITE, post(writes::create_participant)),
+        route(
+            "/v1/stores",
+            &[("get", Access::Reader), ("post", Access::GlobalAdmin)],
+            get(lists::stores).post(writes::create_store),
+        ),
+        route(
+            "/v1/stores/{store}",
+            &[("get", Access::Reader), ("delete", Access::GlobalAdmin)],
+            get(reads::store_info).delete(lists::delete_store),
+        ),
+        route("/v1/stores/{store}/participants", LIST_WRITE, get(lists::participants).post(writes::create_participant)),
         route("/v1/stores/{store}/participants/{participant}", REMOVE, delete(writes::remove_participant)),
-        route("/v1/stores/{store}/identities", WRITE, post(writes::bind_identity)),
-        route("/v1/stores/{store}/items", WRITE, post(writes::create_item)),
+        route("/v1/stores/{store}/identities", LIST_WRITE, get(lists::identities).post(writes::bind_identity)),
+        route("/v1/stores/{store}/items", LIST_WRITE, get(lists::items).post(writes::create_item)),
         route("/v1/stores/{store}/items/{item}", ADMIN_READ, get(reads::item_view)),
         route("/v1/stores/{store}/items/{item}/lifecycle", WRITE, post(writes::lifecycle)),
         route("/v1/stores/{store}/items/{item}/grants", WRITE, post(writes::grant)),
         route("/v1/stores/{store}/items/{item}/audiences", ADMIN_READ, get(reads::expand)),
+        route(
+            "/v1/stores/{store}/items/{item}/viewers",
+            &[("get", Access::Admin), ("post", Access::Admin)],
+            get(lists::viewer_sets).post(lists::viewer_subsets),
+        ),
+        route("/v1/stores/{store}/grants", ADMIN_READ, get(lists::grants)),
+        route("/v1/stores/{store}/relationships", ADMIN_READ, get(lists::relationships)),
         route("/v1/stores/{store}/derivations", WRITE, post(writes::derive)),
         route("/v1/stores/{store}/grants/{grant}", REMOVE, delete(writes::revoke_grant)),
         route("/v1/stores/{store}/check", QUERY, post(reads::check)),
@@ -129,14 +149,16 @@ pub fn routes() -> Vec<RouteSpec> {
             &[("get", Access::Reader), ("put", Access::Admin)],
             get(devices::get_schema).put(devices::put_schema),
         ),
-        route("/v1/stores/{store}/devices", WRITE, post(devices::create_device)),
-        route("/v1/stores/{store}/relations", WRITE, post(devices::create_relation)),
+        route("/v1/stores/{store}/devices", READ_WRITE, get(lists::devices).post(devices::create_device)),
+        route("/v1/stores/{store}/relations", READ_WRITE, get(lists::relations).post(devices::create_relation)),
         route("/v1/stores/{store}/relations/{edge}", REMOVE, delete(devices::revoke_relation)),
-        route("/v1/stores/{store}/capabilities", WRITE, post(devices::create_capability)),
+        route("/v1/stores/{store}/capabilities", READ_WRITE, get(lists::capabilities).post(devices::create_capability)),
         route("/v1/stores/{store}/capabilities/{capability}", REMOVE, delete(devices::revoke_capability)),
         route("/v1/stores/{store}/capabilities/{capability}/chain", READ, get(devices::capability_chain)),
         route("/v1/stores/{store}/capabilities/{capability}/dependents", READ, get(devices::capability_dependents)),
         route("/v1/stores/{store}/authorize", QUERY, post(devices::authorize)),
+        route("/v1/stores/{store}/authorize/principals", QUERY, post(lists::who_can_reach)),
+        route("/v1/stores/{store}/authorize/reachable", QUERY, post(lists::what_can_reach)),
         // Reader scope: a use can only ever use up authority, never add any.
         route("/v1/stores/{store}/uses", QUERY, post(devices::consume_use)),
         route("/v1/stores/{store}/watch", READ, get(watch::watch)),

@@ -337,4 +337,16 @@ impl Backend for PgBackend {
     fn head(&self, store: &str) -> earshot_store::Result<Option<u64>> {
         Ok(PgBackend::head(self, store)?)
     }
+
+    /// Records and head row in one transaction: the store is gone for every replica at once
+    /// (`stores` and first use read the head).
+    fn drop_store(&self, store: &str) -> earshot_store::Result<()> {
+        Ok(self.with_conn(|c| {
+            let err = |e: postgres::Error| PgError::from_client(store, &e, false);
+            let mut tx = c.client.transaction().map_err(err)?;
+            tx.execute(&c.st.drop_head, &[&store]).map_err(err)?;
+            tx.execute(&c.st.drop_records, &[&store]).map_err(err)?;
+            tx.commit().map_err(|e| PgError::from_client(store, &e, true))
+        })?)
+    }
 }

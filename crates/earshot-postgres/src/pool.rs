@@ -27,6 +27,8 @@ pub struct Prepared {
     pub upsert: Statement,
     pub delete: Statement,
     pub scan: Statement,
+    pub drop_records: Statement,
+    pub drop_head: Statement,
 }
 
 impl Prepared {
@@ -41,6 +43,8 @@ impl Prepared {
             upsert: client.prepare(&t.upsert)?,
             delete: client.prepare(&t.delete)?,
             scan: client.prepare(&t.scan)?,
+            drop_records: client.prepare(&t.drop_records)?,
+            drop_head: client.prepare(&t.drop_head)?,
         })
     }
 }

@@ -72,6 +72,8 @@ pub struct Texts {
     pub upsert: String,
     pub delete: String,
     pub scan: String,
+    pub drop_records: String,
+    pub drop_head: String,
 }
 
 impl Texts {
@@ -101,6 +103,8 @@ impl Texts {
                    ON CONFLICT (store, key) DO UPDATE SET value = excluded.value"
             ),
             delete: format!("DELETE FROM {records} WHERE store = $1 AND key = ANY($2::BYTEA[])"),
+            drop_records: format!("DELETE FROM {records} WHERE store = $1"),
+            drop_head: format!("DELETE FROM {heads} WHERE store = $1"),
             scan: format!(
                 "SELECT key, value FROM {records} WHERE store = $1 AND key >= $2 AND key < $3 ORDER BY key LIMIT $4"
             ),

@@ -56,7 +56,7 @@ pub enum StoreError {
     AttemptNotFound(String),
     #[error("too many open attempts; retry later")]
     AttemptCapacity,
-    #[error("cursor is malformed")]
+    #[error("cursor is malformed, or belongs to another list or store")]
     InvalidCursor,
     #[error("the schema has {} problem(s); the first: {}", .0.len(), .0.first().map(|p| p.to_string()).unwrap_or_default())]
     SchemaInvalid(Vec<earshot_core::schema::SchemaProblem>),

@@ -16,11 +16,14 @@ pub mod error;
 mod handle;
 pub mod idempotency;
 pub mod kernel;
+pub mod lists;
 pub mod memory;
 pub mod metrics;
 pub mod model;
 #[cfg(test)]
 mod read_tests;
+pub mod reverse;
+pub mod tuples;
 
 use std::sync::{Arc, Mutex};
 
@@ -180,6 +183,76 @@ impl Earshot {
         let mut v: Vec<String> = self.stores.iter().map(|e| e.key().clone()).collect();
         v.sort();
         v
+    }
+
+    /// Every store there is: those running here and, on the backend, those not started yet
+    /// (on a shared datastore, created by another replica; with `load_on_first_use`, not used
+    /// yet), sorted by id. Reads the backend, so off the async workers.
+    pub fn list_store_ids(&self) -> Result<Vec<String>> {
+        // Otherwise every store was started at open or created here since: the running ones
+        // are all (and sled may keep an empty tree under a name that was only ever asked for).
+        let mut ids = if self.lazy() { self.backend.stores()? } else { Vec::new() };
+        ids.extend(self.stores.iter().map(|e| e.key().clone()));
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    /// One page of the stores `visible` admits (the caller's token), by id; running stores
+    /// carry their revision.
+    pub fn list_stores(
+        &self,
+        paging: &lists::Paging,
+        visible: impl Fn(&str) -> bool,
+    ) -> Result<lists::Page<lists::StoreSummary>> {
+        // Stores are listed across the process, not within one store: the cursor's tag is
+        // the empty store's.
+        let pager = lists::Pager::new("stores", "", paging)?;
+        let rows = self
+            .list_store_ids()?
+            .into_iter()
+            .filter(|id| visible(id) && pager.past(id.as_bytes()))
+            .map(|id| {
+                let revision = self.running(&id).map(|h| h.latest().revision());
+                let summary =
+                    lists::StoreSummary { token: revision.map(|r| token::encode(&id, r)), revision, id: id.clone() };
+                (id.into_bytes(), summary)
+            })
+            .take(pager.limit + 1)
+            .collect();
+        Ok(pager.finish(rows))
+    }
+
+    /// Deletes a store and every record of it. Its writer is stopped first (queued writes
+    /// drain and are then gone with the rest); readers already holding a snapshot finish on it.
+    /// Under the creation lock, so that a create or first use of the same id waits for it.
+    pub fn delete_store(&self, id: &str) -> Result<()> {
+        error::check_id("store", id)?;
+        let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+        // Asking the backend about a store that never existed would open (create) an empty
+        // tree on sled, so it is asked only when a store may exist without running here.
+        let exists = self.stores.contains_key(id) || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
+        if !exists {
+            return Err(StoreError::StoreNotFound(id.to_string()));
+        }
+        if let Some((_, h)) = self.stores.remove(id) {
+            h.shutdown();
+        }
+        if let Err(e) = self.backend.drop_store(id) {
+            // Nothing was removed: the store runs again, as it was.
+            if let Ok(Some(h)) = self.start_store(id) {
+                self.stores.insert(id.to_string(), h);
+            }
+            return Err(e);
+        }
+        tracing::info!(store = id, "deleted a store");
+        Ok(())
+    }
+
+    /// Whether a store may exist without running here: on a shared datastore (another replica
+    /// created it) or with stores started on first use.
+    fn lazy(&self) -> bool {
+        self.backend.shared() || self.config.load_on_first_use
     }
 
     /// Starts rebuilding every store's search index in the background.

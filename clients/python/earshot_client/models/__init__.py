@@ -19,6 +19,7 @@ from .basis import Basis
 from .blocked_by import BlockedBy
 from .bulk_check_request import BulkCheckRequest
 from .bulk_check_response import BulkCheckResponse
+from .capability_page import CapabilityPage
 from .capability_view import CapabilityView
 from .chain_link import ChainLink
 from .chain_response import ChainResponse
@@ -37,17 +38,34 @@ from .context_request import ContextRequest
 from .decision import Decision
 from .dependents_response import DependentsResponse
 from .derive_request import DeriveRequest
+from .device_page import DevicePage
+from .device_view import DeviceView
 from .disposition import Disposition
+from .edge_page import EdgePage
+from .edge_view import EdgeView
 from .error import Error
 from .error_error import ErrorError
 from .error_error_code import ErrorErrorCode
 from .error_error_details import ErrorErrorDetails
 from .expand_response import ExpandResponse
+from .grant_page import GrantPage
 from .grant_view import GrantView
 from .health import Health
 from .identity import Identity
+from .identity_page import IdentityPage
+from .identity_view import IdentityView
+from .item_page import ItemPage
+from .item_summary import ItemSummary
 from .item_view import ItemView
 from .lifecycle_request import LifecycleRequest
+from .list_capabilities_consistency import ListCapabilitiesConsistency
+from .list_devices_consistency import ListDevicesConsistency
+from .list_grants_consistency import ListGrantsConsistency
+from .list_grants_status import ListGrantsStatus
+from .list_identities_consistency import ListIdentitiesConsistency
+from .list_items_consistency import ListItemsConsistency
+from .list_participants_consistency import ListParticipantsConsistency
+from .list_relations_consistency import ListRelationsConsistency
 from .lookup_request import LookupRequest
 from .lookup_response import LookupResponse
 from .new_capability import NewCapability
@@ -58,11 +76,22 @@ from .new_item import NewItem
 from .new_participant import NewParticipant
 from .new_relation import NewRelation
 from .new_store import NewStore
+from .object_ref import ObjectRef
+from .object_ref_type import ObjectRefType
 from .openapi_response_200 import OpenapiResponse200
 from .origin_type_0 import OriginType0
 from .participant_kind import ParticipantKind
+from .participant_page import ParticipantPage
+from .participant_view import ParticipantView
 from .partition_output import PartitionOutput
 from .quality import Quality
+from .reach import Reach
+from .reachable_request import ReachableRequest
+from .reachable_response import ReachableResponse
+from .reacher import Reacher
+from .reachers_request import ReachersRequest
+from .reachers_response import ReachersResponse
+from .read_relationships_consistency import ReadRelationshipsConsistency
 from .ready import Ready
 from .ready_degraded import ReadyDegraded
 from .ready_status import ReadyStatus
@@ -76,7 +105,19 @@ from .schema_response_relations_item_opens_item import SchemaResponseRelationsIt
 from .sealed_context import SealedContext
 from .state import State
 from .store_info import StoreInfo
+from .store_page import StorePage
+from .store_summary import StoreSummary
+from .tuple_ import Tuple
+from .tuple_page import TuplePage
+from .viewer_audience import ViewerAudience
+from .viewer_audience_source import ViewerAudienceSource
+from .viewer_sets_consistency import ViewerSetsConsistency
+from .viewer_sets_response import ViewerSetsResponse
+from .viewer_subsets import ViewerSubsets
+from .viewer_subsets_response import ViewerSubsetsResponse
+from .viewer_subsets_source import ViewerSubsetsSource
 from .viewers import Viewers
+from .viewers_request import ViewersRequest
 from .watch_event_type_0_change import WatchEventType0Change
 from .watch_event_type_1_heartbeat import WatchEventType1Heartbeat
 from .write_outcome import WriteOutcome
@@ -103,6 +144,7 @@ __all__ = (
     "BlockedBy",
     "BulkCheckRequest",
     "BulkCheckResponse",
+    "CapabilityPage",
     "CapabilityView",
     "ChainLink",
     "ChainResponse",
@@ -121,17 +163,34 @@ __all__ = (
     "Decision",
     "DependentsResponse",
     "DeriveRequest",
+    "DevicePage",
+    "DeviceView",
     "Disposition",
+    "EdgePage",
+    "EdgeView",
     "Error",
     "ErrorError",
     "ErrorErrorCode",
     "ErrorErrorDetails",
     "ExpandResponse",
+    "GrantPage",
     "GrantView",
     "Health",
     "Identity",
+    "IdentityPage",
+    "IdentityView",
+    "ItemPage",
+    "ItemSummary",
     "ItemView",
     "LifecycleRequest",
+    "ListCapabilitiesConsistency",
+    "ListDevicesConsistency",
+    "ListGrantsConsistency",
+    "ListGrantsStatus",
+    "ListIdentitiesConsistency",
+    "ListItemsConsistency",
+    "ListParticipantsConsistency",
+    "ListRelationsConsistency",
     "LookupRequest",
     "LookupResponse",
     "NewCapability",
@@ -142,11 +201,22 @@ __all__ = (
     "NewParticipant",
     "NewRelation",
     "NewStore",
+    "ObjectRef",
+    "ObjectRefType",
     "OpenapiResponse200",
     "OriginType0",
     "ParticipantKind",
+    "ParticipantPage",
+    "ParticipantView",
     "PartitionOutput",
     "Quality",
+    "Reach",
+    "ReachableRequest",
+    "ReachableResponse",
+    "Reacher",
+    "ReachersRequest",
+    "ReachersResponse",
+    "ReadRelationshipsConsistency",
     "Ready",
     "ReadyDegraded",
     "ReadyStatus",
@@ -160,7 +230,19 @@ __all__ = (
     "SealedContext",
     "State",
     "StoreInfo",
+    "StorePage",
+    "StoreSummary",
+    "Tuple",
+    "TuplePage",
+    "ViewerAudience",
+    "ViewerAudienceSource",
     "Viewers",
+    "ViewerSetsConsistency",
+    "ViewerSetsResponse",
+    "ViewersRequest",
+    "ViewerSubsets",
+    "ViewerSubsetsResponse",
+    "ViewerSubsetsSource",
     "WatchEventType0Change",
     "WatchEventType1Heartbeat",
     "WriteOutcome",

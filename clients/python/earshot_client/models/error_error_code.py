@@ -11,6 +11,7 @@ class ErrorErrorCode(StrEnum):
     CAPABILITY_EXISTS = "capability_exists"
     CAPABILITY_NOT_FOUND = "capability_not_found"
     CAPABILITY_NOT_WITHIN_PARENT = "capability_not_within_parent"
+    CONFIRMATION_REQUIRED = "confirmation_required"
     CONSISTENCY_TIMEOUT = "consistency_timeout"
     CONSISTENCY_TOKEN_STORE_MISMATCH = "consistency_token_store_mismatch"
     DATASTORE_UNAVAILABLE = "datastore_unavailable"

@@ -446,7 +446,7 @@ pub fn check_context(ctx: &RequestContext) -> Result<()> {
     }
 }
 
-fn constraints_view(c: &Constraints) -> ConstraintsView {
+pub(crate) fn constraints_view(c: &Constraints) -> ConstraintsView {
     ConstraintsView {
         not_before: c.not_before_ms.map(format_time),
         not_after: c.not_after_ms.map(format_time),
@@ -551,7 +551,7 @@ impl Devices<'_> {
         self.dev.cap_ids.get(id).copied().ok_or_else(|| StoreError::CapabilityNotFound(id.to_string()))
     }
 
-    fn capability_view(&self, c: Cid) -> Option<CapabilityView> {
+    pub(crate) fn capability_view(&self, c: Cid) -> Option<CapabilityView> {
         let r = self.dev.cap(c)?;
         Some(CapabilityView {
             id: r.name.to_string(),

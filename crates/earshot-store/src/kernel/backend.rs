@@ -54,6 +54,13 @@ pub trait Backend: Send + Sync + 'static {
     fn head(&self, _store: &str) -> Result<Option<u64>> {
         Ok(None)
     }
+    /// Removes every record of `store` (and whatever the backend keeps beside them: sled's
+    /// watermark entry, PostgreSQL's head row), durably, so that it is not found again, even
+    /// after a restart, and its id can be created anew. The caller stops the store's writer
+    /// first. A backend that cannot refuses, and nothing is removed.
+    fn drop_store(&self, _store: &str) -> Result<()> {
+        Err(StoreError::StorageUnavailable("this datastore cannot delete a store".into()))
+    }
 }
 
 /// Key prefixes of on-demand records: large values and write-once audit records that a domain
@@ -565,6 +572,27 @@ impl Backend for SledBackend {
         }
         self.check_space(ORDINARY_COMMIT_BYTES).err().map(|e| e.to_string())
     }
+
+    /// The watermark forgets the store first and is written at once: a crash after it leaves
+    /// the store whole (the deletion was never acknowledged), whereas a tree dropped while the
+    /// watermark still names it would refuse the next start as lost data.
+    fn drop_store(&self, store: &str) -> Result<()> {
+        self.writable()?;
+        if let Some(path) = &self.path {
+            let mut w = self.watermark.lock().unwrap_or_else(|p| p.into_inner());
+            if w.revisions.remove(store).is_some() {
+                write_watermark(path, &w.revisions)
+                    .map_err(|e| StoreError::Storage(format!("cannot write the watermark file: {e}")))?;
+                w.dirty = false;
+                w.written = Some(std::time::Instant::now());
+            }
+        }
+        self.with_db(|o| {
+            o.db.drop_tree(format!("{TREE_PREFIX}{store}")).map_err(|e| self.failed("dropping a store", e))?;
+            o.db.flush().map_err(|e| self.failed("a flush after dropping a store", e))?;
+            Ok(())
+        })
+    }
 }
 
 /// A backend in memory: one ordered map per store. Commits are atomic and last as long as the
@@ -619,6 +647,11 @@ impl Backend for MemoryBackend {
 
     fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.trees().get(store).and_then(|t| t.get(key).cloned()))
+    }
+
+    fn drop_store(&self, store: &str) -> Result<()> {
+        self.trees().remove(store);
+        Ok(())
     }
 
     fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {

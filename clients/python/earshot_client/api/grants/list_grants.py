@@ -1,0 +1,362 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.grant_page import GrantPage
+from ...models.list_grants_consistency import ListGrantsConsistency
+from ...models.list_grants_status import ListGrantsStatus
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    store: str,
+    *,
+    item: str | Unset = UNSET,
+    member: str | Unset = UNSET,
+    status: ListGrantsStatus | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ListGrantsConsistency | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["item"] = item
+
+    params["member"] = member
+
+    json_status: str | Unset = UNSET
+    if not isinstance(status, Unset):
+        json_status = status.value
+
+    params["status"] = json_status
+
+    params["limit"] = limit
+
+    params["cursor"] = cursor
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/stores/{store}/grants".format(
+            store=quote(str(store), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | GrantPage | None:
+    if response.status_code == 200:
+        response_200 = GrantPage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | GrantPage]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    store: str,
+    *,
+    client: AuthenticatedClient | Client,
+    item: str | Unset = UNSET,
+    member: str | Unset = UNSET,
+    status: ListGrantsStatus | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ListGrantsConsistency | Unset = UNSET,
+) -> Response[Error | GrantPage]:
+    """List grants
+
+     In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
+    grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
+    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
+    with `invalid_request`.
+
+    Args:
+        store (str):
+        item (str | Unset):
+        member (str | Unset):
+        status (ListGrantsStatus | Unset):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ListGrantsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | GrantPage]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        item=item,
+        member=member,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    store: str,
+    *,
+    client: AuthenticatedClient | Client,
+    item: str | Unset = UNSET,
+    member: str | Unset = UNSET,
+    status: ListGrantsStatus | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ListGrantsConsistency | Unset = UNSET,
+) -> Error | GrantPage | None:
+    """List grants
+
+     In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
+    grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
+    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
+    with `invalid_request`.
+
+    Args:
+        store (str):
+        item (str | Unset):
+        member (str | Unset):
+        status (ListGrantsStatus | Unset):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ListGrantsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | GrantPage
+    """
+
+    return sync_detailed(
+        store=store,
+        client=client,
+        item=item,
+        member=member,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
+    ).parsed
+
+
+async def asyncio_detailed(
+    store: str,
+    *,
+    client: AuthenticatedClient | Client,
+    item: str | Unset = UNSET,
+    member: str | Unset = UNSET,
+    status: ListGrantsStatus | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ListGrantsConsistency | Unset = UNSET,
+) -> Response[Error | GrantPage]:
+    """List grants
+
+     In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
+    grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
+    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
+    with `invalid_request`.
+
+    Args:
+        store (str):
+        item (str | Unset):
+        member (str | Unset):
+        status (ListGrantsStatus | Unset):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ListGrantsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | GrantPage]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        item=item,
+        member=member,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    store: str,
+    *,
+    client: AuthenticatedClient | Client,
+    item: str | Unset = UNSET,
+    member: str | Unset = UNSET,
+    status: ListGrantsStatus | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ListGrantsConsistency | Unset = UNSET,
+) -> Error | GrantPage | None:
+    """List grants
+
+     In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
+    grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
+    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
+    with `invalid_request`.
+
+    Args:
+        store (str):
+        item (str | Unset):
+        member (str | Unset):
+        status (ListGrantsStatus | Unset):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ListGrantsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | GrantPage
+    """
+
+    return (
+        await asyncio_detailed(
+            store=store,
+            client=client,
+            item=item,
+            member=member,
+            status=status,
+            limit=limit,
+            cursor=cursor,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
+        )
+    ).parsed

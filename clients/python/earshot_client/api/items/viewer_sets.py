@@ -1,0 +1,296 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.viewer_sets_consistency import ViewerSetsConsistency
+from ...models.viewer_sets_response import ViewerSetsResponse
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    store: str,
+    item: str,
+    *,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ViewerSetsConsistency | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/stores/{store}/items/{item}/viewers".format(
+            store=quote(str(store), safe=""),
+            item=quote(str(item), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | ViewerSetsResponse | None:
+    if response.status_code == 200:
+        response_200 = ViewerSetsResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | ViewerSetsResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ViewerSetsConsistency | Unset = UNSET,
+) -> Response[Error | ViewerSetsResponse]:
+    """The viewer sets an item admits
+
+     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
+    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+
+    Args:
+        store (str):
+        item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ViewerSetsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | ViewerSetsResponse]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        item=item,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ViewerSetsConsistency | Unset = UNSET,
+) -> Error | ViewerSetsResponse | None:
+    """The viewer sets an item admits
+
+     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
+    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+
+    Args:
+        store (str):
+        item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ViewerSetsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | ViewerSetsResponse
+    """
+
+    return sync_detailed(
+        store=store,
+        item=item,
+        client=client,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
+    ).parsed
+
+
+async def asyncio_detailed(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ViewerSetsConsistency | Unset = UNSET,
+) -> Response[Error | ViewerSetsResponse]:
+    """The viewer sets an item admits
+
+     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
+    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+
+    Args:
+        store (str):
+        item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ViewerSetsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | ViewerSetsResponse]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        item=item,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    store: str,
+    item: str,
+    *,
+    client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ViewerSetsConsistency | Unset = UNSET,
+) -> Error | ViewerSetsResponse | None:
+    """The viewer sets an item admits
+
+     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
+    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+
+    Args:
+        store (str):
+        item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ViewerSetsConsistency | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | ViewerSetsResponse
+    """
+
+    return (
+        await asyncio_detailed(
+            store=store,
+            item=item,
+            client=client,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
+        )
+    ).parsed

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.auth_reason import AuthReason
+
+if TYPE_CHECKING:
+    from ..models.authority_type_0 import AuthorityType0
+    from ..models.authority_type_1 import AuthorityType1
+    from ..models.authority_type_2 import AuthorityType2
+
+
+T = TypeVar("T", bound="Reacher")
+
+
+@_attrs_define
+class Reacher:
+    """
+    Attributes:
+        principal (str):
+        reason (AuthReason):
+        authority (AuthorityType0 | AuthorityType1 | AuthorityType2): The authority a decision used (or, on a denial by
+            a failing link, would have used).
+    """
+
+    principal: str
+    reason: AuthReason
+    authority: AuthorityType0 | AuthorityType1 | AuthorityType2
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
+        from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
+
+        principal = self.principal
+
+        reason = self.reason.value
+
+        authority: dict[str, Any]
+        if isinstance(self.authority, AuthorityType0):
+            authority = self.authority.to_dict()
+        elif isinstance(self.authority, AuthorityType1):
+            authority = self.authority.to_dict()
+        else:
+            authority = self.authority.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "principal": principal,
+                "reason": reason,
+                "authority": authority,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
+        from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
+        from ..models.authority_type_2 import AuthorityType2  # noqa: PLC0415
+
+        d = dict(src_dict)
+        principal = d.pop("principal")
+
+        reason = AuthReason(d.pop("reason"))
+
+        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_authority_type_0 = AuthorityType0.from_dict(data)
+
+                return componentsschemas_authority_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_authority_type_1 = AuthorityType1.from_dict(data)
+
+                return componentsschemas_authority_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            componentsschemas_authority_type_2 = AuthorityType2.from_dict(data)
+
+            return componentsschemas_authority_type_2
+
+        authority = _parse_authority(d.pop("authority"))
+
+        reacher = cls(
+            principal=principal,
+            reason=reason,
+            authority=authority,
+        )
+
+        reacher.additional_properties = d
+        return reacher
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

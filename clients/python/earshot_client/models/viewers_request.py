@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.consistency_type_2 import ConsistencyType2
+    from ..models.consistency_type_3 import ConsistencyType3
+
+
+T = TypeVar("T", bound="ViewersRequest")
+
+
+@_attrs_define
+class ViewersRequest:
+    """
+    Attributes:
+        participants (list[str]): The viewers to test, the container's owner included.
+        consistency (ConsistencyType2 | ConsistencyType3 | Literal['fully_consistent'] | Literal['latest'] | Unset): How
+            a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has applied,
+            which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by default),
+            `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed on any
+            replica before the read), at least the revision of a token (waits, bounded, for it to be published;
+            `consistency_timeout` otherwise), or exactly that revision (`revision_expired` when it left the retention
+            window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state: an `at_exact` read of
+            an older revision is historical, for audit only (its decisions never admit or allow, the decision of then is
+            under `historical`, and `latest_revision` names the newest), and is judged at the time recorded with that
+            revision, so the same token always gives the same answer. An attempt refuses an older revision
+            (`revision_not_latest`).
+    """
+
+    participants: list[str]
+    consistency: ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
+        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+
+        participants = self.participants
+
+        consistency: dict[str, Any] | Literal["fully_consistent"] | Literal["latest"] | Unset
+        if isinstance(self.consistency, Unset):
+            consistency = UNSET
+        elif isinstance(self.consistency, ConsistencyType2):
+            consistency = self.consistency.to_dict()
+        elif isinstance(self.consistency, ConsistencyType3):
+            consistency = self.consistency.to_dict()
+        else:
+            consistency = self.consistency
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "participants": participants,
+            }
+        )
+        if consistency is not UNSET:
+            field_dict["consistency"] = consistency
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
+        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+
+        d = dict(src_dict)
+        participants = cast(list[str], d.pop("participants"))
+
+        def _parse_consistency(
+            data: object,
+        ) -> ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | Unset:
+            if isinstance(data, Unset):
+                return data
+            componentsschemas_consistency_type_0 = cast(Literal["latest"], data)
+            if componentsschemas_consistency_type_0 != "latest":
+                raise ValueError(
+                    f"/components/schemas/Consistency_type_0 must match const 'latest', got '{componentsschemas_consistency_type_0}'"
+                )
+            return componentsschemas_consistency_type_0
+            componentsschemas_consistency_type_1 = cast(Literal["fully_consistent"], data)
+            if componentsschemas_consistency_type_1 != "fully_consistent":
+                raise ValueError(
+                    f"/components/schemas/Consistency_type_1 must match const 'fully_consistent', got '{componentsschemas_consistency_type_1}'"
+                )
+            return componentsschemas_consistency_type_1
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_consistency_type_2 = ConsistencyType2.from_dict(data)
+
+                return componentsschemas_consistency_type_2
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            componentsschemas_consistency_type_3 = ConsistencyType3.from_dict(data)
+
+            return componentsschemas_consistency_type_3
+
+        consistency = _parse_consistency(d.pop("consistency", UNSET))
+
+        viewers_request = cls(
+            participants=participants,
+            consistency=consistency,
+        )
+
+        return viewers_request

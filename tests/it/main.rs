@@ -10,6 +10,7 @@ mod devices_props;
 mod differential;
 mod e2e;
 mod eval;
+mod export;
 mod faults;
 mod full_disk;
 mod fuzz_replay;

@@ -1,5 +1,6 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
+mod cli;
 mod context;
 mod context_fault;
 mod crash;

@@ -105,6 +105,10 @@ pub(crate) async fn import(
 ) -> ApiResult<Response> {
     let Path(store) = path?;
     p.require(Scope::Admin, None)?;
+    // Refused before the body is read when it is plain that the store exists here.
+    if st.earshot.running(&store).is_some() {
+        return Err(earshot_store::StoreError::StoreExists(store).into());
+    }
     let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(CHANNEL);
     let earshot = st.earshot.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -114,23 +118,32 @@ pub(crate) async fn import(
     let mut frames = body.into_data_stream();
     let mut total: u64 = 0;
     let mut too_large = false;
+    // Once the importer has stopped (it refused the input, and says why below), the rest of the
+    // body is read and dropped, still bounded, so that a client sending it whole gets the answer
+    // rather than a broken connection.
+    let mut tx = Some(tx);
     while let Some(frame) = frames.next().await {
         let chunk = match frame {
             Ok(c) => c,
             Err(e) => {
-                let _ = tx.send(Err(std::io::Error::other(format!("the request body failed: {e}")))).await;
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(Err(std::io::Error::other(format!("the request body failed: {e}")))).await;
+                }
                 break;
             }
         };
         total = total.saturating_add(chunk.len() as u64);
         if total > MAX_IMPORT_BYTES {
             too_large = true;
-            let _ = tx.send(Err(std::io::Error::other("the request body is too large"))).await;
+            if let Some(tx) = tx.take() {
+                let _ = tx.send(Err(std::io::Error::other("the request body is too large"))).await;
+            }
             break;
         }
-        // The importer stopped reading: it refused the input, and says why below.
-        if tx.send(Ok(chunk)).await.is_err() {
-            break;
+        if let Some(sender) = &tx {
+            if sender.send(Ok(chunk)).await.is_err() {
+                tx = None;
+            }
         }
     }
     drop(tx);

@@ -106,7 +106,8 @@ fn the_client_talks_to_a_running_service() {
     assert!(err.contains("cannot reach http://127.0.0.1:9"), "{err}");
 
     // tuples: the route is another helper's; skipped while it is not routed.
-    let (code, out, err) = earshot(&["tuples", "--store", "fig", "--resource-type", "item", "--limit", "5"], &env, None);
+    let (code, out, err) =
+        earshot(&["tuples", "--store", "fig", "--resource-type", "item", "--limit", "5"], &env, None);
     if !err.contains("route_not_found") {
         assert_eq!(code, 0, "{err}");
         assert!(serde_json::from_str::<Value>(out.trim()).is_ok(), "{out}");

@@ -1,5 +1,6 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
+mod cli;
 mod context;
 mod context_fault;
 mod crash;
@@ -10,6 +11,7 @@ mod devices_props;
 mod differential;
 mod e2e;
 mod eval;
+mod export;
 mod faults;
 mod full_disk;
 mod fuzz_replay;

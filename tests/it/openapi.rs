@@ -275,6 +275,7 @@ fn every_store_error() -> Vec<StoreError> {
         // The same variant with the datastore's marker: its own code, `datastore_unavailable`.
         StoreError::datastore_unavailable(s()),
         E::WriteConflict(s()),
+        E::ImportInvalid { line: 1, message: s() },
     ]
 }
 
@@ -340,9 +341,10 @@ fn variant_index(e: &StoreError) -> usize {
         E::StorageUnavailable(_) => 54,
         E::WriteConflict(_) => 55,
         E::IdempotencyKeyReused(_) => 56,
+        E::ImportInvalid { .. } => 57,
     }
 }
-const STORE_VARIANTS: usize = 57;
+const STORE_VARIANTS: usize = 58;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

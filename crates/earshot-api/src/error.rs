@@ -119,7 +119,8 @@ impl From<StoreError> for ApiError {
             | E::OriginUnresolved
             | E::SourceOwnerMismatch { .. }
             | E::PartitionMixedAudiences { .. }
-            | E::IdempotencyKeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            | E::IdempotencyKeyReused(_)
+            | E::ImportInvalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
             E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } | E::StorageUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -155,6 +156,7 @@ impl From<StoreError> for ApiError {
             E::StorageUnavailable(_) => json!({"retry_after_s": 5}),
             E::InvalidIdempotencyKey => json!({"header": "Idempotency-Key"}),
             E::IdempotencyKeyReused(key) => json!({"key": key}),
+            E::ImportInvalid { line, .. } => json!({"line": line}),
             _ => json!({}),
         };
         // 503 and 507 are conditions the operator and client can act on, so their message is

@@ -13,6 +13,7 @@ pub mod metrics;
 mod reads;
 pub mod requests;
 pub mod server;
+mod transfer;
 mod watch;
 mod writes;
 
@@ -29,6 +30,7 @@ pub use auth::{Auth, Principal, Scope, TokenConfig};
 pub use error::{ApiError, ApiResult};
 pub use gate::Access;
 pub use server::ServerLimits;
+pub use transfer::MAX_IMPORT_BYTES;
 
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -162,6 +164,9 @@ pub fn routes() -> Vec<RouteSpec> {
         // Reader scope: a use can only ever use up authority, never add any.
         route("/v1/stores/{store}/uses", QUERY, post(devices::consume_use)),
         route("/v1/stores/{store}/watch", READ, get(watch::watch)),
+        route("/v1/stores/{store}/export", ADMIN_READ, get(transfer::export)),
+        // The global admin scope: an import creates a store.
+        route("/v1/stores/{store}/import", &[("post", Access::GlobalAdmin)], post(transfer::import)),
         route("/metrics", READ, get(reads::metrics)),
         open_route("/healthz", OPEN, get(healthz)),
         open_route("/readyz", OPEN, get(readyz)),

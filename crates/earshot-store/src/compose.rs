@@ -191,6 +191,16 @@ impl Snapshot {
         Ok((out, Some((Snapshot { mem: a.snap, dev, idem }, dirty))))
     }
 
+    /// Every fact of this state, both domains and the idempotency records, sorted: what
+    /// `verify` compares with a rebuild, and what an import must reproduce.
+    pub fn facts(&self) -> Vec<String> {
+        let mut out = crate::memory::verify::facts(&self.mem);
+        crate::devices::verify::facts(&self.dev, &self.mem, &mut out);
+        self.idem.facts(&mut out);
+        out.sort();
+        out
+    }
+
     /// The device part with the participants' names.
     pub(crate) fn devices(&self) -> Devices<'_> {
         Devices { dev: &self.dev, names: &self.mem }
@@ -244,15 +254,8 @@ impl Snapshot {
 pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     let (rebuilt, graph) = rebuild(live.store(), records)?;
     crate::memory::verify::graph_agrees(&rebuilt, &graph)?;
-    let facts = |s: &Snapshot| {
-        let mut out = crate::memory::verify::facts(s);
-        crate::devices::verify::facts(&s.dev, &s.mem, &mut out);
-        s.idem.facts(&mut out);
-        out.sort();
-        out
-    };
-    let a = facts(live);
-    let b = facts(&rebuilt);
+    let a = live.facts();
+    let b = rebuilt.facts();
     if a == b {
         return Ok(format!("revision {}, {} items, {} facts agree", live.revision, live.items.len(), a.len()));
     }
@@ -366,14 +369,26 @@ impl Records {
     pub fn decode(raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Self> {
         let mut r = Records::default();
         for (k, v) in raw {
-            if k.as_slice() == META_KEY {
-                r.meta = Some(dec(k, v)?);
-            } else if !r.memory_mut().decode(k, v)? && !r.devices.decode(k, v)? && !r.idempotency.decode(k, v)? {
-                return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k))));
-            }
+            r.decode_one(k, v)?;
         }
-        r.memory_mut().finish();
+        r.finish_decode();
         Ok(r)
+    }
+
+    /// Decodes one raw record into place (an import decodes as it reads); call
+    /// [`Records::finish_decode`] after the last.
+    pub(crate) fn decode_one(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        if k == META_KEY {
+            self.meta = Some(dec(k, v)?);
+        } else if !self.memory_mut().decode(k, v)? && !self.devices.decode(k, v)? && !self.idempotency.decode(k, v)? {
+            return Err(StoreError::Integrity(format!("unknown record `{}`", String::from_utf8_lossy(k))));
+        }
+        Ok(())
+    }
+
+    /// Puts the records in the order a rebuild expects, once every record is decoded.
+    pub(crate) fn finish_decode(&mut self) {
+        self.memory_mut().finish();
     }
 
     /// The memory records, borrowed.

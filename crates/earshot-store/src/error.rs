@@ -131,6 +131,10 @@ pub enum StoreError {
     /// or caller): the write was not applied.
     #[error("`Idempotency-Key` `{0}` was used for a different request; use a fresh key for a new request")]
     IdempotencyKeyReused(String),
+    /// An import's input is not a whole, valid export (line 0: the records as a whole); nothing
+    /// of it was kept.
+    #[error("the import was refused at line {line}: {message}")]
+    ImportInvalid { line: u64, message: String },
 }
 
 /// Marks a `StoreError::StorageUnavailable` reason as the shared datastore's (see
@@ -203,6 +207,7 @@ impl StoreError {
             E::Search(_) => "search_failure",
             E::InvalidIdempotencyKey => "invalid_idempotency_key",
             E::IdempotencyKeyReused(_) => "idempotency_key_reused",
+            E::ImportInvalid { .. } => "import_invalid",
         }
     }
 

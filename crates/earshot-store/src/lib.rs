@@ -13,6 +13,7 @@ mod context;
 pub mod devices;
 pub mod durable;
 pub mod error;
+pub mod export;
 mod handle;
 pub mod idempotency;
 pub mod kernel;
@@ -52,6 +53,8 @@ pub struct Earshot {
     config: Config,
     stores: DashMap<String, Arc<StoreHandle>>,
     create_lock: Mutex<()>,
+    /// Ids being imported: created by no one else until the import ends (see `import_store`).
+    importing: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Earshot {
@@ -73,7 +76,14 @@ impl Earshot {
     /// Starts every store found in `backend`, rebuilding each projection from its records
     /// (none when `config.load_on_first_use`: each is then started by its first use).
     pub fn open_with(backend: Arc<dyn Backend>, clock: Arc<dyn Clock>, config: Config) -> Result<Self> {
-        let e = Earshot { backend, clock, config, stores: DashMap::new(), create_lock: Mutex::new(()) };
+        let e = Earshot {
+            backend,
+            clock,
+            config,
+            stores: DashMap::new(),
+            create_lock: Mutex::new(()),
+            importing: Mutex::default(),
+        };
         if e.config.load_on_first_use {
             return Ok(e);
         }
@@ -113,7 +123,7 @@ impl Earshot {
             Some(v) => Some(dec(META_KEY, &v)?),
             None => None,
         };
-        if self.stores.contains_key(id) || existing.is_some() {
+        if self.stores.contains_key(id) || existing.is_some() || lock(&self.importing).contains(id) {
             if existing.is_some_and(|m| m.name == name) {
                 return Ok(created_store(id));
             }
@@ -146,6 +156,35 @@ impl Earshot {
         let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
         self.stores.insert(id.to_string(), h);
         Ok(created_store(id))
+    }
+
+    /// A streaming export of a store's durable records at its current revision
+    /// ([`export`](crate::export) has the format).
+    pub fn export(&self, id: &str) -> Result<export::Export> {
+        // Exists here (or, on a shared datastore, anywhere): the same answer as every read.
+        self.store(id)?;
+        export::Export::open(self.backend.clone(), id)
+    }
+
+    /// Imports an export as the new store `id` and starts it. Refused with `StoreExists` when
+    /// the store exists or is being imported, `ImportInvalid` when the input is not a whole,
+    /// valid export; a refused import leaves nothing behind.
+    pub fn import_store(&self, id: &str, input: &mut dyn std::io::BufRead) -> Result<export::Imported> {
+        error::check_id("store", id)?;
+        {
+            let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+            if self.stores.contains_key(id) || !lock(&self.importing).insert(id.to_string()) {
+                return Err(StoreError::StoreExists(id.to_string()));
+            }
+        }
+        let result = export::import(&*self.backend, id, input, self.clock.now_ms()).and_then(|(imported, records)| {
+            let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
+            self.stores.insert(id.to_string(), h);
+            Ok(imported)
+        });
+        lock(&self.importing).remove(id);
+        result
     }
 
     /// A store already running in this process, without starting one (no I/O).
@@ -232,7 +271,8 @@ impl Earshot {
         // Asking the backend about a store that never existed would open (create) an empty
         // tree on sled, so it is asked only when a store may exist without running here.
         let exists = self.stores.contains_key(id) || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
-        if !exists {
+        // A store being imported does not exist yet; its import cleans up after itself.
+        if !exists || lock(&self.importing).contains(id) {
             return Err(StoreError::StoreNotFound(id.to_string()));
         }
         if let Some((_, h)) = self.stores.remove(id) {
@@ -299,6 +339,10 @@ fn created_store(id: &str) -> WriteOutcome {
         token: token::encode(id, 1),
         ..Default::default()
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A fresh random identifier (UUID v4), for items, grants and attempts created without one.

@@ -3,7 +3,8 @@
 //! `schema check|apply` validates or loads a relation schema; `demo fridges` runs the
 //! four-fridges demonstration; `eval` reproduces the paper's retrieval evaluation (logic in
 //! `earshot-eval`); `validate` runs scenario files of expected decisions (logic in
-//! `earshot::validate`).
+//! `earshot::validate`); `check`, `lookup`, `authorize`, `grant`, `revoke`, `tuples`, `watch`,
+//! `export` and `import` are the command-line client (`earshot::client`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use earshot::client;
 use earshot::config::{ServeArgs, ServeConfig, DEFAULT_LOG_FILTER};
 use earshot_api::{AppState, Auth, TokenConfig};
 use earshot_store::Config;
@@ -58,6 +60,24 @@ enum Cmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Check one item against a container on a running service (`POST …/check`).
+    Check(client::CheckArgs),
+    /// The items a container may see, on a running service (`POST …/lookup`).
+    Lookup(client::LookupArgs),
+    /// Decide a device read on a running service (`POST …/authorize`).
+    Authorize(client::AuthorizeArgs),
+    /// Grant an item to an exact audience on a running service.
+    Grant(client::GrantArgs),
+    /// Revoke a grant, a relation edge or a capability on a running service.
+    Revoke(client::RevokeArgs),
+    /// Read relationship tuples by filter on a running service (`GET …/relationships`).
+    Tuples(client::TuplesArgs),
+    /// Stream a store's changes from a running service as NDJSON (`GET …/watch`).
+    Watch(client::WatchArgs),
+    /// Export a store as NDJSON, through the service or offline (`--data`, `--datastore`).
+    Export(client::ExportArgs),
+    /// Import an export as a new store, through the service or offline.
+    Import(client::ImportArgs),
 }
 
 #[derive(Subcommand)]
@@ -158,6 +178,15 @@ fn run() -> anyhow::Result<()> {
                 Err(summary.into())
             }
         }
+        Cmd::Check(a) => client::check(&a),
+        Cmd::Lookup(a) => client::lookup(&a),
+        Cmd::Authorize(a) => client::authorize(&a),
+        Cmd::Grant(a) => client::grant(&a),
+        Cmd::Revoke(a) => client::revoke(&a),
+        Cmd::Tuples(a) => client::tuples(&a),
+        Cmd::Watch(a) => client::watch(&a),
+        Cmd::Export(a) => client::export(&a),
+        Cmd::Import(a) => client::import(&a),
         Cmd::Schema(SchemaCmd::Check { file }) => schema_check(&file),
         Cmd::Schema(SchemaCmd::Apply { file, store, url, token }) => {
             schema_apply(&file, &store, &url, token.as_deref())

@@ -920,6 +920,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stores/{store}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Export the whole store as NDJSON
+         * @description Needs the `admin` scope on the store. Streams every durable record of the store at its current revision: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a fresh log at the exported revision. A commit to the store while the export runs would mix two revisions, so it fails the export instead: the stream then ends with one line in the error shape (`write_conflict`, safe to retry) in place of the end line, and an import refuses it. Feed the body to `POST /v1/stores/{store}/import` (or `earshot import`).
+         */
+        get: operations["exportStore"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a store from an export
+         * @description Needs the `admin` scope on every store (it creates one). The body is an export (`GET /v1/stores/{store}/export`), streamed, up to 4 GiB (this route only; larger stores are imported offline with `earshot import --data`); it must be read within the server's `request_timeout_ms`. Every record is decoded as it arrives and the whole is checked as a start-up checks a store (audience digests, references, provenance, schema, delegation), plus key order, each record at its own key, content only for items and nothing after the header's revision. The store appears atomically at the end, at the exported revision, with a fresh revision log; a refused import leaves nothing behind. Idempotency answers keep working: their tokens are re-issued for the new store.
+         */
+        post: operations["importStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1322,7 +1368,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1841,6 +1887,44 @@ export interface components {
             revision: number;
             token: components["schemas"]["Token"];
             latest_revision?: number;
+        };
+        /** @description The first line of an export: the store's revision record. */
+        ExportHeader: {
+            /**
+             * @description The format version.
+             * @enum {integer}
+             */
+            earshot_export: 1;
+            store: components["schemas"]["Id"];
+            revision: number;
+            name?: string;
+            created_at_ms: number;
+            committed_at_ms?: number;
+        };
+        /** @description One durable record. `key` is the record's id (for `identity`, `transport` NUL `identifier`; for `schema`, empty); `value` is the record as the datastore holds it (schema/records.md). */
+        ExportRecord: {
+            /** @enum {string} */
+            kind: "audience" | "content" | "device" | "grant" | "item_digest" | "item" | "capability" | "participant" | "idempotency_key" | "relation" | "schema" | "identity";
+            key: string;
+            value: Record<string, never>;
+        };
+        /** @description The last line of a complete export. */
+        ExportEnd: {
+            earshot_export_end: {
+                records: number;
+                revision: number;
+            };
+        };
+        ImportOutcome: {
+            /** @enum {string} */
+            outcome: "created";
+            ids: components["schemas"]["Id"][];
+            store: components["schemas"]["Id"];
+            /** @description The store the export was taken from. */
+            from: string;
+            records: number;
+            revision: number;
+            token: components["schemas"]["Token"];
         };
     };
     responses: never;
@@ -6440,6 +6524,191 @@ export interface operations {
             };
             /** @description Unavailable: `consistency_timeout`. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ExportHeader"] | components["schemas"]["ExportRecord"] | components["schemas"]["ExportEnd"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad request: `invalid_path`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOutcome"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_id`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `store_exists` (the store exists or is being imported); `write_conflict` (another replica created it first; not applied). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload too large: `body_too_large` (over 4 GiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `import_invalid` (`details.line` names the line, 0 for the records as a whole; nothing was kept). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve). */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -48,12 +48,21 @@ from .error_error import ErrorError
 from .error_error_code import ErrorErrorCode
 from .error_error_details import ErrorErrorDetails
 from .expand_response import ExpandResponse
+from .export_end import ExportEnd
+from .export_end_earshot_export_end import ExportEndEarshotExportEnd
+from .export_header import ExportHeader
+from .export_header_earshot_export import ExportHeaderEarshotExport
+from .export_record import ExportRecord
+from .export_record_kind import ExportRecordKind
+from .export_record_value import ExportRecordValue
 from .grant_page import GrantPage
 from .grant_view import GrantView
 from .health import Health
 from .identity import Identity
 from .identity_page import IdentityPage
 from .identity_view import IdentityView
+from .import_outcome import ImportOutcome
+from .import_outcome_outcome import ImportOutcomeOutcome
 from .item_page import ItemPage
 from .item_summary import ItemSummary
 from .item_view import ItemView
@@ -173,12 +182,21 @@ __all__ = (
     "ErrorErrorCode",
     "ErrorErrorDetails",
     "ExpandResponse",
+    "ExportEnd",
+    "ExportEndEarshotExportEnd",
+    "ExportHeader",
+    "ExportHeaderEarshotExport",
+    "ExportRecord",
+    "ExportRecordKind",
+    "ExportRecordValue",
     "GrantPage",
     "GrantView",
     "Health",
     "Identity",
     "IdentityPage",
     "IdentityView",
+    "ImportOutcome",
+    "ImportOutcomeOutcome",
     "ItemPage",
     "ItemSummary",
     "ItemView",

@@ -21,6 +21,7 @@ class ErrorErrorCode(StrEnum):
     GRANT_ALREADY_REVOKED = "grant_already_revoked"
     GRANT_NOT_FOUND = "grant_not_found"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    IMPORT_INVALID = "import_invalid"
     INSUFFICIENT_STORAGE = "insufficient_storage"
     INTEGRITY_FAILURE = "integrity_failure"
     INTERNAL_ERROR = "internal_error"

@@ -207,7 +207,7 @@ impl Apply<'_> {
                 self.snap.auds.set(aid as usize, retired);
             }
             None => {
-                let rec = AudRec { kind, members: Members::Only(Arc::from(rest)), digest, live: true };
+                let rec = AudRec { kind, members: Members::Only(rest.into()), digest, live: true };
                 self.snap.auds.set(aid as usize, rec);
                 self.snap.aud_by_digest.insert(digest, aid);
                 // Items and grants keep `aid` but their durable records name the digest.
@@ -246,7 +246,7 @@ impl Apply<'_> {
         let (kind, digest) = self.digest_of(&members)?;
         if let Some(&aid) = self.snap.aud_by_digest.get(&digest) {
             let rec = self.snap.aud(aid).ok_or_else(|| integrity(format!("audience {aid} missing")))?;
-            if rec.kind != kind || rec.members != Members::Only(Arc::from(members.as_slice())) {
+            if rec.kind != kind || rec.members != Members::Only(members.as_slice().into()) {
                 return Err(integrity(format!("audience digest {digest} collides with different members")));
             }
             return Ok(aid);
@@ -257,7 +257,7 @@ impl Apply<'_> {
             set.insert(aid);
             self.snap.part_auds.insert(*p, set);
         }
-        self.snap.auds.push_back(AudRec { kind, members: Members::Only(Arc::from(members)), digest, live: true });
+        self.snap.auds.push_back(AudRec { kind, members: Members::Only(members.into()), digest, live: true });
         self.snap.aud_by_digest.insert(digest, aid);
         self.dirty.audiences.push(aid);
         Ok(aid)
@@ -322,8 +322,7 @@ impl Apply<'_> {
             created_rev: self.snap.revision + 1,
             created_at_ms: self.now_ms,
         });
-        let items = &self.snap.items;
-        self.snap.iids.insert(name, iid, |i| items.get(i as usize).map(|r| &*r.name));
+        self.snap.iids.insert(name, iid);
         let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
         posting.push(iid);
         self.snap.aud_items.insert(aud, posting);
@@ -653,7 +652,7 @@ impl Apply<'_> {
             let same = g.is_live(self.now_ms)
                 && g.expires_at_ms == expires
                 && g.reason.as_deref() == reason
-                && self.snap.aud(g.aud).is_some_and(|a| a.members == Members::Only(Arc::from(members)));
+                && self.snap.aud(g.aud).is_some_and(|a| a.members == Members::Only(members.into()));
             same.then(|| g.name.to_string())
         })
     }

@@ -247,6 +247,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     let mut parts: Vec<&ParticipantRecord> = r.participants.iter().collect();
     parts.sort_by(|a, b| a.id.cmp(&b.id));
     let mut pid_by_name: FxHashMap<&str, Pid> = FxHashMap::default();
+    let mut pid_names: HashMap<Arc<str>, Pid, FxBuildHasher> = HashMap::default();
     for p in parts {
         let pid = s.parts.len() as Pid;
         let name: Arc<str> = Arc::from(p.id.as_str());
@@ -255,11 +256,12 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             kind: p.kind,
             display: p.name.as_deref().map(Arc::from),
         }));
-        s.pids.insert(name, pid);
+        pid_names.insert(name, pid);
         if pid_by_name.insert(p.id.as_str(), pid).is_some() {
             return Err(bad(format!("participant `{}` stored twice", p.id)));
         }
     }
+    s.pids = NameMap::from_base(pid_names);
     let pid_of =
         |n: &str| pid_by_name.get(n).copied().ok_or_else(|| bad(format!("unknown participant `{n}` in records")));
     let public_hex = s.aud(PUBLIC_AID).map(|a| a.digest.to_hex()).unwrap_or_default();
@@ -291,7 +293,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
                 list.push(aid);
             }
         }
-        s.auds.push_back(AudRec { kind: a.kind, members: Members::Only(Arc::from(members)), digest, live: true });
+        s.auds.push_back(AudRec { kind: a.kind, members: Members::Only(members.into()), digest, live: true });
         s.aud_by_digest.insert(digest, aid);
         if aid_by_hex.insert(a.digest.as_str(), aid).is_some() {
             return Err(bad(format!("audience {digest} stored twice")));

@@ -35,13 +35,30 @@ impl<V: Clone> NameMap<V> {
         NameMap { base: Arc::new(base), overlay: Map::default() }
     }
 
+    /// The base is asked first: a name is in the base or in the overlay, never in both
+    /// (`insert` takes absent names, `remove` takes a name out of the one that holds it), so a
+    /// lookup pays for the persistent overlay only when the base lacks the name.
     pub fn get(&self, name: &str) -> Option<&V> {
-        if !self.overlay.is_empty() {
-            if let Some(v) = self.overlay.get(name) {
-                return Some(v);
-            }
+        if let Some(v) = self.base.get(name) {
+            return Some(v);
         }
-        self.base.get(name)
+        if self.overlay.is_empty() {
+            return None;
+        }
+        self.overlay.get(name)
+    }
+
+    /// Removes a name. A name in the base costs a copy of the base (removals are rare: a
+    /// participant's removal).
+    pub fn remove(&mut self, name: &str) {
+        if self.overlay.remove(name).is_none() && self.base.contains_key(name) {
+            Arc::make_mut(&mut self.base).remove(name);
+        }
+    }
+
+    /// Every entry, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &V)> + '_ {
+        self.base.iter().chain(self.overlay.iter())
     }
 
     /// Inserts a name that is not yet present (callers check first).
@@ -56,53 +73,113 @@ impl<V: Clone> NameMap<V> {
 }
 
 /// Item name → item id, storing only the ids: names are read back from the items themselves
-/// (through `name_of`), so a million entries cost about 10 bytes each instead of a key copy.
+/// (through `name_of`), so a million entries cost about 16 bytes each instead of a key copy.
 /// Like [`NameMap`], a flat shared base plus a persistent overlay that is folded in.
+///
+/// The base is an open-addressing table of `u64` slots, each holding 32 bits of the name's
+/// hash next to the id, probed linearly: a lookup reads one slot line (a single cache miss
+/// when cold, where a SwissTable reads its control bytes and then its slot) and compares a
+/// name only when the stored hash bits match. Names are never removed, so the base is asked
+/// first and the overlay (names added since the last fold) only when the base lacks the name.
 #[derive(Clone, Default)]
 pub(crate) struct IdTable {
-    base: Arc<hashbrown::HashTable<u32>>,
+    base: Arc<[u64]>,
+    /// Ids in the base.
+    base_len: usize,
     overlay: Map<Arc<str>, u32>,
 }
 
 fn name_hash(name: &str) -> u64 {
     use std::hash::BuildHasher;
-    FxBuildHasher.hash_one(name)
+    // FxHash, then a final mix (murmur3's), so both the low bits (the slot) and the high bits
+    // (the stored tag) depend on the whole name.
+    let mut h = FxBuildHasher.hash_one(name);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
 }
+
+/// The high half of a slot: bits 32–62 of the hash with the top bit set, so no slot is 0
+/// (empty). A slot's home position is taken from the same bits, so a fold rehashes the base
+/// from its slots alone, without reading a name.
+fn slot_tag(h: u64) -> u64 {
+    (h | (1 << 63)) & !0xffff_ffff
+}
+
+fn home(tag: u64, mask: usize) -> usize {
+    (tag >> 32) as usize & mask
+}
+
+/// Builds a base table from `(tag, id)` pairs.
+fn build_slots(entries: impl ExactSizeIterator<Item = (u64, u32)>) -> (Arc<[u64]>, usize) {
+    let len = entries.len();
+    // Load factor at most 3/4 (at most 1/2 right after a power of two is passed); the mask
+    // stays below 2^31, the bits a tag holds.
+    let cap = (len + len / 3 + 1).next_power_of_two();
+    let mask = cap - 1;
+    let mut slots = vec![0u64; cap];
+    for (tag, id) in entries {
+        let mut i = home(tag, mask);
+        while slots.get(i).is_some_and(|s| *s != 0) {
+            i = (i + 1) & mask;
+        }
+        if let Some(s) = slots.get_mut(i) {
+            *s = tag | u64::from(id);
+        }
+    }
+    (Arc::from(slots), len)
+}
+
+/// Folds of the overlay into the base happen when it holds more than this share of the base.
+const ID_FOLD_DIVISOR: usize = 8;
 
 impl IdTable {
     /// A table holding `ids`, whose names `name_of` gives.
     pub fn from_ids<'a>(ids: impl ExactSizeIterator<Item = u32>, name_of: impl Fn(u32) -> Option<&'a str>) -> Self {
-        let mut table = hashbrown::HashTable::with_capacity(ids.len());
-        for id in ids {
-            let h = name_hash(name_of(id).unwrap_or_default());
-            table.insert_unique(h, id, |x| name_hash(name_of(*x).unwrap_or_default()));
+        let (base, base_len) = build_slots(ids.map(|id| (slot_tag(name_hash(name_of(id).unwrap_or_default())), id)));
+        IdTable { base, base_len, overlay: Map::default() }
+    }
+
+    fn base_get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
+        if self.base.is_empty() {
+            return None;
         }
-        IdTable { base: Arc::new(table), overlay: Map::default() }
+        let tag = slot_tag(name_hash(name));
+        let mask = self.base.len() - 1;
+        let mut i = home(tag, mask);
+        loop {
+            let slot = *self.base.get(i)?;
+            if slot == 0 {
+                return None;
+            }
+            let id = slot as u32;
+            if slot & !0xffff_ffff == tag && name_of(id) == Some(name) {
+                return Some(id);
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
-        if !self.overlay.is_empty() {
-            if let Some(v) = self.overlay.get(name) {
-                return Some(*v);
-            }
+        if let Some(id) = self.base_get(name, name_of) {
+            return Some(id);
         }
-        self.base.find(name_hash(name), |id| name_of(*id) == Some(name)).copied()
+        if self.overlay.is_empty() {
+            return None;
+        }
+        self.overlay.get(name).copied()
     }
 
-    /// Inserts a name that is not yet present (callers check first); `name_of` must know every
-    /// id already in the table, for when the overlay is folded into a new base.
-    pub fn insert<'a>(&mut self, name: Arc<str>, id: u32, name_of: impl Fn(u32) -> Option<&'a str>) {
+    /// Inserts a name that is not yet present (callers check first). A fold needs no names:
+    /// the base's slots carry their hash bits.
+    pub fn insert(&mut self, name: Arc<str>, id: u32) {
         self.overlay.insert(name, id);
-        if self.overlay.len() > FOLD_MIN.max(self.base.len() / 4) {
-            let mut table = hashbrown::HashTable::with_capacity(self.base.len() + self.overlay.len());
-            let rehash = |x: &u32| name_hash(name_of(*x).unwrap_or_default());
-            for id in self.base.iter() {
-                table.insert_unique(rehash(id), *id, rehash);
-            }
-            for (name, id) in std::mem::take(&mut self.overlay) {
-                table.insert_unique(name_hash(&name), id, rehash);
-            }
-            self.base = Arc::new(table);
+        if self.overlay.len() > FOLD_MIN.max(self.base_len / ID_FOLD_DIVISOR) {
+            let overlay = std::mem::take(&mut self.overlay);
+            let base = self.base.iter().filter(|s| **s != 0).map(|s| (s & !0xffff_ffff, *s as u32));
+            let added = overlay.iter().map(|(n, id)| (slot_tag(name_hash(n)), *id));
+            let entries: Vec<(u64, u32)> = base.chain(added).collect();
+            (self.base, self.base_len) = build_slots(entries.into_iter());
         }
     }
 }
@@ -250,7 +327,7 @@ mod tests {
         let name_of = |i: u32| names.get(i as usize).map(String::as_str);
         let mut t = IdTable::from_ids(0..100u32, name_of);
         for i in 100..10_000u32 {
-            t.insert(Arc::from(names[i as usize].as_str()), i, name_of);
+            t.insert(Arc::from(names[i as usize].as_str()), i);
         }
         assert!((0..10_000u32).all(|i| t.get(&names[i as usize], name_of) == Some(i)));
         assert_eq!(t.get("item-10000", name_of), None);

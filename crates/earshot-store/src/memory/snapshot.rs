@@ -37,8 +37,58 @@ pub(crate) struct PartRec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Members {
     Everyone,
-    Only(Arc<[Pid]>),
+    Only(MemberList),
 }
+
+/// Audiences of at most this many members keep them inline in their record (most audiences
+/// have 1–5), so a check reads the record and its members in one place: one cache miss
+/// fewer for a cold check (BENCHMARKS.md, issue 12). It also keeps `AudRec` at 64 bytes.
+const INLINE_MEMBERS: usize = 5;
+
+/// A sorted member list: inline when short, else a shared slice.
+#[derive(Debug, Clone)]
+pub(crate) enum MemberList {
+    Inline { len: u8, ids: [Pid; INLINE_MEMBERS] },
+    Shared(Arc<[Pid]>),
+}
+
+impl std::ops::Deref for MemberList {
+    type Target = [Pid];
+    fn deref(&self) -> &[Pid] {
+        match self {
+            MemberList::Inline { len, ids } => ids.get(..usize::from(*len)).unwrap_or(ids),
+            MemberList::Shared(m) => m,
+        }
+    }
+}
+
+impl From<&[Pid]> for MemberList {
+    fn from(m: &[Pid]) -> Self {
+        if m.len() <= INLINE_MEMBERS {
+            let mut ids = [0; INLINE_MEMBERS];
+            for (slot, p) in ids.iter_mut().zip(m) {
+                *slot = *p;
+            }
+            MemberList::Inline { len: m.len() as u8, ids }
+        } else {
+            MemberList::Shared(Arc::from(m))
+        }
+    }
+}
+
+impl From<Vec<Pid>> for MemberList {
+    fn from(m: Vec<Pid>) -> Self {
+        MemberList::from(m.as_slice())
+    }
+}
+
+impl PartialEq for MemberList {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for MemberList {}
 
 #[derive(Debug, Clone)]
 pub(crate) struct AudRec {
@@ -129,7 +179,7 @@ pub struct MemorySnapshot {
     pub(crate) store: Arc<str>,
     pub(crate) revision: u64,
     pub(crate) committed_at_ms: i64,
-    pub(crate) pids: Map<Arc<str>, Pid>,
+    pub(crate) pids: NameMap<Pid>,
     pub(crate) parts: Vector<Option<PartRec>>,
     /// `transport \0 identifier` → bound participants (more than one: ambiguous).
     pub(crate) idents: Map<Arc<str>, Arc<[Pid]>>,
@@ -159,7 +209,7 @@ impl MemorySnapshot {
             store: Arc::from(store),
             revision: 0,
             committed_at_ms: 0,
-            pids: Map::default(),
+            pids: NameMap::default(),
             parts: Vector::new(),
             idents: Map::default(),
             auds: ChunkedVec::new(),
@@ -267,5 +317,17 @@ mod tests {
     fn an_item_record_fits_in_64_bytes() {
         // The per-item memory budget (BENCHMARKS.md) depends on it.
         assert!(std::mem::size_of::<ItemRec>() <= 64, "{}", std::mem::size_of::<ItemRec>());
+    }
+
+    #[test]
+    fn short_member_lists_are_inline_and_compare_by_content() {
+        assert!(std::mem::size_of::<AudRec>() <= 64, "{}", std::mem::size_of::<AudRec>());
+        for n in 0..9u32 {
+            let v: Vec<Pid> = (0..n).map(|p| p * 3).collect();
+            let m = MemberList::from(v.as_slice());
+            assert_eq!((&*m, matches!(m, MemberList::Inline { .. })), (v.as_slice(), n as usize <= INLINE_MEMBERS));
+            assert_eq!(m, MemberList::Shared(Arc::from(v.as_slice())));
+        }
+        assert_ne!(MemberList::from(vec![1, 2]), MemberList::from(vec![1, 3]));
     }
 }

@@ -1,0 +1,376 @@
+//! The peer benchmark: Earshot against Cedar (`cedar-policy` 4) on one generated workload,
+//! interleaved in one run, every decision of both checked against the generator's answer.
+//!
+//! Workload, per size (1k, 100k, 1M items by default): participants `items / 100` (at least
+//! 10), ten audiences per participant as owner, each of 1–5 participants (the owner and up to
+//! four others, drawn uniformly); every item has one origin audience (uniform over all
+//! audiences; the item's owner is the audience's owner), and a tenth of the items carry one
+//! grant to another audience of the same owner. A query is one viewer and one uniformly random
+//! item; half the viewers are drawn from the item's authorized audiences (so about half the
+//! answers are allows), half from all participants.
+//!
+//! Earshot: a container whose owner is the viewer (`V = {viewer}`), checked by name
+//! (`latest` + `resolve_container` + `check`, the service's path minus HTTP) and pre-resolved
+//! (`check_iid` with the interned viewer). Cedar: participants are `User`s whose parents are the
+//! `Audience`s they belong to; items are `Item`s with an `origin` audience and a `grants` set;
+//! one policy, `principal in resource.origin || principal in resource.grants`. By name builds
+//! the `EntityUid`s and the `Request` in the call; pre-resolved reuses a built `Request`.
+//!
+//! Run with `cargo bench -p earshot-benches --features peer --bench peer`. Sizes from
+//! `EARSHOT_PEER_SIZES` (comma-separated), calls per variant and size from
+//! `EARSHOT_PEER_CALLS` (default 100,000).
+
+use std::collections::{HashMap, HashSet};
+use std::hint::black_box;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cedar_policy::{
+    Authorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName, EntityUid, PolicySet,
+    Request, RestrictedExpression,
+};
+use earshot_benches::{import, quantile, MemBackend, XorShift, NOW_MS, STORE, T0_MS};
+use earshot_core::{AudienceDigest, AudienceKind, State, Viewers};
+use earshot_store::durable::{AudienceRecord, GrantRecord, ItemRecord, MetaRecord, ParticipantRecord};
+use earshot_store::model::{ContainerInput, ParticipantKind, ViewersInput};
+use earshot_store::{Config, Earshot, ManualClock, Records, StoreHandle};
+
+/// Audiences each participant owns.
+const AUDS_PER_OWNER: usize = 10;
+
+/// One generated workload with its expected answers.
+struct Workload {
+    participants: usize,
+    /// Sorted member pids of each audience; audience `a` belongs to owner `a / AUDS_PER_OWNER`.
+    audiences: Vec<Vec<u32>>,
+    /// Origin audience and optional grant audience of each item.
+    items: Vec<(u32, Option<u32>)>,
+    /// (viewer, item, expected admission).
+    queries: Vec<(u32, u32, bool)>,
+}
+
+fn pname(p: u32) -> String {
+    format!("u{p:06}")
+}
+
+fn iname(i: u32) -> String {
+    format!("i{i:07}")
+}
+
+fn aname(a: u32) -> String {
+    format!("a{a:07}")
+}
+
+fn generate(items: usize, calls: usize, seed: u64) -> Workload {
+    let mut rng = XorShift::new(seed);
+    let participants = (items / 100).max(10);
+    let mut audiences = Vec::with_capacity(participants * AUDS_PER_OWNER);
+    for owner in 0..participants as u32 {
+        let mut seen: HashSet<Vec<u32>> = HashSet::new();
+        while seen.len() < AUDS_PER_OWNER {
+            let size = 1 + rng.below(5);
+            let mut m = vec![owner];
+            while m.len() < size {
+                let p = rng.below(participants) as u32;
+                if !m.contains(&p) {
+                    m.push(p);
+                }
+            }
+            m.sort_unstable();
+            if seen.insert(m.clone()) {
+                audiences.push(m);
+            }
+        }
+    }
+    let items: Vec<(u32, Option<u32>)> = (0..items)
+        .map(|_| {
+            let origin = rng.below(audiences.len()) as u32;
+            let grant = (rng.below(10) == 0).then(|| {
+                let base = origin - origin % AUDS_PER_OWNER as u32;
+                base + ((origin - base) + 1 + rng.below(AUDS_PER_OWNER - 1) as u32) % AUDS_PER_OWNER as u32
+            });
+            (origin, grant)
+        })
+        .collect();
+    let queries = (0..calls)
+        .map(|_| {
+            let item = rng.below(items.len()) as u32;
+            let (origin, grant) = items[item as usize];
+            let viewer = if rng.below(2) == 0 {
+                let a = match grant {
+                    Some(g) if rng.below(2) == 0 => g,
+                    _ => origin,
+                };
+                let m = &audiences[a as usize];
+                m[rng.below(m.len())]
+            } else {
+                rng.below(participants) as u32
+            };
+            let inside = |a: u32| audiences[a as usize].binary_search(&viewer).is_ok();
+            (viewer, item, inside(origin) || grant.is_some_and(inside))
+        })
+        .collect();
+    Workload { participants, audiences, items, queries }
+}
+
+/// The workload as Earshot records, opened from an in-memory backend (the start-up rebuild).
+fn earshot_store(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
+    let digest = |m: &[u32]| {
+        let names: Vec<String> = m.iter().map(|&p| pname(p)).collect();
+        let kind = AudienceKind::of_members(names.len());
+        (kind, names.clone(), AudienceDigest::compute(kind, &names).to_hex())
+    };
+    let audiences: Vec<AudienceRecord> = w
+        .audiences
+        .iter()
+        .map(|m| {
+            let (kind, members, digest) = digest(m);
+            AudienceRecord { digest, kind, members }
+        })
+        .collect();
+    let owner = |a: u32| pname(a / AUDS_PER_OWNER as u32);
+    let items: Vec<ItemRecord> = w
+        .items
+        .iter()
+        .enumerate()
+        .map(|(seq, &(origin, _))| ItemRecord {
+            id: iname(seq as u32),
+            seq: seq as u32,
+            owner: owner(origin),
+            audience: audiences[origin as usize].digest.clone(),
+            sources: Vec::new(),
+            state: State::Active,
+            superseded_by: None,
+            created_rev: seq as u64 + 2,
+            created_at_ms: T0_MS + seq as i64,
+        })
+        .collect();
+    let rev0 = items.len() as u64 + 2;
+    let grants: Vec<GrantRecord> = w
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(seq, &(_, g))| g.map(|g| (seq, g)))
+        .enumerate()
+        .map(|(n, (seq, g))| GrantRecord {
+            id: format!("g{n:07}"),
+            seq: n as u32,
+            item: iname(seq as u32),
+            audience: audiences[g as usize].digest.clone(),
+            issuer: "admin".into(),
+            reason: None,
+            created_at_ms: T0_MS + w.items.len() as i64 + n as i64,
+            created_rev: rev0 + n as u64,
+            expires_at_ms: None,
+            revoked: false,
+        })
+        .collect();
+    let records = Records {
+        meta: Some(MetaRecord {
+            id: STORE.into(),
+            name: Some("peer".into()),
+            revision: rev0 + grants.len() as u64,
+            created_at_ms: T0_MS,
+            committed_at_ms: None,
+        }),
+        participants: (0..w.participants as u32)
+            .map(|p| ParticipantRecord { id: pname(p), kind: ParticipantKind::Person, name: None })
+            .collect(),
+        audiences,
+        items,
+        grants,
+        ..Records::default()
+    };
+    let backend = Arc::new(MemBackend::default());
+    import(&*backend, &records).expect("records import");
+    let earshot =
+        Earshot::open_with(backend, Arc::new(ManualClock::new(NOW_MS)), Config::default()).expect("the store opens");
+    let store = earshot.store(STORE).expect("the store runs");
+    (earshot, store)
+}
+
+struct Cedar {
+    policies: PolicySet,
+    entities: Entities,
+    authorizer: Authorizer,
+    user: EntityTypeName,
+    item: EntityTypeName,
+    view: EntityUid,
+}
+
+impl Cedar {
+    fn build(w: &Workload) -> Cedar {
+        let ty = |s: &str| EntityTypeName::from_str(s).expect("type name");
+        let (user, audience, item) = (ty("User"), ty("Audience"), ty("Item"));
+        let uid = |t: &EntityTypeName, id: String| EntityUid::from_type_name_and_id(t.clone(), EntityId::new(id));
+        let mut parents: Vec<HashSet<EntityUid>> = vec![HashSet::new(); w.participants];
+        for (a, m) in w.audiences.iter().enumerate() {
+            for &p in m {
+                parents[p as usize].insert(uid(&audience, aname(a as u32)));
+            }
+        }
+        let mut entities: Vec<Entity> = Vec::with_capacity(w.participants + w.audiences.len() + w.items.len());
+        for (p, ps) in parents.into_iter().enumerate() {
+            entities.push(Entity::new_no_attrs(uid(&user, pname(p as u32)), ps));
+        }
+        for a in 0..w.audiences.len() as u32 {
+            entities.push(Entity::new_no_attrs(uid(&audience, aname(a)), HashSet::new()));
+        }
+        for (i, &(origin, grant)) in w.items.iter().enumerate() {
+            let attrs = HashMap::from([
+                ("origin".to_string(), RestrictedExpression::new_entity_uid(uid(&audience, aname(origin)))),
+                (
+                    "grants".to_string(),
+                    RestrictedExpression::new_set(
+                        grant.map(|g| RestrictedExpression::new_entity_uid(uid(&audience, aname(g)))),
+                    ),
+                ),
+            ]);
+            entities.push(Entity::new(uid(&item, iname(i as u32)), attrs, HashSet::new()).expect("item entity"));
+        }
+        let entities = Entities::from_entities(entities, None).expect("entities");
+        let policies = PolicySet::from_str(
+            r#"permit(principal, action == Action::"view", resource)
+               when { principal in resource.origin || principal in resource.grants };"#,
+        )
+        .expect("policy parses");
+        let view = EntityUid::from_str(r#"Action::"view""#).expect("action");
+        Cedar { policies, entities, authorizer: Authorizer::new(), user, item, view }
+    }
+
+    fn request(&self, viewer: &str, item: &str) -> Request {
+        let p = EntityUid::from_type_name_and_id(self.user.clone(), EntityId::new(viewer));
+        let r = EntityUid::from_type_name_and_id(self.item.clone(), EntityId::new(item));
+        Request::new(p, self.view.clone(), r, Context::empty(), None).expect("request")
+    }
+
+    fn decide(&self, req: &Request) -> bool {
+        self.authorizer.is_authorized(req, &self.policies, &self.entities).decision() == CedarDecision::Allow
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Variant {
+    EarshotByName,
+    CedarByName,
+    EarshotPre,
+    CedarPre,
+}
+
+const VARIANTS: [Variant; 4] = [Variant::EarshotByName, Variant::CedarByName, Variant::EarshotPre, Variant::CedarPre];
+
+fn run_size(items: usize, calls: usize) {
+    let t = Instant::now();
+    let w = generate(items, calls, 0x9ee2_0000 + items as u64);
+    let allows = w.queries.iter().filter(|q| q.2).count();
+    let gen_time = t.elapsed();
+    let t = Instant::now();
+    let (earshot, store) = earshot_store(&w);
+    let earshot_time = t.elapsed();
+    let t = Instant::now();
+    let cedar = Cedar::build(&w);
+    let cedar_time = t.elapsed();
+    eprintln!(
+        "\n{items} items: {} participants, {} audiences, {} grants; {calls} queries ({allows} allows); \
+         generated in {gen_time:.1?}, Earshot opened in {earshot_time:.1?}, Cedar entities built in {cedar_time:.1?}",
+        w.participants,
+        w.audiences.len(),
+        w.items.iter().filter(|i| i.1.is_some()).count(),
+    );
+
+    // Inputs as each path receives them: names for by-name, resolved forms for pre-resolved.
+    let names: Vec<(String, String)> = w.queries.iter().map(|&(v, i, _)| (pname(v), iname(i))).collect();
+    let containers: Vec<ContainerInput> = names
+        .iter()
+        .map(|(v, _)| ContainerInput {
+            owner: v.clone(),
+            viewers: ViewersInput { participants: vec![v.clone()], ..ViewersInput::default() },
+        })
+        .collect();
+    let snap = store.latest();
+    let resolved: Vec<(u32, Viewers<u32>)> = names
+        .iter()
+        .map(|(v, i)| {
+            let pid = snap.participant_id(v).expect("viewer interned");
+            (snap.item_id(i).expect("item interned"), Viewers::Resolved(vec![pid]))
+        })
+        .collect();
+    let requests: Vec<Request> = names.iter().map(|(v, i)| cedar.request(v, i)).collect();
+
+    // Interleaved: rounds over blocks of queries, each block decided by every variant in an
+    // order that rotates per round. Each call is timed alone (the figure includes the clock read).
+    let mut lat: HashMap<Variant, Vec<Duration>> = VARIANTS.iter().map(|v| (*v, Vec::with_capacity(calls))).collect();
+    const BLOCK: usize = 10_000;
+    for (round, start) in (0..calls).step_by(BLOCK).enumerate() {
+        let end = (start + BLOCK).min(calls);
+        for k in 0..VARIANTS.len() {
+            let variant = VARIANTS[(round + k) % VARIANTS.len()];
+            let out = lat.get_mut(&variant).expect("variant");
+            for q in start..end {
+                let t = Instant::now();
+                let allowed = match variant {
+                    Variant::EarshotByName => {
+                        let s = store.latest();
+                        let rc = s.resolve_container(black_box(&containers[q])).expect("resolves");
+                        s.check(black_box(&names[q].1), &rc, NOW_MS).expect("check").admitted
+                    }
+                    Variant::EarshotPre => {
+                        let (iid, viewers) = &resolved[q];
+                        snap.check_iid(black_box(*iid), viewers, NOW_MS).admitted
+                    }
+                    Variant::CedarByName => {
+                        cedar.decide(&cedar.request(black_box(&names[q].0), black_box(&names[q].1)))
+                    }
+                    Variant::CedarPre => cedar.decide(black_box(&requests[q])),
+                };
+                out.push(t.elapsed());
+                let expected = w.queries[q].2;
+                if allowed != expected {
+                    eprintln!("{variant:?} decided {allowed} for query {q} {:?}, expected {expected}", names[q]);
+                    std::process::abort();
+                }
+            }
+        }
+    }
+    let stat = |v: Variant| {
+        let mut l = lat.get(&v).cloned().unwrap_or_default();
+        l.sort_unstable();
+        (quantile(&l, 0.5), quantile(&l, 0.95))
+    };
+    eprintln!(
+        "{:>10} {:>14} {:>12} {:>12} {:>12} {:>12} {:>14}",
+        "items", "path", "Earshot p50", "p95", "Cedar p50", "p95", "Cedar/Earshot"
+    );
+    for (path, e, c) in [
+        ("by name", Variant::EarshotByName, Variant::CedarByName),
+        ("pre-resolved", Variant::EarshotPre, Variant::CedarPre),
+    ] {
+        let (e50, e95) = stat(e);
+        let (c50, c95) = stat(c);
+        eprintln!(
+            "{items:>10} {path:>14} {:>12} {:>12} {:>12} {:>12} {:>13.1}×",
+            format!("{} ns", e50.as_nanos()),
+            format!("{} ns", e95.as_nanos()),
+            format!("{} ns", c50.as_nanos()),
+            format!("{} ns", c95.as_nanos()),
+            c50.as_secs_f64() / e50.as_secs_f64().max(1e-12),
+        );
+    }
+    drop(requests);
+    drop(cedar);
+    earshot.shutdown();
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("EARSHOT_PEER_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().replace('_', "").parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 100_000, 1_000_000]);
+    let calls: usize =
+        std::env::var("EARSHOT_PEER_CALLS").ok().and_then(|v| v.replace('_', "").parse().ok()).unwrap_or(100_000);
+    eprintln!("peer benchmark: Earshot vs Cedar, single-viewer checks, {calls} calls per variant and size");
+    for items in sizes {
+        run_size(items, calls);
+    }
+}

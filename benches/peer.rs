@@ -256,9 +256,20 @@ enum Variant {
     CedarByName,
     EarshotPre,
     CedarPre,
+    /// The parts of Earshot's by-name path, timed alone: `latest` + `resolve_container`, and the
+    /// item's name → id lookup.
+    EarshotResolveOnly,
+    EarshotNameOnly,
 }
 
-const VARIANTS: [Variant; 4] = [Variant::EarshotByName, Variant::CedarByName, Variant::EarshotPre, Variant::CedarPre];
+const VARIANTS: [Variant; 6] = [
+    Variant::EarshotByName,
+    Variant::CedarByName,
+    Variant::EarshotPre,
+    Variant::CedarPre,
+    Variant::EarshotResolveOnly,
+    Variant::EarshotNameOnly,
+];
 
 fn run_size(items: usize, calls: usize) {
     let t = Instant::now();
@@ -323,6 +334,16 @@ fn run_size(items: usize, calls: usize) {
                         cedar.decide(&cedar.request(black_box(&names[q].0), black_box(&names[q].1)))
                     }
                     Variant::CedarPre => cedar.decide(black_box(&requests[q])),
+                    Variant::EarshotResolveOnly => {
+                        let s = store.latest();
+                        let rc = s.resolve_container(black_box(&containers[q])).expect("resolves");
+                        black_box(rc);
+                        w.queries[q].2
+                    }
+                    Variant::EarshotNameOnly => {
+                        black_box(snap.item_id(black_box(&names[q].1)).expect("known item"));
+                        w.queries[q].2
+                    }
                 };
                 out.push(t.elapsed());
                 let expected = w.queries[q].2;
@@ -357,6 +378,15 @@ fn run_size(items: usize, calls: usize) {
             c50.as_secs_f64() / e50.as_secs_f64().max(1e-12),
         );
     }
+    let part = |v: Variant| {
+        let (p50, p95) = stat(v);
+        format!("{} / {} ns", p50.as_nanos(), p95.as_nanos())
+    };
+    eprintln!(
+        "{items:>10} Earshot parts (p50 / p95): latest + resolve_container {}; item name → id {}",
+        part(Variant::EarshotResolveOnly),
+        part(Variant::EarshotNameOnly)
+    );
     drop(requests);
     drop(cedar);
     earshot.shutdown();

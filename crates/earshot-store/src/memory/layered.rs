@@ -141,6 +141,14 @@ impl IdTable {
     }
 
     fn base_get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
+        self.base_find(name, |id| name_of(id).map(|n| (n, ()))).map(|(id, ())| id)
+    }
+
+    /// The id of `name` in the base, with `f`'s value for it. `f` gives a candidate's name and
+    /// a value computed from the same record; the name is compared after `f` has run, so the
+    /// reads `f` makes (a check's audience, say) and the read of the name overlap instead of
+    /// following one another: one dependent cache miss fewer for a cold lookup.
+    pub fn base_find<'a, T>(&self, name: &str, f: impl Fn(u32) -> Option<(&'a str, T)>) -> Option<(u32, T)> {
         if self.base.is_empty() {
             return None;
         }
@@ -153,11 +161,23 @@ impl IdTable {
                 return None;
             }
             let id = slot as u32;
-            if slot & !0xffff_ffff == tag && name_of(id) == Some(name) {
-                return Some(id);
+            if slot & !0xffff_ffff == tag {
+                if let Some((n, v)) = f(id) {
+                    if n == name {
+                        return Some((id, v));
+                    }
+                }
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Ids added since the last fold (not in the base).
+    pub fn overlay_get(&self, name: &str) -> Option<u32> {
+        if self.overlay.is_empty() {
+            return None;
+        }
+        self.overlay.get(name).copied()
     }
 
     pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {

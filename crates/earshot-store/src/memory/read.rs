@@ -12,7 +12,7 @@ use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
     ItemView, LookupPage, UnresolvedReason, ViewersInput,
 };
-use crate::memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
+use crate::memory::snapshot::{Aid, Gid, Iid, ItemRec, MemorySnapshot, Pid};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +101,11 @@ impl MemorySnapshot {
         let Some(item) = self.item(iid) else {
             return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
         };
+        self.check_rec(item, viewers, now_ms)
+    }
+
+    /// Admission of one item record.
+    fn check_rec(&self, item: &ItemRec, viewers: &Viewers<Pid>, now_ms: i64) -> RawDecision {
         let Some(origin) = self.aud(item.aud) else {
             return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
         };
@@ -118,8 +123,23 @@ impl MemorySnapshot {
 
     /// Admission of one item by name; an unknown item is an error.
     pub fn check(&self, item: &str, c: &ResolvedContainer, now_ms: i64) -> Result<DecisionView> {
-        let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
-        Ok(self.decision_view(iid, &self.check_iid(iid, &c.viewers, now_ms)))
+        let (iid, d) =
+            self.check_by_name(item, &c.viewers, now_ms).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
+        Ok(self.decision_view(iid, &d))
+    }
+
+    /// Finds an item by name and decides it in one pass: the decision is made from the
+    /// candidate record before its name is compared, so the cold reads of the name and of the
+    /// audience overlap (`IdTable::base_find`). `None` for an unknown item.
+    fn check_by_name(&self, item: &str, viewers: &Viewers<Pid>, now_ms: i64) -> Option<(Iid, RawDecision)> {
+        let found = self.iids.base_find(item, |id| {
+            let rec = self.item(id)?;
+            Some((&*rec.name, self.check_rec(rec, viewers, now_ms)))
+        });
+        found.or_else(|| {
+            let iid = self.iids.overlay_get(item)?;
+            Some((iid, self.check_iid(iid, viewers, now_ms)))
+        })
     }
 
     /// Admission of many items; unknown items are denied with `denied_unknown_item`.
@@ -129,8 +149,8 @@ impl MemorySnapshot {
         }
         Ok(items
             .iter()
-            .map(|name| match self.iid(name) {
-                Some(iid) => self.decision_view(iid, &self.check_iid(iid, &c.viewers, now_ms)),
+            .map(|name| match self.check_by_name(name, &c.viewers, now_ms) {
+                Some((iid, d)) => self.decision_view(iid, &d),
                 None => DecisionView {
                     item: name.clone(),
                     admitted: false,

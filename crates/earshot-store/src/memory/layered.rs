@@ -379,5 +379,11 @@ mod tests {
         m.insert(Arc::from("late"), 99);
         assert!((0..10_000u32).all(|i| m.get(&format!("n{i}")) == Some(&i)));
         assert_eq!((m.get("late"), snapshot.get("late"), snapshot.get("n9999")), (Some(&99), None, Some(&9999)));
+        // Removal from the base and from the overlay; a removed name can come back.
+        m.remove("n5");
+        m.remove("late");
+        assert_eq!((m.get("n5"), m.get("late"), snapshot.get("n5")), (None, None, Some(&5)));
+        m.insert(Arc::from("n5"), 7);
+        assert_eq!((m.get("n5"), m.iter().count(), snapshot.iter().count()), (Some(&7), 10_000, 10_000));
     }
 }

@@ -348,9 +348,10 @@ const STORE_VARIANTS: usize = 58;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and
-/// `request_timeout` (added by the server around the router; triggered in `hostile.rs`) is
-/// triggered over HTTP in `api_error_codes_are_what_the_router_answers`.
-const API_CODES: [(&str, u16); 12] = [
+/// `request_timeout` (added by the server around the router; triggered in `hostile.rs`) and
+/// `body_timeout` (an import body that stalls; triggered in `export.rs`) is triggered over HTTP
+/// in `api_error_codes_are_what_the_router_answers`.
+const API_CODES: [(&str, u16); 13] = [
     ("unauthenticated", 401),
     ("forbidden", 403),
     ("route_not_found", 404),
@@ -362,6 +363,7 @@ const API_CODES: [(&str, u16); 12] = [
     ("invalid_path", 400),
     ("internal_error", 500),
     ("request_timeout", 503),
+    ("body_timeout", 408),
     ("confirmation_required", 400),
 ];
 

@@ -158,12 +158,12 @@ impl Earshot {
         Ok(created_store(id))
     }
 
-    /// A streaming export of a store's durable records at its current revision
-    /// ([`export`](crate::export) has the format).
+    /// A streaming export of a store's durable records at its current revision, which writes
+    /// made meanwhile do not change ([`export`](crate::export) has the format).
     pub fn export(&self, id: &str) -> Result<export::Export> {
         // Exists here (or, on a shared datastore, anywhere): the same answer as every read.
-        self.store(id)?;
-        export::Export::open(self.backend.clone(), id)
+        let h = self.store(id)?;
+        export::Export::pinned(h.pin_records(export::exported_key))
     }
 
     /// Imports an export as the new store `id` and starts it. Refused with `StoreExists` when

@@ -127,8 +127,10 @@ from .viewer_subsets_response import ViewerSubsetsResponse
 from .viewer_subsets_source import ViewerSubsetsSource
 from .viewers import Viewers
 from .viewers_request import ViewersRequest
-from .watch_event_type_0_change import WatchEventType0Change
-from .watch_event_type_1_heartbeat import WatchEventType1Heartbeat
+from .watch_change import WatchChange
+from .watch_change_change import WatchChangeChange
+from .watch_heartbeat import WatchHeartbeat
+from .watch_heartbeat_heartbeat import WatchHeartbeatHeartbeat
 from .write_outcome import WriteOutcome
 from .write_outcome_outcome import WriteOutcomeOutcome
 from .write_outcome_reason import WriteOutcomeReason
@@ -261,8 +263,10 @@ __all__ = (
     "ViewerSubsets",
     "ViewerSubsetsResponse",
     "ViewerSubsetsSource",
-    "WatchEventType0Change",
-    "WatchEventType1Heartbeat",
+    "WatchChange",
+    "WatchChangeChange",
+    "WatchHeartbeat",
+    "WatchHeartbeatHeartbeat",
     "WriteOutcome",
     "WriteOutcomeOutcome",
     "WriteOutcomeReason",

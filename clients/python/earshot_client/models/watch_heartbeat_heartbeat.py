@@ -6,11 +6,11 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="WatchEventType1Heartbeat")
+T = TypeVar("T", bound="WatchHeartbeatHeartbeat")
 
 
 @_attrs_define
-class WatchEventType1Heartbeat:
+class WatchHeartbeatHeartbeat:
     """
     Attributes:
         revision (int):
@@ -46,13 +46,13 @@ class WatchEventType1Heartbeat:
 
         token = d.pop("token")
 
-        watch_event_type_1_heartbeat = cls(
+        watch_heartbeat_heartbeat = cls(
             revision=revision,
             token=token,
         )
 
-        watch_event_type_1_heartbeat.additional_properties = d
-        return watch_event_type_1_heartbeat
+        watch_heartbeat_heartbeat.additional_properties = d
+        return watch_heartbeat_heartbeat
 
     @property
     def additional_keys(self) -> list[str]:

@@ -37,8 +37,8 @@ def parse_watch_event(line: str | bytes) -> WatchEvent:
 
 
 def watch(client: AuthenticatedClient | Client, store: str, after: str | None = None) -> Iterator[WatchEvent]:
-    """Every change of `store` after the token `after` (all the log holds without it), then each
-    new one as it is committed, with heartbeats while none is; stop iterating to close the stream.
+    """Every change of `store` after the token `after` (from now on without it) as it is
+    committed, with heartbeats while none is; stop iterating to close the stream.
     A refusal before the stream starts (401, 404, `revision_expired`, ...) is yielded as the
     typed `Error`, after which the iterator ends."""
     params = {"after": after} if after is not None else {}

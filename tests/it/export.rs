@@ -335,7 +335,7 @@ async fn an_export_under_steady_writes_reads_the_revision_it_started_at() {
                 // New records, and records of the exported revision changed and deleted
                 // (an item deleted loses its content record).
                 s.write(item(format!("w{n}"), format!("during {n}"))).expect("a write during the export");
-                let action = if n % 2 == 0 { "delete" } else { "freeze" };
+                let action = if n.is_multiple_of(2) { "delete" } else { "freeze" };
                 let request: LifecycleRequest =
                     serde_json::from_value(serde_json::json!({"action": action})).expect("lc");
                 s.write(Command::Lifecycle { item: format!("b{n}"), request }).expect("a change during the export");
@@ -389,7 +389,7 @@ async fn an_export_under_steady_writes_reads_the_revision_it_started_at() {
     // Content deleted from the source after the exported revision is in the export.
     let last = written.load(Ordering::Relaxed).min(1500);
     assert!(last > later + 4, "too few deletions during the export");
-    for n in (later..last).filter(|n| n % 2 == 0) {
+    for n in (later..last).filter(|n| n.is_multiple_of(2)) {
         let c = t.content(&format!("b{n}")).expect("content").and_then(|c| c.content);
         assert_eq!(c.as_deref(), Some(format!("bulk {n}").as_str()), "b{n}");
         assert!(s.content(&format!("b{n}")).expect("content").is_none(), "b{n} deleted in the source");

@@ -457,11 +457,13 @@ impl Snapshot {
         let get = |i: u32| Some(i);
         let view = |i: Iid| self.item_summary(i);
         let page = if let Some(a) = audience {
-            let ids = self.aud_items.get(&a).map(|p| p.iter().skip(p.lower_bound(start)).collect::<Vec<_>>());
-            walk_ids(&pager, ids.unwrap_or_default().into_iter(), get, keep, view)
+            // Lazily from the cursor: a page reads only what it walks of the posting.
+            let ids = self.aud_items.get(&a).into_iter().flat_map(|p| p.iter().skip(p.lower_bound(start)));
+            walk_ids(&pager, ids, get, keep, view)
         } else if let Some(o) = owner {
-            let ids = self.owner_items.get(&o).map(|p| p.iter().skip(p.lower_bound(start)).collect::<Vec<_>>());
-            walk_ids(&pager, ids.unwrap_or_default().into_iter(), get, keep, view)
+            // Lazily from the cursor: a page reads only what it walks of the posting.
+            let ids = self.owner_items.get(&o).into_iter().flat_map(|p| p.iter().skip(p.lower_bound(start)));
+            walk_ids(&pager, ids, get, keep, view)
         } else if let Some(m) = member {
             let postings = self.part_auds.get(&m).into_iter().flatten().filter_map(|a| self.aud_items.get(a));
             walk_ids(&pager, merged(postings.collect(), start), get, keep, view)

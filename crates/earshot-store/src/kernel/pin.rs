@@ -115,6 +115,9 @@ fn fail(saved: &mut Saved, why: String) {
     saved.failed = Some(why);
 }
 
+/// Records as `(key, value)`, in key order.
+pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// The records of one store at the revision of its pin (or, made with
 /// [`PinnedRecords::unpinned`], simply the backend's current records).
 pub struct PinnedRecords {
@@ -161,7 +164,7 @@ impl PinnedRecords {
     /// The records with keys in `[from, to)` at the pinned revision, in key order, read from at
     /// most `limit` of the backend's current records; with the key to continue from, `None`
     /// once the range is done.
-    pub fn scan(&self, from: &[u8], to: &[u8], limit: usize) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>)> {
+    pub fn scan(&self, from: &[u8], to: &[u8], limit: usize) -> Result<(Rows, Option<Vec<u8>>)> {
         let rows = self.backend.scan(&self.store, from, to, limit)?;
         // The part of the range these rows cover: up to the last row when the scan was cut
         // short by `limit`, else the whole range.

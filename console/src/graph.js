@@ -47,6 +47,8 @@ const STYLE = [
   { selector: ".device", style: { shape: "barrel", "background-color": "#e6e0f5" } },
   { selector: ".person", style: { shape: "ellipse" } },
   { selector: "edge.owns", style: { "line-style": "dashed", "line-color": "#999", "target-arrow-color": "#999" } },
+  // Edges between sets laid out in one row arc below it instead of crossing the nodes between.
+  { selector: "edge.arc", style: { "curve-style": "unbundled-bezier", "control-point-distances": [90], "control-point-weights": [0.5] } },
   { selector: "edge.bad", style: { "line-color": "#a4161a", "target-arrow-color": "#a4161a", "line-style": "dashed" } },
 ];
 
@@ -84,6 +86,8 @@ export function figure(parent, { title, elements, layout = "breadthfirst", layou
     elements,
     style: STYLE,
     layout: { name: layout, directed: true, padding: 12, spacingFactor: 1.1, animate: false, ...layoutOptions },
+    // A one-node picture is not blown up to fill its box.
+    maxZoom: 1.4,
     userZoomingEnabled: false,
     boxSelectionEnabled: false,
     autoungrabify: true,

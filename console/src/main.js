@@ -48,7 +48,9 @@ storeSelect.addEventListener("change", () => {
 });
 
 let current = 0;
-/** Renders the view the hash names (`#view/arg`). */
+let done = 0;
+/** Renders the view the hash names (`#view/arg`) into a fresh element: a render overtaken by a
+ * newer one keeps drawing into its own detached element, never into the page. */
 async function render() {
   const [name, ...rest] = (location.hash.slice(1) || "store").split("/");
   const view = VIEWS[name] || storeView;
@@ -58,18 +60,24 @@ async function render() {
     else a.removeAttribute("aria-current");
   }
   const mine = ++current;
-  main.replaceChildren();
+  const alive = () => mine === current;
+  const root = document.createElement("div");
+  main.replaceChildren(root);
+  delete main.dataset.ready;
   showError(null);
   if (!session.token || !session.store) {
-    main.append(Object.assign(document.createElement("p"), { textContent: "Type a token and connect to read a store." }));
-    return;
+    root.append(Object.assign(document.createElement("p"), { textContent: "Type a token and connect to read a store." }));
+  } else {
+    try {
+      await view(root, arg, alive);
+    } catch (e) {
+      if (alive()) showError(e);
+    }
   }
-  try {
-    await view(main, arg, () => mine === current);
-  } catch (e) {
-    showError(e);
+  if (alive()) {
+    main.dataset.ready = name;
+    main.dataset.done = String(++done);
   }
-  main.dataset.ready = name;
 }
 
 window.addEventListener("hashchange", render);

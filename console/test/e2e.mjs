@@ -143,9 +143,14 @@ try {
     await page.selectOption("#store", store);
     await page.waitForSelector('[data-testid="store-info"] dl');
   }
+  /** Opens a view and waits until its render (a new one, not the previous) has finished. */
   async function go(hash, ready) {
-    await page.evaluate((h) => (location.hash = h), hash);
-    await page.waitForFunction((r) => document.getElementById("main").dataset.ready === r && document.querySelectorAll("main .graph canvas, main form").length > 0, ready);
+    const before = Number(await page.evaluate(() => document.getElementById("main").dataset.done || 0));
+    await page.evaluate((h) => {
+      if (location.hash === h) window.dispatchEvent(new HashChangeEvent("hashchange"));
+      else location.hash = h;
+    }, hash);
+    await page.waitForFunction(([r, b]) => document.getElementById("main").dataset.ready === r && Number(document.getElementById("main").dataset.done) > b, [ready, before]);
   }
   async function graphNodes(testid) {
     const el = await page.waitForSelector(`[data-testid="${testid}"] .graph`);
@@ -227,6 +232,7 @@ try {
     await shot("explain-denied");
     r = await explain({ viewers: "alice, bob", item: "d2" });
     assert(r.reason === "denied_not_current" && (await text('[data-testid="blocked-by"]')).startsWith("s1 (revoked)") && r.all.includes("its source s1 is revoked"), `non-current: ${r.all}`);
+    assert(r.all.includes("origin audience (shared) — not consulted (item not current): {alice, bob, owner}") && !r.all.includes("outside every"), `non-current audiences: ${r.all}`);
     await shot("explain-not-current");
     r = await explain({ identities: "email:mallory@example.com", item: "f1" });
     assert(r.reason === "denied_unresolved_viewers" && (await text('[data-testid="unresolved"]')).includes("unknown_identity"), `unresolved: ${r.all}`);
@@ -323,7 +329,7 @@ try {
     assert(preview.includes("clock-cap: valid — would be invalidated") && preview.includes("vacuum-cap: valid — would be invalidated"), `preview: ${preview}`);
     // Escape cancels: nothing happens until confirmed.
     await page.keyboard.press("Escape");
-    await page.waitForSelector("#confirm:not([open])");
+    await page.waitForSelector("#confirm:not([open])", { state: "attached" });
     assert((await api("GET", "/v1/stores/home/capabilities/glasses-root/chain")).chain[0].revoked === false, "cancel revokes nothing");
     await page.click('form[aria-label="Revoke"] button');
     await page.waitForSelector("#confirm[open]");

@@ -29,8 +29,9 @@ export async function devicesView(main) {
   figure(left, {
     title: "People, devices and directed relation edges (grantor → grantee)",
     elements: els,
-    layout: "cose",
-    layoutOptions: { randomize: false, idealEdgeLength: 110, nodeRepulsion: 9000 },
+    // People on top (the roots), their devices below: owners and grants read top-down.
+    layout: "breadthfirst",
+    layoutOptions: { roots: [...persons].map((p) => `p:${p}`), spacingFactor: 1.2, directed: false },
     facts: [...relations.map((r) => `${r.grantor} --${r.relation}--> ${r.grantee}${r.revoked ? " (revoked)" : ""}`), ...devices.map((d) => `${d.owner} owns ${d.id}`)],
     height: 420,
     testid: "devices-graph",

@@ -99,7 +99,15 @@ async function explain(out) {
     }
     viewers = [...v].sort();
   }
-  const subsets = viewers ? await post(storePath("items", item, "viewers"), { participants: viewers }) : undefined;
+  // A non-current item admits nobody, so its viewer sets are empty: draw its audiences from the
+  // admin view instead, marked as not consulted (currentness fails before any audience is tried).
+  const notCurrent = sets.current === false;
+  let audiences = sets.audiences;
+  if (notCurrent) {
+    const iv = await get(storePath("items", item));
+    audiences = [{ ...iv.audience, source: "origin", everyone: iv.audience.kind === "public" }, ...iv.grants.filter((g) => g.live).map((g) => ({ ...g, grant: g.id, source: "grant", everyone: false }))];
+  }
+  const subsets = viewers && !notCurrent ? await post(storePath("items", item, "viewers"), { participants: viewers }) : undefined;
   const els = [];
   const factsList = [];
   els.push(node("vc", viewers ? "Viewers V(C)" : `Viewers: UNRESOLVED (${res.reason}) — everyone, including the anonymous participant`, viewers ? "" : "bad"));
@@ -108,29 +116,32 @@ async function explain(out) {
     factsList.push(`The container is unresolved (${res.reason}${res.detail ? `: ${res.detail}` : ""}): its viewers are everyone, so only public items are admitted.`);
   }
   const inSome = new Set();
-  sets.audiences.forEach((a, i) => {
+  audiences.forEach((a, i) => {
     const s = subsets?.audiences.find((x) => x.digest === a.digest && (x.grant || "") === (a.grant || ""));
     const name = a.grant ? `grant ${a.grant}` : "origin audience";
     const admits = d.admitted && ((d.basis === "grant" && a.grant === d.grant) || (d.basis === "origin" && a.source === "origin") || (d.reason === "admitted_public" && a.everyone));
     const contains = viewers ? s?.all : a.everyone;
-    const label = `${name} (${a.kind})${a.expires_at ? ` expires ${a.expires_at}` : ""}${admits ? " — ADMITS ✓" : contains ? " — contains V(C)" : viewers ? ` — misses ${(s?.outside || []).join(", ")}` : " — not public"}`;
+    const verdict = notCurrent ? " — not consulted (item not current)" : admits ? " — ADMITS ✓" : contains ? " — contains V(C)" : viewers ? ` — misses ${(s?.outside || []).join(", ")}` : " — not public";
+    const label = `${name} (${a.kind})${a.expires_at ? ` expires ${a.expires_at}` : ""}${verdict}`;
     els.push(node(`a${i}`, label, admits ? "ok" : contains ? "" : "muted"));
-    const members = a.everyone ? ["everyone"] : a.members;
+    const members = a.everyone ? ["everyone"] : a.members || [];
     for (const m of members) {
       const isViewer = viewers?.includes(m);
       els.push(node(`a${i}:${m}`, isViewer ? `${m} (viewer)` : m, `person ${isViewer ? "focus" : ""}`, `a${i}`));
     }
     for (const m of s?.admitted || []) {
       inSome.add(m);
-      els.push(edge(`vc:${m}`, `a${i}:${m}`, "in"));
+      els.push(edge(`vc:${m}`, `a${i}:${m}`, "in", "arc"));
     }
     factsList.push(`${label}: {${members.join(", ")}}`);
   });
-  for (const m of viewers || []) {
-    const outside = !inSome.has(m);
-    els.unshift(node(`vc:${m}`, outside ? `${m}\n✗ outside every audience` : m, `person ${outside ? "bad" : ""}`, "vc"));
+  // Parents before their children: the viewers go right after the V(C) box.
+  const viewerNodes = (viewers || []).map((m) => {
+    const outside = !notCurrent && !inSome.has(m);
     if (outside) factsList.push(`${m} is outside every authorized audience.`);
-  }
+    return node(`vc:${m}`, outside ? `${m}\n✗ outside every audience` : m, `person ${outside ? "bad" : ""}`, "vc");
+  });
+  els.splice(1, 0, ...viewerNodes);
   if (d.blocked_by) {
     const b = d.blocked_by.item || item;
     els.push(node(`item:${item}`, `${item}\nNOT current`, "bad"));
@@ -140,5 +151,5 @@ async function explain(out) {
     }
     factsList.push(`${item} is not current: ${b === item ? "its own state is" : `its source ${b} is`} ${d.blocked_by.state}.`);
   }
-  figure(out, { title: `Why: ${d.reason}`, elements: els, layout: "cose", layoutOptions: { randomize: false, nodeRepulsion: 8000, idealEdgeLength: 80 }, facts: factsList, height: 380, testid: "explain-picture" });
+  figure(out, { title: `Why: ${d.reason}`, elements: els, layout: "grid", layoutOptions: { rows: 1, avoidOverlap: true, avoidOverlapPadding: 24 }, facts: factsList, height: 300, testid: "explain-picture" });
 }

@@ -34,7 +34,11 @@ struct Asset {
 }
 
 const ASSETS: [Asset; 3] = [
-    Asset { name: "", content_type: "text/html; charset=utf-8", body: include_str!("../../../console/dist/index.html") },
+    Asset {
+        name: "",
+        content_type: "text/html; charset=utf-8",
+        body: include_str!("../../../console/dist/index.html"),
+    },
     Asset {
         name: "console.js",
         content_type: "text/javascript; charset=utf-8",

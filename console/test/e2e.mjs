@@ -326,7 +326,7 @@ try {
     await page.waitForSelector("#confirm[open]");
     assert((await text('[data-testid="invalidates"]')) === "Invalidated through it: clock-cap, vacuum-cap.", "dependents listed");
     const preview = await text('[data-testid="chain"] .facts');
-    assert(preview.includes("clock-cap: valid — would be invalidated") && preview.includes("vacuum-cap: valid — would be invalidated"), `preview: ${preview}`);
+    assert(preview.includes("glasses-root: valid — would be revoked") && preview.includes("clock-cap: valid — would be invalidated") && preview.includes("vacuum-cap: valid — would be invalidated"), `preview: ${preview}`);
     // Escape cancels: nothing happens until confirmed.
     await page.keyboard.press("Escape");
     await page.waitForSelector("#confirm:not([open])", { state: "attached" });

@@ -51,7 +51,7 @@ export async function capabilityView(main, arg) {
   const tree = [root];
   for (let i = 0; i < tree.length && tree.length < 300; i++) tree.push(...(byParent.get(tree[i].id) || []));
   const inChain = new Set(chain.map((c) => c.id));
-  const render = (preview = new Set()) => {
+  const render = (preview = new Set(), revoking = "") => {
     const els = [
       ...tree.map((c) => node(`c:${c.id}`, capLabel(c), `${capMarks(c).length ? "bad" : "ok"} ${c.id === id ? "focus" : ""} ${preview.has(c.id) ? "preview" : ""}`)),
       ...tree.filter((c) => c.parent && tree.some((p) => p.id === c.parent)).map((c) => edge(`c:${c.parent}`, `c:${c.id}`, inChain.has(c.id) ? "delegates (chain)" : "delegates")),
@@ -62,7 +62,7 @@ export async function capabilityView(main, arg) {
       elements: els,
       layout: "breadthfirst",
       layoutOptions: { roots: [`c:${root.id}`], spacingFactor: 1.0 },
-      facts: tree.map((c) => `${c.id}: ${capMarks(c).join(", ") || "valid"}${preview.has(c.id) ? " — would be invalidated" : ""}${inChain.has(c.id) ? " (in the chain of " + id + ")" : ""}`),
+      facts: tree.map((c) => `${c.id}: ${capMarks(c).join(", ") || "valid"}${preview.has(c.id) ? (c.id === revoking ? " — would be revoked" : " — would be invalidated") : ""}${inChain.has(c.id) ? " (in the chain of " + id + ")" : ""}`),
       height: 420,
       testid: "chain",
     });
@@ -93,7 +93,7 @@ async function revoke(render) {
   const cap = val("rv-cap");
   const deps = await get(storePath("capabilities", cap, "dependents"));
   const preview = new Set([cap, ...deps.invalidates]);
-  render(preview);
+  render(preview, cap);
   const ok = await confirmAction(`Revoke ${cap}`, [
     h("p", {}, `Revokes ${cap} from the next decision on.`),
     h("p", { "data-testid": "invalidates" }, deps.invalidates.length ? `Invalidated through it: ${deps.invalidates.join(", ")}.` : "No capability descends from it."),

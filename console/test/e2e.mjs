@@ -102,6 +102,8 @@ try {
   await api("POST", `${F}/derivations`, { disposition: "intersection", owner: "owner", sources: ["s1", "f1"], id: "d1", content: "Summary: Lisbon offsite, flights booked." });
   await api("POST", `${F}/derivations`, { disposition: "intersection", owner: "owner", sources: ["d1"], id: "d2", content: "Digest of the summary." });
   await api("POST", `${F}/items/s1/lifecycle`, { action: "revoke" });
+  await api("POST", `${F}/items`, { id: "g1", owner: "owner", origin: { participants: ["alice"] }, content: "Alice's draft." });
+  await api("POST", `${F}/derivations`, { disposition: "intersection", owner: "owner", sources: ["g1"], id: "g2", content: "Notes on the draft." });
 
   // The four fridges (fixtures/24_four_fridges.yaml's setup and its chain).
   const H = "/v1/stores/home";
@@ -270,6 +272,18 @@ try {
     await axe("grant confirmation");
     await page.click("#confirm-ok");
     await page.waitForFunction(() => document.querySelector('[data-testid="audiences"] .facts')?.textContent.includes("{carol, owner}"));
+  });
+
+  await test("acting as admin: a lifecycle action previews the derived items it makes non-current", async () => {
+    await go("#item/g1", "item");
+    await page.selectOption("#lc-action", "quarantine");
+    await page.click('form[aria-label="Lifecycle"] button');
+    await page.waitForSelector("#confirm[open]");
+    const body = await text("#confirm-body");
+    assert(body.includes("g1: active → quarantined.") && body.includes("Becomes non-current through g1: g2."), `lifecycle preview: ${body}`);
+    await page.click("#confirm-ok");
+    await page.waitForFunction(() => document.querySelector('[data-testid="provenance"] .facts')?.textContent.includes("g2: active, not current"));
+    assert((await text('[data-testid="provenance"] .facts')).includes("g1: quarantined, not current — this one makes"), "g1 blocks");
   });
 
   await test("devices: people, devices and relation edges, unexercised relations beside", async () => {

@@ -1,6 +1,7 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
 mod cli;
+mod console;
 mod context;
 mod context_fault;
 mod crash;

@@ -145,7 +145,10 @@ impl StoreHandle {
     /// [`StoreHandle::rank_admissible`] with a choice of BM25 corpus statistics. Only the tests
     /// pass [`Statistics::WholeIndex`]: it is the control that shows selection noninterference
     /// (SPEC §6.1) failing when statistics come from the whole index.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the ranking inputs of `rank_admissible` plus the statistics choice of the tests"
+    )]
     pub fn rank_admissible_with(
         &self,
         snapshot: &Snapshot,

@@ -26,7 +26,7 @@ use std::time::Instant;
 use earshot_store::durable::{encode_records, Records};
 use earshot_store::flat::{Flat, FlatViewers};
 use earshot_store::model::{ContainerInput, Identity, ViewersInput};
-use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, StoreHandle};
+use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, Statistics, StoreHandle};
 
 pub use gen::{History, Kind, World, DOSES};
 pub use report::{Cell, Report};
@@ -175,8 +175,9 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
             return Err(EvalError::Invariant(format!("the container of `{}` did not resolve", q.query)));
         }
         // Every arm that selects a candidate set ranks it the way the service ranks the
-        // admissible set: BM25 with the statistics of that set (SPEC §6.1). The unscoped arm's
-        // set is the owner's whole memory; the post-filter drops items from that ranking.
+        // admissible set: BM25 with the statistics of that set (SPEC §6.1). The unscoped arm
+        // ranks the owner's whole memory with the whole index's statistics, as a memory store
+        // without authorization would; the post-filter drops items from that ranking.
         let rank_set = |keep: &dyn Fn(Iid, usize) -> bool| -> Result<Vec<usize>, EvalError> {
             let set: Vec<Iid> = all.iter().filter(|(iid, n)| keep(*iid, *n)).map(|(iid, _)| *iid).collect();
             Ok(handle
@@ -185,7 +186,7 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
                 .filter_map(|(iid, _)| by_iid.get(iid).copied())
                 .collect())
         };
-        let full = handle.rank_candidates(snap, &iids, &q.query, iids.len())?;
+        let full = handle.rank_candidates_with(snap, &iids, &q.query, iids.len(), Statistics::WholeIndex)?;
         let indexed: Vec<usize> = handle
             .rank_admissible(snap, &resolved, &[owner], 0, &q.query, FETCH)?
             .fetched

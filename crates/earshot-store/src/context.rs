@@ -185,8 +185,21 @@ impl StoreHandle {
         query: &str,
         fetch: usize,
     ) -> Result<Vec<(Iid, f32)>> {
+        self.rank_candidates_with(snapshot, candidates, query, fetch, Statistics::Candidates)
+    }
+
+    /// [`StoreHandle::rank_candidates`] with a choice of statistics: the evaluation's unscoped
+    /// baseline ranks with the whole index's, as a memory store without authorization would.
+    pub fn rank_candidates_with(
+        &self,
+        snapshot: &Snapshot,
+        candidates: &[Iid],
+        query: &str,
+        fetch: usize,
+        statistics: Statistics,
+    ) -> Result<Vec<(Iid, f32)>> {
         self.search_ready(snapshot, self.config().consistency_wait)?;
-        let scored = self.search.score(query, candidates)?;
+        let scored = self.search.score_with(query, candidates, statistics)?;
         Ok(order(snapshot, scored, fetch))
     }
 

@@ -1,5 +1,6 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
+mod aggregation;
 mod cli;
 mod console;
 mod context;
@@ -28,6 +29,7 @@ mod postgres;
 mod properties;
 mod replication;
 mod scenarios;
+mod selection;
 mod storage_faults;
 mod tidy;
 mod topology;

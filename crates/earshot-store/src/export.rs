@@ -13,7 +13,7 @@
 //!
 //! Kinds (key prefix → kind): `p/` participant, `x/` identity (key `transport\0identifier`),
 //! `a/` audience, `i/` item, `c/` content, `g/` grant, `s` schema (key `""`), `d/` device,
-//! `r/` relation, `k/` capability, `q/` idempotency_key, `h/` item_digest. Every exported key
+//! `r/` relation, `k/` capability, `u/` use, `q/` idempotency_key, `h/` item_digest. Every exported key
 //! is an identifier, so keys are JSON strings; no binary key is exported.
 //!
 //! Left out, on purpose: the revision log (`l/`) and sealed contexts (`t/`). The log is how
@@ -75,7 +75,7 @@ pub const IMPORT_CHUNK: usize = 10_000;
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Record kinds by key prefix. The schema record's key is the single byte `s`.
-const KINDS: [(u8, &str); 12] = [
+const KINDS: [(u8, &str); 13] = [
     (b'a', "audience"),
     (b'c', "content"),
     (b'd', "device"),
@@ -87,6 +87,7 @@ const KINDS: [(u8, &str); 12] = [
     (b'q', "idempotency_key"),
     (b'r', "relation"),
     (b's', "schema"),
+    (b'u', "use"),
     (b'x', "identity"),
 ];
 
@@ -552,6 +553,7 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     canonical.extend(records.devices.devices.iter().map(|r| key(b'd', &r.id)));
     canonical.extend(records.devices.edges.iter().map(|r| key(b'r', &r.id)));
     canonical.extend(records.devices.capabilities.iter().map(|r| key(b'k', &r.id)));
+    canonical.extend(records.devices.uses.iter().map(|r| key(b'u', &r.id)));
     canonical.extend(records.idempotency.keys.iter().map(|r| key(b'q', &r.key)));
     canonical.extend(records.idempotency.items.iter().map(|r| key(b'h', &r.item)));
     canonical.sort();
@@ -583,6 +585,9 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     }
     if let Some(c) = records.devices.capabilities.iter().find(|c| c.created_rev > revision) {
         return Err(after("capability", &c.id, c.created_rev));
+    }
+    if let Some(u) = records.devices.uses.iter().find(|u| u.created_rev > revision) {
+        return Err(after("use", &u.id, u.created_rev));
     }
     if let Some(q) = records.idempotency.keys.iter().find(|q| q.outcome.revision > revision) {
         return Err(after("idempotency key", &q.key, q.outcome.revision));

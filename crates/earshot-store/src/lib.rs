@@ -40,6 +40,7 @@ pub use kernel::log::LogEntry;
 pub use kernel::writer::Replication;
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use memory::read::{RawDecision, ResolvedContainer};
+pub use memory::search::Statistics;
 pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 pub use memory::{flat, search, verify};
 

@@ -1494,7 +1494,7 @@ export interface components {
             consistency?: components["schemas"]["Consistency"];
         };
         /** @enum {string} */
-        AuthReason: "allowed_owner" | "allowed_relation" | "allowed_capability" | "denied_unknown_principal" | "denied_unknown_device" | "denied_no_authority" | "denied_revoked" | "denied_not_yet_valid" | "denied_expired" | "denied_uses_exhausted" | "denied_condition_false" | "denied_condition_error" | "denied_historical_revision";
+        AuthReason: "allowed_owner" | "allowed_relation" | "allowed_capability" | "denied_unknown_principal" | "denied_unknown_device" | "denied_no_authority" | "denied_revoked" | "denied_not_yet_valid" | "denied_expired" | "denied_uses_exhausted" | "denied_condition_false" | "denied_condition_error" | "denied_aggregation" | "denied_historical_revision";
         ChainLink: {
             capability: string;
             holder: string;
@@ -1531,6 +1531,8 @@ export interface components {
             reason: components["schemas"]["AuthReason"];
             authority?: components["schemas"]["Authority"];
             failure?: components["schemas"]["AuthFailure"];
+            /** @description On `denied_aggregation` (SPEC §6.4): the conflict and the earlier use that completes it; `authority` is then the one that would otherwise have allowed the use. */
+            aggregation?: components["schemas"]["AggregationClash"];
             /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level decision is then never an admission or allow (reason `denied_historical_revision`); the decision as it was at `revision` is kept here, for audit and explanation only. */
             historical?: components["schemas"]["AuthorizeDecision"];
         };
@@ -1593,6 +1595,14 @@ export interface components {
                 edges: number;
             }[];
             unexercised: string[];
+            /** @description Aggregation conflicts (SPEC §6.4), in the order written. */
+            conflicts: {
+                name: string;
+                members: string[];
+                /** @description As written, e.g. `24h`. */
+                window: string;
+                window_ms: number;
+            }[];
             revision: number;
             token: components["schemas"]["Token"];
         };
@@ -1929,6 +1939,16 @@ export interface components {
             records: number;
             revision: number;
             token: components["schemas"]["Token"];
+        };
+        AggregationClash: {
+            /** @description The schema's conflict the use would complete. */
+            conflict: string;
+            /** @description The earlier use (`use-<n>`) of another member; absent when the requested slice matches two members by itself. */
+            earlier_use?: string;
+            earlier_device?: string;
+            earlier_path?: string;
+            /** Format: date-time */
+            earlier_at?: string;
         };
     };
     responses: never;

@@ -1,6 +1,7 @@
 """Contains all the data models used in inputs/outputs"""
 
 from .action import Action
+from .aggregation_clash import AggregationClash
 from .attempt_request import AttemptRequest
 from .attempt_response import AttemptResponse
 from .attributes import Attributes
@@ -109,6 +110,7 @@ from .replication import Replication
 from .request_context import RequestContext
 from .schema_input import SchemaInput
 from .schema_response import SchemaResponse
+from .schema_response_conflicts_item import SchemaResponseConflictsItem
 from .schema_response_relations_item import SchemaResponseRelationsItem
 from .schema_response_relations_item_opens_item import SchemaResponseRelationsItemOpensItem
 from .sealed_context import SealedContext
@@ -137,6 +139,7 @@ from .write_outcome_reason import WriteOutcomeReason
 
 __all__ = (
     "Action",
+    "AggregationClash",
     "AttemptRequest",
     "AttemptResponse",
     "Attributes",
@@ -245,6 +248,7 @@ __all__ = (
     "RequestContext",
     "SchemaInput",
     "SchemaResponse",
+    "SchemaResponseConflictsItem",
     "SchemaResponseRelationsItem",
     "SchemaResponseRelationsItemOpensItem",
     "SealedContext",

@@ -63,4 +63,14 @@ fn main() {
         snap.read_tuples(&member_of, &page(100), NOW_MS)
     });
     time("every tuple, first page of 100", 50, || snap.read_tuples(&TupleFilter::default(), &page(100), NOW_MS));
+    // A filter no order indexes, matching rarely: a page ends at the scan budget.
+    let quarantined = ItemFilter { state: Some(earshot_core::State::Quarantined), ..ItemFilter::default() };
+    time("items by state alone (few match), one page (scan budget)", 50, || snap.list_items(&quarantined, &page(100)));
+    time("every tuple, 10 pages of 100 by cursor", 20, || {
+        let mut paging = page(100);
+        for _ in 0..10 {
+            let p = snap.read_tuples(&TupleFilter::default(), &paging, NOW_MS).expect("page");
+            paging.cursor = p.next_cursor;
+        }
+    });
 }

@@ -1,8 +1,10 @@
-//! The context-assembly fault of the fault table (issue 5): authorization applied after ranking.
-//! The broken evaluator ranks every item of the snapshot by BM25, keeps the fetch window, and only
-//! then drops what the container may not see, so forbidden items take fetch slots. It answers the
-//! scenario harness's JSON API like the real service (a `TestApp`), with the context's items (in
-//! the response and in the attempt's readback) replaced by its own.
+//! The context-assembly faults of the fault table. `AfterRanking` (issue 5, SPEC §1.10):
+//! authorization applied after ranking — the broken evaluator ranks every item of the snapshot by
+//! BM25, keeps the fetch window, and only then drops what the container may not see, so forbidden
+//! items take fetch slots. `GlobalStatistics` (issue 14, SPEC §6.1): the right candidates, ranked
+//! with whole-index BM25 statistics, so inadmissible text shifts scores and order. Either answers
+//! the scenario harness's JSON API like the real service (a `TestApp`), with the context's items
+//! (in the response and in the attempt's readback) replaced by its own.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -10,19 +12,58 @@ use std::sync::Mutex;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 
+use earshot_store::Statistics;
 use earshot_tests::TestApp;
 
 use crate::scenarios::Target;
 
+/// Which context-assembly rule is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RankingFault {
+    /// Rank every item, keep the fetch window, then authorize.
+    AfterRanking,
+    /// Rank the admissible items with whole-index BM25 statistics.
+    GlobalStatistics,
+}
+
 pub(crate) struct RankingFaultTarget {
     app: TestApp,
+    fault: RankingFault,
     /// Attempt id → the items the broken evaluator sealed.
     sealed: Mutex<BTreeMap<String, Value>>,
 }
 
 impl RankingFaultTarget {
-    pub(crate) fn new() -> Self {
-        RankingFaultTarget { app: TestApp::new(), sealed: Mutex::new(BTreeMap::new()) }
+    pub(crate) fn new(fault: RankingFault) -> Self {
+        RankingFaultTarget { app: TestApp::new(), fault, sealed: Mutex::new(BTreeMap::new()) }
+    }
+
+    fn broken_context(&self, store: &str, attempt: &str, body: &Value) -> Option<Value> {
+        match self.fault {
+            RankingFault::AfterRanking => self.rank_then_authorize(store, attempt, body),
+            RankingFault::GlobalStatistics => self.rank_with_global_statistics(store, attempt, body),
+        }
+    }
+
+    /// The admissible candidates, ranked with the statistics of the whole index.
+    fn rank_with_global_statistics(&self, store: &str, attempt: &str, body: &Value) -> Option<Value> {
+        let h = self.app.earshot.store(store).ok()?;
+        let a = h.attempt(attempt).ok()?;
+        let query = body.get("query")?.as_str()?;
+        let size = |k: &str, default: usize| body.get(k).and_then(Value::as_u64).map_or(default, |n| n as usize);
+        let (fetch, k) = (size("fetch", 20), size("k", 5));
+        let owners = a.snapshot.owner_filter(&a.resolved, &[]).ok()?;
+        let ranking = h
+            .rank_admissible_with(&a.snapshot, &a.resolved, &owners, a.at_ms, query, fetch, Statistics::WholeIndex)
+            .ok()?;
+        let items: Vec<Value> = ranking
+            .fetched
+            .iter()
+            .take(k)
+            .enumerate()
+            .map(|(n, r)| json!({"rank": n + 1, "item": a.snapshot.item_name(r.iid), "score": r.score}))
+            .collect();
+        Some(Value::Array(items))
     }
 
     /// Rank first, authorize after: BM25 over every item, the first `fetch`, then the admitted.
@@ -59,7 +100,7 @@ impl Target for RankingFaultTarget {
         let Some((store, attempt)) = attempt_of(path) else { return (status, resp) };
         let mut sealed = self.sealed.lock().unwrap_or_else(|p| p.into_inner());
         if method == "POST" && path.ends_with("/context") && status.is_success() {
-            if let Some(items) = self.rank_then_authorize(store, attempt, body.as_ref().unwrap_or(&Value::Null)) {
+            if let Some(items) = self.broken_context(store, attempt, body.as_ref().unwrap_or(&Value::Null)) {
                 sealed.insert(attempt.to_string(), items.clone());
                 resp["items"] = items;
             }

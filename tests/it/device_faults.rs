@@ -1,8 +1,9 @@
-//! Known faults of SPEC §2 for the fault table (issue 5): a delegation that widens accepted, and
-//! a revoked ancestor ignored. Each is a deliberately broken evaluator behind the scenario
+//! Known faults of SPEC §2 and §6.4 for the fault table (issues 5 and 14): a delegation that
+//! widens accepted, a revoked ancestor ignored, and an aggregation conflict ignored. Each is a deliberately broken evaluator behind the scenario
 //! harness's JSON API: a real `TestApp` answers, and the answers the broken rule would change
 //! are changed, exactly where it would change them. The property column comes from the
-//! authorize harness of `devices_props.rs` with the same break in its reference.
+//! authorize harness of `devices_props.rs` with the same break in its reference (for the
+//! aggregation fault, from the harness of `aggregation.rs` with its guard left out).
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
@@ -19,19 +20,18 @@ pub(crate) enum DeviceFault {
     WideningAccepted,
     /// A capability whose ancestor is revoked still authorizes.
     RevokedAncestorIgnored,
+    /// A use that completes an aggregation conflict is allowed (SPEC §6.4).
+    AggregationIgnored,
 }
 
 impl DeviceFault {
-    fn variant(self) -> Variant {
-        match self {
-            DeviceFault::WideningAccepted => Variant::AcceptWidening,
-            DeviceFault::RevokedAncestorIgnored => Variant::RevokedAncestorIgnored,
-        }
-    }
-
     /// The property column: the authorize harness with this break in its reference.
     pub(crate) fn property_verdict(self, cases: u32) -> Option<String> {
-        variant_verdict(self.variant(), cases)
+        match self {
+            DeviceFault::WideningAccepted => variant_verdict(Variant::AcceptWidening, cases),
+            DeviceFault::RevokedAncestorIgnored => variant_verdict(Variant::RevokedAncestorIgnored, cases),
+            DeviceFault::AggregationIgnored => crate::aggregation::guard_off_verdict(cases),
+        }
     }
 }
 
@@ -70,6 +70,24 @@ fn revoked_ancestor(decision: &Value) -> bool {
     decision.get("reason").and_then(Value::as_str) == Some("denied_revoked") && leaf.is_some() && link != leaf
 }
 
+/// Allows a decision the aggregation guard denied, as an evaluator without the guard would: the
+/// authority it kept decides.
+fn ignore_aggregation(decision: &mut Value) -> bool {
+    if decision.get("reason").and_then(Value::as_str) != Some("denied_aggregation") {
+        return false;
+    }
+    let reason = match decision.pointer("/authority/kind").and_then(Value::as_str) {
+        Some("relation") => "allowed_relation",
+        _ => "allowed_capability",
+    };
+    if let Some(obj) = decision.as_object_mut() {
+        obj.insert("allowed".into(), json!(true));
+        obj.insert("reason".into(), json!(reason));
+        obj.remove("aggregation");
+    }
+    true
+}
+
 fn allow(decision: &mut Value) {
     if let Some(obj) = decision.as_object_mut() {
         obj.insert("allowed".into(), json!(true));
@@ -103,6 +121,17 @@ impl Target for DeviceFaultTarget {
                         if let Some(obj) = resp.as_object_mut() {
                             obj.insert("outcome".into(), json!("allowed"));
                         }
+                    }
+                }
+            }
+            DeviceFault::AggregationIgnored if method == "POST" && path.ends_with("/authorize") => {
+                ignore_aggregation(&mut resp);
+            }
+            DeviceFault::AggregationIgnored if method == "POST" && path.ends_with("/uses") => {
+                let flipped = resp.get_mut("decision").is_some_and(ignore_aggregation);
+                if flipped {
+                    if let Some(obj) = resp.as_object_mut() {
+                        obj.insert("outcome".into(), json!("allowed"));
                     }
                 }
             }

@@ -305,3 +305,163 @@ async fn export_and_import_over_http() {
     let (status, _) = send(&app, "GET", "/v1/stores/w/export", Vec::new()).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// An export of a store that is written to all the while reads one revision: the writes go on
+/// (every one acknowledged, none refused), the export completes, and its import verifies and
+/// holds exactly the facts of the source at the revision the header names.
+#[tokio::test]
+async fn an_export_under_steady_writes_reads_the_revision_it_started_at() {
+    use earshot_store::memory::model::{LifecycleRequest, NewItem};
+    use earshot_store::model::Command;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let (app, _backend, _) = figure1().await;
+    let s = app.earshot.store(STORE).expect("s");
+    let item = |id: String, content: String| -> Command {
+        let v = serde_json::json!({"id": id, "owner": "owner", "content": content, "origin": "public"});
+        Command::CreateItem(serde_json::from_value::<NewItem>(v).expect("item"))
+    };
+    // Several chunks of records (items, their content, digests), so the export takes a while.
+    for n in 0..1500 {
+        s.write(item(format!("b{n}"), format!("bulk {n}"))).expect("bulk");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (s, stop, written) = (s.clone(), stop.clone(), written.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // New records, and records of the exported revision changed and deleted
+                // (an item deleted loses its content record).
+                s.write(item(format!("w{n}"), format!("during {n}"))).expect("a write during the export");
+                let action = if n.is_multiple_of(2) { "delete" } else { "freeze" };
+                let request: LifecycleRequest =
+                    serde_json::from_value(serde_json::json!({"action": action})).expect("lc");
+                s.write(Command::Lifecycle { item: format!("b{n}"), request }).expect("a change during the export");
+                n += 1;
+                written.store(n, Ordering::Relaxed);
+            }
+        })
+    };
+    let wait_for_writes = |after: u64| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while written.load(Ordering::Relaxed) <= after && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+    };
+    wait_for_writes(3);
+    let mut export = app.earshot.export(STORE).expect("export opens");
+    let revision = export.header().revision;
+    // Bulk items from here on are deleted (even) or frozen (odd) after the exported revision.
+    let later = written.load(Ordering::Relaxed) + 1;
+    let at = s.read_point(
+        &earshot_store::memory::model::Consistency::AtExact(earshot_store::token::encode(STORE, revision)),
+        app.clock.now_ms(),
+    );
+    let source_facts = at.expect("the exported revision is retained").snapshot.facts();
+    let mut exported = Vec::new();
+    let mut chunks = 0;
+    loop {
+        // Writes land between every two chunks.
+        wait_for_writes(written.load(Ordering::Relaxed));
+        let mut buf = Vec::new();
+        match export.next_chunk(&mut buf) {
+            Ok(true) => exported.extend_from_slice(&buf),
+            Ok(false) => break,
+            Err(e) => panic!("the export failed under writes: {e}"),
+        }
+        chunks += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().expect("writer");
+    assert!(chunks >= 4, "only {chunks} chunks");
+    assert!(s.latest().revision() > revision + 10, "the writes went on during the export");
+    let header: Value = serde_json::from_slice(exported.split(|b| *b == b'\n').next().expect("header")).expect("json");
+    assert_eq!(header["revision"].as_u64(), Some(revision), "the header states the exported revision");
+
+    let imported = app.earshot.import_store("t", &mut &exported[..]).expect("import");
+    assert_eq!(imported.revision, revision);
+    let t = app.earshot.store("t").expect("t");
+    t.verify().expect("verify after import");
+    let no_keys = |v: Vec<String>| v.into_iter().filter(|f| !f.starts_with("idempotency-key")).collect::<Vec<_>>();
+    assert_eq!(no_keys(source_facts), no_keys(t.latest().facts()), "facts differ from the source at {revision}");
+    // Content deleted from the source after the exported revision is in the export.
+    let last = written.load(Ordering::Relaxed).min(1500);
+    assert!(last > later + 4, "too few deletions during the export");
+    for n in (later..last).filter(|n| n.is_multiple_of(2)) {
+        let c = t.content(&format!("b{n}")).expect("content").and_then(|c| c.content);
+        assert_eq!(c.as_deref(), Some(format!("bulk {n}").as_str()), "b{n}");
+        assert!(s.content(&format!("b{n}")).expect("content").is_none(), "b{n} deleted in the source");
+    }
+}
+
+/// A body sent in `chunks`, `pause` apart, stalling for good before chunk `stall_at`.
+fn paced_body(chunks: Vec<Vec<u8>>, pause: std::time::Duration, stall_at: Option<usize>) -> Body {
+    let stream = futures_util::stream::unfold((chunks.into_iter(), 0usize), move |(mut rest, n)| async move {
+        if n > 0 {
+            tokio::time::sleep(pause).await;
+        }
+        if stall_at == Some(n) {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
+        rest.next().map(|c| (Ok::<_, std::io::Error>(axum::body::Bytes::from(c)), (rest, n + 1)))
+    });
+    Body::from_stream(stream)
+}
+
+/// An import through the server's timeout layer is bounded by its progress, not by
+/// `request_timeout_ms`: one that takes several request timeouts while its body keeps coming
+/// succeeds; one whose body stops arriving answers `408 body_timeout` and leaves nothing.
+#[tokio::test]
+async fn an_import_is_bounded_by_progress_not_by_the_request_timeout() {
+    use std::time::{Duration, Instant};
+    let (app, backend, exported) = figure1().await;
+    let limits = earshot_api::ServerLimits {
+        request_timeout: Duration::from_millis(150),
+        stream_idle_timeout: Duration::from_millis(400),
+        ..earshot_api::ServerLimits::default()
+    };
+    let router = earshot_api::server::with_request_timeout(app.router.clone(), limits);
+    let pieces: Vec<Vec<u8>> = exported.chunks(exported.len().div_ceil(12)).map(<[u8]>::to_vec).collect();
+    assert!(pieces.len() >= 10);
+    let send = |path: &str, body: Body| {
+        let req = Request::builder().method("POST").uri(path).body(body).expect("request");
+        router.clone().oneshot(req)
+    };
+
+    // Other routes still have the request timeout: a body that trickles is cut off.
+    let slow_create = paced_body(vec![b"{\"id\":".to_vec(), b"\"x\"}".to_vec()], Duration::from_millis(400), None);
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/stores")
+        .header("content-type", "application/json")
+        .body(slow_create)
+        .expect("request");
+    let resp = router.clone().oneshot(req).await.expect("router");
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE, "request_timeout applies to other routes");
+
+    let started = Instant::now();
+    let resp =
+        send("/v1/stores/t/import", paced_body(pieces.clone(), Duration::from_millis(40), None)).await.expect("router");
+    let took = started.elapsed();
+    let status = resp.status();
+    let body = resp.into_body().collect().await.expect("body").to_bytes();
+    assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+    assert!(took > limits.request_timeout * 2, "the import took {took:?}, not longer than the request timeout");
+    app.earshot.store("t").expect("t").verify().expect("verify");
+
+    let resp =
+        send("/v1/stores/u/import", paced_body(pieces, Duration::from_millis(10), Some(5))).await.expect("router");
+    let status = resp.status();
+    let body: Value =
+        serde_json::from_slice(&resp.into_body().collect().await.expect("body").to_bytes()).expect("json");
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::REQUEST_TIMEOUT, Some("body_timeout")), "{body}");
+    assert!(app.earshot.store("u").is_err(), "a stalled import created its store");
+    // Its records are removed by the importer, which the stall stopped.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !backend.scan("u", &[], &[0xff], 10).expect("scan").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(backend.scan("u", &[], &[0xff], 10).expect("scan").is_empty(), "records left behind");
+}

@@ -47,7 +47,7 @@ use earshot_tests::{TestApp, T0_MS};
 use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
 
-use crate::context_fault::RankingFaultTarget;
+use crate::context_fault::{RankingFault, RankingFaultTarget};
 use crate::device_faults::{DeviceFault, DeviceFaultTarget};
 use crate::oracle::{contains, grant_live, Audience, OGrant, OOutcome, ORefusal, OViewers, Oracle};
 use crate::properties::{universe, Backing, Harness};
@@ -75,10 +75,12 @@ pub enum Fault {
     WideningDelegationAccepted,
     RevokedAncestorIgnored,
     AuthorizedAfterRanking,
+    GlobalRankingStatistics,
+    AggregationIgnored,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 19] = [
+    pub const ALL: [Fault; 21] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -98,6 +100,8 @@ impl Fault {
         Fault::WideningDelegationAccepted,
         Fault::RevokedAncestorIgnored,
         Fault::AuthorizedAfterRanking,
+        Fault::GlobalRankingStatistics,
+        Fault::AggregationIgnored,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the issue's list.
@@ -170,6 +174,14 @@ impl Fault {
                 "§1.10",
                 "context assembly ranks every item, keeps the fetch window, then drops the inadmissible",
             ),
+            Fault::GlobalRankingStatistics => (
+                "global_ranking_statistics",
+                "§6.1",
+                "context assembly ranks the admissible items with whole-index BM25 statistics",
+            ),
+            Fault::AggregationIgnored => {
+                ("aggregation_ignored", "§6.4", "an explicit use that completes a schema conflict is allowed")
+            }
         }
     }
 
@@ -178,6 +190,7 @@ impl Fault {
         match self {
             Fault::WideningDelegationAccepted => Some(DeviceFault::WideningAccepted),
             Fault::RevokedAncestorIgnored => Some(DeviceFault::RevokedAncestorIgnored),
+            Fault::AggregationIgnored => Some(DeviceFault::AggregationIgnored),
             _ => None,
         }
     }
@@ -669,7 +682,12 @@ async fn scenario_verdict(fault: Option<Fault>) -> Verdict {
         let sc = parse(&text).unwrap_or_else(|e| panic!("{stem}: {e}"));
         let failures = match (fault, fault.and_then(Fault::device)) {
             (_, Some(df)) => run_scenario_on(&DeviceFaultTarget::new(df), &sc).await,
-            (Some(Fault::AuthorizedAfterRanking), _) => run_scenario_on(&RankingFaultTarget::new(), &sc).await,
+            (Some(Fault::AuthorizedAfterRanking), _) => {
+                run_scenario_on(&RankingFaultTarget::new(RankingFault::AfterRanking), &sc).await
+            }
+            (Some(Fault::GlobalRankingStatistics), _) => {
+                run_scenario_on(&RankingFaultTarget::new(RankingFault::GlobalStatistics), &sc).await
+            }
             _ => run_scenario_on(&FaultTarget::new(fault), &sc).await,
         };
         if let Some(first) = failures.first() {
@@ -687,6 +705,11 @@ fn property_verdict(fault: Fault) -> Option<String> {
     if fault == Fault::AuthorizedAfterRanking {
         // The context property test checks that no forbidden item enters a context, which a
         // post-filter also satisfies: this fault loses entitled items, which the fixtures catch.
+        return None;
+    }
+    if fault == Fault::GlobalRankingStatistics {
+        // Its property (SPEC §6.1) has its own harness in `selection.rs`, whose control is this
+        // fault and is required to fail there (`the_property_fails_for_whole_index_statistics`).
         return None;
     }
     let config =
@@ -717,10 +740,13 @@ fn render_table(verdicts: &[(Fault, Verdict)]) -> String {
     let _ = writeln!(
         t,
         "{killed} of {} faults killed{}. Property column: killed by \
-         `store_agrees_with_the_oracle`'s harness (SPEC §1) or `authorize_agrees_with_the_reference`'s \
-         (SPEC §2) within {PROPERTY_CASES} deterministic cases; context assembly has no property that a \
-         post-filter breaks (it loses entitled items, never admits a forbidden one), so its fault is \
-         killed by the slot-noninterference fixture.\n",
+         `store_agrees_with_the_oracle`'s harness (SPEC §1), `authorize_agrees_with_the_reference`'s \
+         (SPEC §2) or `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) within \
+         {PROPERTY_CASES} deterministic cases; context assembly has no property that a post-filter \
+         breaks (it loses entitled items, never admits a forbidden one), so its fault is killed by the \
+         slot-noninterference fixture; the §6.1 fault is the control of `selection.rs`'s property \
+         (`the_property_fails_for_whole_index_statistics` requires it to fail there) and is killed by \
+         the selection-noninterference fixture.\n",
         verdicts.len(),
         if PENDING.is_empty() { String::new() } else { format!(" ({} further rows pending)", PENDING.len()) }
     );

@@ -715,3 +715,69 @@ async fn viewer_sets_are_the_audiences_and_never_their_union() {
     assert_eq!((frozen.1["current"].clone(), frozen.1["audiences"].clone()), (json!(false), json!([])));
     refused(&app.call("GET", &format!("{e}/items/nope/viewers"), None).await, 404, "item_not_found");
 }
+
+/// A filter the list's order does not index looks at no more than `SCAN_BUDGET` records per
+/// page: past it the page ends early (here: empty or short) with a cursor, and following the
+/// cursors still visits every match once, in order. Lists and relationship tuples alike.
+#[test]
+fn a_page_looks_at_a_bounded_number_of_records() {
+    use earshot_store::lists::limits::SCAN_BUDGET;
+    use earshot_store::lists::{ItemFilter, Paging};
+    use earshot_store::model::Command;
+    use earshot_store::tuples::TupleFilter;
+
+    let clock = Arc::new(ManualClock::new(T0_MS));
+    let earshot = Earshot::temporary(clock.clone()).expect("earshot");
+    earshot.create_store("s", None).expect("store");
+    let s = earshot.store("s").expect("s");
+    let owner = serde_json::from_value(json!({"id": "owner", "kind": "person"})).expect("participant");
+    s.write(Command::CreateParticipant(owner)).expect("owner");
+    let n = SCAN_BUDGET + 50;
+    for i in 0..n {
+        let item = json!({"id": format!("b{i:05}"), "owner": "owner", "origin": "owner_private"});
+        s.write(Command::CreateItem(serde_json::from_value(item).expect("item"))).expect("item");
+    }
+    let frozen = [3, SCAN_BUDGET + 20];
+    for i in frozen {
+        let request = serde_json::from_value(json!({"action": "freeze"})).expect("lifecycle");
+        s.write(Command::Lifecycle { item: format!("b{i:05}"), request }).expect("freeze");
+    }
+    let derive = json!({"disposition": "intersection", "owner": "owner", "sources": ["b00004"], "id": "sum"});
+    let derived = s
+        .write(Command::Derive { request: serde_json::from_value(derive).expect("derive"), issuer: "owner".into() })
+        .expect("derive");
+    assert_eq!(derived.ids, ["sum"], "{derived:?}");
+    let snap = s.latest();
+
+    let filter = ItemFilter { state: Some(earshot_core::State::Frozen), ..ItemFilter::default() };
+    let first = snap.list_items(&filter, &Paging { limit: Some(100), cursor: None }).expect("page");
+    assert_eq!(first.results.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["b00003"]);
+    let cursor = first.next_cursor.clone().expect("a page cut short by the budget has a cursor");
+    let second = snap.list_items(&filter, &Paging { limit: Some(100), cursor: Some(cursor) }).expect("page");
+    assert_eq!(second.results.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), [format!("b{:05}", frozen[1])]);
+    assert_eq!(second.next_cursor, None, "the last page");
+
+    // Tuples: `derived_from` by subject walks every item; the match is the last one created.
+    let f = TupleFilter {
+        relation: Some("derived_from".into()),
+        subject_type: Some("item".into()),
+        subject_id: Some("b00004".into()),
+        ..TupleFilter::default()
+    };
+    let mut pages = 0;
+    let mut found = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = snap.read_tuples(&f, &Paging { limit: Some(100), cursor }, T0_MS).expect("tuples");
+        pages += 1;
+        found.extend(page.results.into_iter().map(|t| t.resource.id));
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+        assert!(pages < 10, "the pages do not move on");
+    }
+    assert_eq!(found, ["sum"]);
+    assert!(pages >= 2, "one page walked more than {SCAN_BUDGET} items");
+    s.verify().expect("verify");
+}

@@ -1,6 +1,8 @@
 //! One integration-test binary: every workspace-level test module, so linking happens once.
 
+mod aggregation;
 mod cli;
+mod console;
 mod context;
 mod context_fault;
 mod crash;
@@ -27,6 +29,7 @@ mod postgres;
 mod properties;
 mod replication;
 mod scenarios;
+mod selection;
 mod storage_faults;
 mod tidy;
 mod topology;

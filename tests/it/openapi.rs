@@ -69,6 +69,19 @@ fn documented_operations_equal_the_route_table() {
     );
 }
 
+/// The console's routes (`earshot_api::console::PATHS`: the page and its static assets) are not
+/// API operations, so they are excluded from the comparison above by construction: they are not
+/// in `routes()` and must not be documented (nor reach the typed clients generated from the
+/// document). They are still served by the same router, without a token (they hold no data).
+#[test]
+fn console_routes_are_excluded_from_the_document_and_the_route_table() {
+    let doc = doc();
+    for path in earshot_api::console::PATHS {
+        assert!(paths(&doc).get(path).is_none(), "{path} is static, not an API operation: do not document it");
+        assert!(!routed_operations().iter().any(|(_, p)| p == path), "{path} must stay out of earshot_api::routes()");
+    }
+}
+
 /// `{name}` segments of a path template.
 fn template_params(path: &str) -> BTreeSet<String> {
     path.split('/').filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}'))).map(str::to_string).collect()
@@ -348,9 +361,10 @@ const STORE_VARIANTS: usize = 58;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and
-/// `request_timeout` (added by the server around the router; triggered in `hostile.rs`) is
-/// triggered over HTTP in `api_error_codes_are_what_the_router_answers`.
-const API_CODES: [(&str, u16); 12] = [
+/// `request_timeout` (added by the server around the router; triggered in `hostile.rs`) and
+/// `body_timeout` (an import body that stalls; triggered in `export.rs`) is triggered over HTTP
+/// in `api_error_codes_are_what_the_router_answers`.
+const API_CODES: [(&str, u16); 13] = [
     ("unauthenticated", 401),
     ("forbidden", 403),
     ("route_not_found", 404),
@@ -362,6 +376,7 @@ const API_CODES: [(&str, u16); 12] = [
     ("invalid_path", 400),
     ("internal_error", 500),
     ("request_timeout", 503),
+    ("body_timeout", 408),
     ("confirmation_required", 400),
 ];
 

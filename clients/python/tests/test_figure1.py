@@ -48,10 +48,13 @@ from earshot_client.models import (
     ParticipantKind,
     Reason,
     Viewers,
+    WatchChange,
+    WatchHeartbeat,
     WriteOutcome,
     WriteOutcomeOutcome,
 )
 from earshot_client.types import UNSET, Response
+from earshot_client_extras.watch import parse_watch_event, watch
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "figure-1-admin-token-for-the-client-test"
@@ -238,6 +241,30 @@ class Figure1(unittest.TestCase):
             [(a.source, a.grant, a.members) for a in audiences.audiences],
             [(AudienceViewSource.ORIGIN, UNSET, ["alice", "owner"]), (AudienceViewSource.GRANT, grant, ["alice", "carol", "owner"])],
         )
+
+    def test_watch_events_are_typed(self) -> None:
+        # The NDJSON watch stream, read through the hand-written extra over the generated models.
+        c = self.client
+        store = "watched"
+        made = self.created(create_store.sync_detailed(client=c, body=NewStore(id=store)), store)
+        self.created(create_participant.sync_detailed(store, client=c, body=NewParticipant(id="dana", kind=ParticipantKind.PERSON)), "dana")
+        kinds: list[str] = []
+        for event in watch(c, store, after=made.token):
+            assert isinstance(event, WatchChange), event
+            kinds.append(event.change.kind)
+            self.assertEqual(event.token.split(".")[0], str(event.revision))
+            if event.change.kind == "participant_created":
+                self.assertEqual(event.change["participant"], "dana")
+                break
+        self.assertEqual(kinds, ["participant_created"])
+        beat = parse_watch_event('{"heartbeat": {"revision": 2, "token": "2.abc"}}')
+        assert isinstance(beat, WatchHeartbeat)
+        self.assertEqual(beat.heartbeat.revision, 2)
+        refused = next(watch(c, "no-such-store"))
+        assert isinstance(refused, Error)
+        self.assertEqual(refused.error.code, ErrorErrorCode.STORE_NOT_FOUND)
+        with self.assertRaises(ValueError):
+            parse_watch_event("[1]")
 
     def test_errors_are_typed(self) -> None:
         # Without the token: 401, parsed into the typed error with its stable code.

@@ -146,7 +146,7 @@ export interface paths {
         };
         /**
          * List items
-         * @description In creation order, without content. `owner`, `audience` and `member` are answered from the postings; `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         * @description In creation order, without content. `owner`, `audience` and `member` are answered from the postings; `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
          */
         get: operations["listItems"];
         put?: never;
@@ -588,7 +588,7 @@ export interface paths {
         };
         /**
          * List relation edges
-         * @description In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         * @description In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with a filter this order does not index (such as `relation` alone) a page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
          */
         get: operations["listRelations"];
         put?: never;
@@ -640,7 +640,7 @@ export interface paths {
         };
         /**
          * List capabilities
-         * @description In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         * @description In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with a filter this order does not index (such as `issuer` alone) a page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
          */
         get: operations["listCapabilities"];
         put?: never;
@@ -811,7 +811,7 @@ export interface paths {
         };
         /**
          * List grants
-         * @description In creation order. `item` and `member` are answered from the indexes; `status` alone walks the grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         * @description In creation order. `item` and `member` are answered from the indexes; `status` alone walks the grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with a filter this order does not index (such as `status` alone) a page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
          */
         get: operations["listGrants"];
         put?: never;
@@ -834,7 +834,7 @@ export interface paths {
         };
         /**
          * Read the graph as relationship tuples
-         * @description Like `zed relationship read` or OpenFGA's Read. Families, in this order: `audience#member@participant`, `item#origin@audience`, `item#granted@audience` (with the grant), `item#derived_from@item`, `device#owner@participant`, `participant#relation:<name>@participant` (grantor, grantee; with the edge), `capability#delegated_from@capability`, `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk their family. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
+         * @description Like `zed relationship read` or OpenFGA's Read. Families, in this order: `audience#member@participant`, `item#origin@audience`, `item#granted@audience` (with the grant), `item#derived_from@item`, `device#owner@participant`, `participant#relation:<name>@participant` (grantor, grantee; with the edge), `capability#delegated_from@capability`, `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk their family. One page looks at no more than 10,000 records: a walking filter may answer fewer than `limit` results, or none, with a `next_cursor`; only a page without `next_cursor` is the last. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. An unknown or repeated query parameter is refused with `invalid_request`.
          */
         get: operations["readRelationships"];
         put?: never;
@@ -932,7 +932,7 @@ export interface paths {
         };
         /**
          * Export the whole store as NDJSON
-         * @description Needs the `admin` scope on the store. Streams every durable record of the store at its current revision: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a fresh log at the exported revision. A commit to the store while the export runs would mix two revisions, so it fails the export instead: the stream then ends with one line in the error shape (`write_conflict`, safe to retry) in place of the end line, and an import refuses it. Feed the body to `POST /v1/stores/{store}/import` (or `earshot import`).
+         * @description Needs the `admin` scope on the store. Streams every durable record of the store at one revision, the one it opened at, named in the header: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a fresh log at the exported revision. Writes to the store go on while the export runs and do not show in it (the export pins the records of its revision). A failure after the stream started (the datastore failed; on a shared datastore, another replica committed to the store meanwhile; more than 256 MiB of records written during the export) ends the stream with one line in the error shape (`write_conflict`, safe to retry, or a storage code) in place of the end line, and an import refuses it. Not bounded by the request timeout: the export ends (without its end line) when the client takes no chunk for `stream_idle_timeout_ms`. Feed the body to `POST /v1/stores/{store}/import` (or `earshot import`).
          */
         get: operations["exportStore"];
         put?: never;
@@ -957,7 +957,7 @@ export interface paths {
         put?: never;
         /**
          * Create a store from an export
-         * @description Needs the `admin` scope on every store (it creates one). The body is an export (`GET /v1/stores/{store}/export`), streamed, up to 4 GiB (this route only; larger stores are imported offline with `earshot import --data`); it must be read within the server's `request_timeout_ms`. Every record is decoded as it arrives and the whole is checked as a start-up checks a store (audience digests, references, provenance, schema, delegation), plus key order, each record at its own key, content only for items and nothing after the header's revision. The store appears atomically at the end, at the exported revision, with a fresh revision log; a refused import leaves nothing behind. Idempotency answers keep working: their tokens are re-issued for the new store.
+         * @description Needs the `admin` scope on every store (it creates one). The body is an export (`GET /v1/stores/{store}/export`), streamed, up to 4 GiB (this route only; larger stores are imported offline with `earshot import --data`); it is not bounded by the server's `request_timeout_ms` but must keep arriving: a body that moves no chunk for `stream_idle_timeout_ms` answers 408 `body_timeout` and nothing is imported. Every record is decoded as it arrives and the whole is checked as a start-up checks a store (audience digests, references, provenance, schema, delegation), plus key order, each record at its own key, content only for items and nothing after the header's revision. The store appears atomically at the end, at the exported revision, with a fresh revision log; a refused import leaves nothing behind. Idempotency answers keep working: their tokens are re-issued for the new store.
          */
         post: operations["importStore"];
         delete?: never;
@@ -1368,7 +1368,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1494,7 +1494,7 @@ export interface components {
             consistency?: components["schemas"]["Consistency"];
         };
         /** @enum {string} */
-        AuthReason: "allowed_owner" | "allowed_relation" | "allowed_capability" | "denied_unknown_principal" | "denied_unknown_device" | "denied_no_authority" | "denied_revoked" | "denied_not_yet_valid" | "denied_expired" | "denied_uses_exhausted" | "denied_condition_false" | "denied_condition_error" | "denied_historical_revision";
+        AuthReason: "allowed_owner" | "allowed_relation" | "allowed_capability" | "denied_unknown_principal" | "denied_unknown_device" | "denied_no_authority" | "denied_revoked" | "denied_not_yet_valid" | "denied_expired" | "denied_uses_exhausted" | "denied_condition_false" | "denied_condition_error" | "denied_aggregation" | "denied_historical_revision";
         ChainLink: {
             capability: string;
             holder: string;
@@ -1531,6 +1531,8 @@ export interface components {
             reason: components["schemas"]["AuthReason"];
             authority?: components["schemas"]["Authority"];
             failure?: components["schemas"]["AuthFailure"];
+            /** @description On `denied_aggregation` (SPEC §6.4): the conflict and the earlier use that completes it; `authority` is then the one that would otherwise have allowed the use. */
+            aggregation?: components["schemas"]["AggregationClash"];
             /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level decision is then never an admission or allow (reason `denied_historical_revision`); the decision as it was at `revision` is kept here, for audit and explanation only. */
             historical?: components["schemas"]["AuthorizeDecision"];
         };
@@ -1593,11 +1595,19 @@ export interface components {
                 edges: number;
             }[];
             unexercised: string[];
+            /** @description Aggregation conflicts (SPEC §6.4), in the order written. */
+            conflicts: {
+                name: string;
+                members: string[];
+                /** @description As written, e.g. `24h`. */
+                window: string;
+                window_ms: number;
+            }[];
             revision: number;
             token: components["schemas"]["Token"];
         };
-        /** @description One line of a watch stream: a change (one revision), a heartbeat, or a final error. */
-        WatchEvent: {
+        /** @description A watch stream's line for one revision: what it changed. */
+        WatchChange: {
             revision: number;
             token: components["schemas"]["Token"];
             /** Format: date-time */
@@ -1610,12 +1620,16 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
-        } | {
+        };
+        /** @description A watch stream's line while nothing changes: the revision the stream has reached. */
+        WatchHeartbeat: {
             heartbeat: {
                 revision: number;
                 token: components["schemas"]["Token"];
             };
-        } | components["schemas"]["Error"];
+        };
+        /** @description One line of a watch stream: a change (one revision), a heartbeat, or a final error. Each is a named schema (`WatchChange`, `WatchHeartbeat`, `Error`), so generated clients have a type for each. */
+        WatchEvent: components["schemas"]["WatchChange"] | components["schemas"]["WatchHeartbeat"] | components["schemas"]["Error"];
         /** @description How this replica stands against the shared datastore's head. `latest` reads here answer at `applied`; over PostgreSQL a replica polls the head every `follow_interval_ms` and replays the revision log, so `behind_revisions` is usually 0 and `behind_ms` the time since it last caught up while it is behind. On the embedded store always caught up. */
         Replication: {
             /** @description The revision this replica has applied. */
@@ -1925,6 +1939,16 @@ export interface components {
             records: number;
             revision: number;
             token: components["schemas"]["Token"];
+        };
+        AggregationClash: {
+            /** @description The schema's conflict the use would complete. */
+            conflict: string;
+            /** @description The earlier use (`use-<n>`) of another member; absent when the requested slice matches two members by itself. */
+            earlier_use?: string;
+            earlier_device?: string;
+            earlier_path?: string;
+            /** Format: date-time */
+            earlier_at?: string;
         };
     };
     responses: never;
@@ -6655,6 +6679,15 @@ export interface operations {
             };
             /** @description Forbidden: `forbidden`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout: `body_timeout` (the body stopped arriving for `stream_idle_timeout_ms`; nothing was imported). */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };

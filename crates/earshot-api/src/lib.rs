@@ -5,6 +5,7 @@
 //! answer; every error leaves through [`error::ApiError`].
 
 pub mod auth;
+pub mod console;
 mod devices;
 pub mod error;
 mod gate;
@@ -192,6 +193,8 @@ pub fn router(state: AppState) -> Router {
     }
     authed
         .merge(open)
+        // Static, not API operations: outside `routes()` and the OpenAPI document (console.rs).
+        .merge(console::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

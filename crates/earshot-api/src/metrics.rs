@@ -255,7 +255,7 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let routes = crate::routes().into_iter().map(|r| (r.path, r.path)).collect();
+        let routes = crate::routes().into_iter().map(|r| r.path).chain(crate::console::PATHS).map(|p| (p, p)).collect();
         Metrics {
             requests: Family::default(),
             latency: Family::new_with_constructor(IntHistogram::latency),

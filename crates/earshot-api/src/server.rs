@@ -16,7 +16,10 @@
 //!   connection and again after each response on a keep-alive one), so the same setting is the
 //!   keep-alive idle timeout;
 //! - a middleware bounds each request's handling (body read included) and answers
-//!   `503 request_timeout` in the service's error shape;
+//!   `503 request_timeout` in the service's error shape; the two streaming routes (export and
+//!   import, [`STREAMING_ROUTES`]) are bounded by progress instead: each must move a chunk
+//!   within `stream_idle_timeout` (the import answers `408 body_timeout` when its body stalls,
+//!   the export ends when its client stops reading), however long the whole takes;
 //! - `accept` errors other than a peer's reset back off briefly instead of spinning.
 
 use std::collections::BTreeMap;
@@ -69,8 +72,27 @@ pub struct ServerLimits {
     /// Most time from the moment a connection waits for a request head (new connection, or after
     /// a response on a keep-alive one) until that head is complete.
     pub header_read_timeout: Duration,
-    /// Most time one request may take, from its head until its response is ready.
+    /// Most time one request may take, from its head until its response is ready (but for
+    /// the [`STREAMING_ROUTES`]).
     pub request_timeout: Duration,
+    /// Most time a streaming route waits for its next chunk: of the body (import) or for the
+    /// client to take the response's (export).
+    pub stream_idle_timeout: Duration,
+}
+
+/// Routes bounded by progress (`stream_idle_timeout`) rather than by `request_timeout`: a
+/// store's export and import, whose size has no useful time bound.
+pub const STREAMING_ROUTES: [&str; 2] = ["/v1/stores/{store}/export", "/v1/stores/{store}/import"];
+
+/// The idle bound a streaming route's handler applies, put in its request's extensions by the
+/// timeout layer (handlers called without that layer, as in tests, use the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamIdleTimeout(pub Duration);
+
+impl Default for StreamIdleTimeout {
+    fn default() -> Self {
+        StreamIdleTimeout(ServerLimits::DEFAULT_STREAM_IDLE_TIMEOUT)
+    }
 }
 
 impl Default for ServerLimits {
@@ -80,6 +102,7 @@ impl Default for ServerLimits {
             max_connections: default_max_connections(nofile_limit()),
             header_read_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
+            stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
         }
     }
 }
@@ -98,6 +121,9 @@ pub fn default_max_connections(nofile: Option<u64>) -> usize {
 }
 
 impl ServerLimits {
+    /// The default of `stream_idle_timeout`.
+    pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
     /// Refuses limits that would make the server useless or unbounded.
     pub fn validate(&self) -> Result<(), String> {
         if self.max_connections == 0 || self.max_connections > MAX_CONNECTIONS_LIMIT {
@@ -109,18 +135,29 @@ impl ServerLimits {
         if self.request_timeout.is_zero() {
             return Err("request_timeout_ms must be at least 1".into());
         }
+        if self.stream_idle_timeout.is_zero() {
+            return Err("stream_idle_timeout_ms must be at least 1".into());
+        }
         Ok(())
     }
 }
 
-/// Wraps `router` so that each request is answered within `limit`, or with
+/// Wraps `router` so that each request is answered within `limits.request_timeout`, or with
 /// `503 request_timeout`. The handler's future is dropped at the deadline; work it handed to the
-/// blocking pool finishes there unobserved.
-pub fn with_request_timeout(router: Router, limit: Duration) -> Router {
-    router.layer(axum::middleware::from_fn_with_state(limit, request_timeout))
+/// blocking pool finishes there unobserved. The [`STREAMING_ROUTES`] are exempt: their
+/// handlers bound each chunk by `limits.stream_idle_timeout` instead ([`StreamIdleTimeout`]).
+pub fn with_request_timeout(router: Router, limits: ServerLimits) -> Router {
+    router.layer(axum::middleware::from_fn_with_state(limits, request_timeout))
 }
 
-async fn request_timeout(State(limit): State<Duration>, req: Request, next: Next) -> Response {
+async fn request_timeout(State(limits): State<ServerLimits>, mut req: Request, next: Next) -> Response {
+    let streaming =
+        req.extensions().get::<axum::extract::MatchedPath>().is_some_and(|m| STREAMING_ROUTES.contains(&m.as_str()));
+    if streaming {
+        req.extensions_mut().insert(StreamIdleTimeout(limits.stream_idle_timeout));
+        return next.run(req).await;
+    }
+    let limit = limits.request_timeout;
     match tokio::time::timeout(limit, next.run(req)).await {
         Ok(resp) => resp,
         Err(_) => ApiError::new(
@@ -227,7 +264,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     limits.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let router = with_request_timeout(router, limits.request_timeout);
+    let router = with_request_timeout(router, limits);
     let permits = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let slots = Arc::new(Semaphore::new(permits as usize));
     let registry = Arc::new(Registry::default());
@@ -389,6 +426,7 @@ mod tests {
         assert!(ServerLimits { max_connections: 0, ..ok }.validate().is_err());
         assert!(ServerLimits { header_read_timeout: Duration::ZERO, ..ok }.validate().is_err());
         assert!(ServerLimits { request_timeout: Duration::ZERO, ..ok }.validate().is_err());
+        assert!(ServerLimits { stream_idle_timeout: Duration::ZERO, ..ok }.validate().is_err());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
+use crate::server::StreamIdleTimeout;
 use crate::writes::blocking;
 use crate::AppState;
 
@@ -27,28 +28,36 @@ pub const MAX_IMPORT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Chunks in flight between the reading side and the writing side of either stream.
 const CHANNEL: usize = 8;
 
-/// Streams the store's export. The response starts once the export is open (an unknown store
-/// is a plain `404`); a failure after that (the store moved on during the export, the datastore
-/// failed) ends the stream with an `{"error": …}` line in place of the end line, which an
-/// import refuses.
+/// Streams the store's export, at the revision it had when the export opened (the header
+/// names it; writes go on meanwhile). The response starts once the export is open (an unknown
+/// store is a plain `404`); a failure after that (the datastore failed, another replica wrote
+/// to the store) ends the stream with an `{"error": …}` line in place of the end line, which an
+/// import refuses. Not bounded by the request timeout: the export ends, without its end line,
+/// when the client takes no chunk for `stream_idle_timeout`.
 pub(crate) async fn export(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    idle: Option<Extension<StreamIdleTimeout>>,
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
     let Path(store) = path?;
     p.require(Scope::Admin, Some(&store))?;
+    let idle = idle.map(|Extension(i)| i).unwrap_or_default().0;
     let earshot = st.earshot.clone();
     let mut export = blocking(move || earshot.export(&store)).await?;
     let (tx, rx) = mpsc::channel::<Bytes>(CHANNEL);
+    let runtime = tokio::runtime::Handle::current();
+    // Bounded by the client's progress: a chunk it does not take in time ends the export (and
+    // releases what the export holds).
+    let send = move |chunk: Bytes| runtime.block_on(tx.send_timeout(chunk, idle)).is_ok();
     tokio::task::spawn_blocking(move || {
         let mut buf = Vec::with_capacity(256 * 1024);
         loop {
             buf.clear();
             match export.next_chunk(&mut buf) {
                 Ok(true) => {
-                    // A client that went away ends the export.
-                    if tx.blocking_send(Bytes::copy_from_slice(&buf)).is_err() {
+                    // A client that went away, or stopped reading, ends the export.
+                    if !send(Bytes::copy_from_slice(&buf)) {
                         return;
                     }
                 }
@@ -57,7 +66,7 @@ pub(crate) async fn export(
                     let err = ApiError::from(e);
                     let mut line = err.body().to_string();
                     line.push('\n');
-                    let _ = tx.blocking_send(Bytes::from(line));
+                    let _ = send(Bytes::from(line));
                     return;
                 }
             }
@@ -95,16 +104,19 @@ impl Read for ChannelReader {
 /// Creates the store `{store}` from an export in the body (any content type: NDJSON is not
 /// JSON). The global admin scope, as for creating a store. `201` with what was imported;
 /// `409 store_exists`; `422 import_invalid` naming the line; `413 body_too_large` past
-/// [`MAX_IMPORT_BYTES`]. Nothing of a refused import remains. The whole import must finish
-/// within the server's request timeout.
+/// [`MAX_IMPORT_BYTES`]; `408 body_timeout` when the body stops arriving for
+/// `stream_idle_timeout`. Nothing of a refused import remains. Not bounded by the request
+/// timeout: an import may take as long as its body keeps coming.
 pub(crate) async fn import(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
+    idle: Option<Extension<StreamIdleTimeout>>,
     path: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
     let Path(store) = path?;
     p.require(Scope::Admin, None)?;
+    let idle = idle.map(|Extension(i)| i).unwrap_or_default().0;
     // Refused before the body is read when it is plain that the store exists here.
     if st.earshot.running(&store).is_some() {
         return Err(earshot_store::StoreError::StoreExists(store).into());
@@ -118,11 +130,23 @@ pub(crate) async fn import(
     let mut frames = body.into_data_stream();
     let mut total: u64 = 0;
     let mut too_large = false;
+    let mut stalled = false;
     // Once the importer has stopped (it refused the input, and says why below), the rest of the
     // body is read and dropped, still bounded, so that a client sending it whole gets the answer
     // rather than a broken connection.
     let mut tx = Some(tx);
-    while let Some(frame) = frames.next().await {
+    loop {
+        let frame = match tokio::time::timeout(idle, frames.next()).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(_) => {
+                stalled = true;
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(Err(std::io::Error::other("the request body stopped arriving"))).await;
+                }
+                break;
+            }
+        };
         let chunk = match frame {
             Ok(c) => c,
             Err(e) => {
@@ -151,6 +175,13 @@ pub(crate) async fn import(
         tracing::error!(error = %e, "import task failed");
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "internal error")
     })?;
+    if stalled {
+        return Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!("the import body stopped arriving for {} ms; nothing was imported", idle.as_millis()),
+        ));
+    }
     if too_large {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,

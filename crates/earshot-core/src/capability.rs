@@ -182,6 +182,10 @@ pub enum AuthReason {
     DeniedConditionFalse,
     /// A condition referenced a variable the context lacks, failed, or was not a boolean.
     DeniedConditionError,
+    /// The use would complete an aggregation conflict of the schema (SPEC §6.4): the principal
+    /// used a slice of another member of the conflict on the same grantor's devices within its
+    /// window. Decided after the authority, which is valid.
+    DeniedAggregation,
 }
 
 impl AuthReason {
@@ -199,6 +203,7 @@ impl AuthReason {
             AuthReason::DeniedUsesExhausted => "denied_uses_exhausted",
             AuthReason::DeniedConditionFalse => "denied_condition_false",
             AuthReason::DeniedConditionError => "denied_condition_error",
+            AuthReason::DeniedAggregation => "denied_aggregation",
         }
     }
 
@@ -310,6 +315,7 @@ mod tests {
             R::DeniedUsesExhausted,
             R::DeniedConditionFalse,
             R::DeniedConditionError,
+            R::DeniedAggregation,
         ];
         let codes: std::collections::BTreeSet<&str> = all.iter().map(|r| r.code()).collect();
         assert_eq!(codes.len(), all.len());

@@ -6,6 +6,7 @@
 //! directly for decisions. See `ARCHITECTURE.md` at the repository root.
 
 pub mod admission;
+pub mod aggregation;
 pub mod audience;
 pub mod capability;
 pub mod condition;

@@ -16,6 +16,16 @@
 //! }
 //! ```
 //!
+//! An aggregation conflict (SPEC §6.4) names slice patterns that must not be used together by
+//! one principal on one grantor's devices within a window (see [`crate::aggregation`]):
+//!
+//! ```text
+//! conflict empty_home { location/**, calendar/** within 24h }
+//! ```
+//!
+//! A conflict has two to [`MAX_CONFLICT_MEMBERS`] distinct patterns and one window, `<n>s`,
+//! `<n>m`, `<n>h` or `<n>d`, of at most [`MAX_WINDOW_MS`]. Conflicts have their own names.
+//!
 //! `opens <pattern>` grants `read` unless `for <action>, …` names the actions. Statements end at
 //! the end of a line or at `;`, and a body may sit on one line (`relation a { includes b; opens
 //! x/* }`). Relations do not overlap or nest unless `includes` says so. Every problem is reported with its line and column,
@@ -33,6 +43,12 @@ pub const MAX_RELATIONS: usize = 256;
 pub const MAX_PROBLEMS: usize = 50;
 /// Longest relation or action name.
 pub const MAX_NAME_LEN: usize = 64;
+/// Most conflicts in a schema.
+pub const MAX_CONFLICTS: usize = 64;
+/// Most patterns in one conflict.
+pub const MAX_CONFLICT_MEMBERS: usize = 16;
+/// Longest conflict window: 366 days.
+pub const MAX_WINDOW_MS: i64 = 366 * 24 * 3600 * 1000;
 
 /// One problem in a schema text, at a 1-based line and column.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -40,7 +56,8 @@ pub struct SchemaProblem {
     pub line: usize,
     pub column: usize,
     /// A stable snake_case code: `syntax`, `bad_name`, `bad_pattern`, `unknown_relation`,
-    /// `duplicate_relation`, `duplicate_pattern`, `include_cycle`, `too_large`.
+    /// `duplicate_relation`, `duplicate_pattern`, `include_cycle`, `too_large`,
+    /// `duplicate_conflict`, `bad_window`.
     pub code: &'static str,
     pub message: String,
 }
@@ -75,11 +92,32 @@ impl Relation {
     }
 }
 
+/// An aggregation conflict (SPEC §6.4): slices that one principal may not use together on one
+/// grantor's devices within `window_ms`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Conflict {
+    pub name: String,
+    /// The members, in the order written; distinct.
+    pub members: Vec<PathPattern>,
+    pub window_ms: i64,
+    /// The window as written (`24h`).
+    pub window: String,
+}
+
+impl Conflict {
+    /// The members `path` matches, as a bit set over member positions.
+    pub fn members_of(&self, path: &Path<'_>) -> u32 {
+        self.members.iter().enumerate().filter(|(_, m)| m.matches(path)).fold(0, |acc, (i, _)| acc | (1 << i))
+    }
+}
+
 /// A compiled schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Schema {
     pub source: String,
     pub relations: BTreeMap<String, Relation>,
+    /// Aggregation conflicts, in the order declared.
+    pub conflicts: Vec<Conflict>,
 }
 
 impl Schema {
@@ -156,6 +194,40 @@ fn column_of(line: &str, byte: usize) -> usize {
     line.get(..byte).map_or(1, |s| s.chars().count() + 1)
 }
 
+/// Parses a window: a positive whole number and a unit (`s`, `m`, `h`, `d`), at most
+/// [`MAX_WINDOW_MS`].
+pub fn parse_window(s: &str) -> Result<i64, String> {
+    let unit_at = s.len().saturating_sub(1);
+    let (digits, unit) = (s.get(..unit_at).unwrap_or(""), s.get(unit_at..).unwrap_or(""));
+    let per: i64 = match unit {
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(format!("`{s}` is not a window (a whole number and s, m, h or d, as in `24h`)")),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("`{s}` is not a window (a whole number and s, m, h or d, as in `24h`)"));
+    }
+    let n: i64 = digits.parse().map_err(|_| format!("window `{s}` is too long"))?;
+    match n.checked_mul(per) {
+        Some(ms) if ms > 0 && ms <= MAX_WINDOW_MS => Ok(ms),
+        Some(0) => Err("a window must be longer than zero".into()),
+        _ => Err(format!("window `{s}` is longer than 366 days")),
+    }
+}
+
+struct RawConflict<'a> {
+    name: Word<'a>,
+    line: usize,
+    members: Vec<PathPattern>,
+    window: Option<(i64, String)>,
+    /// A `within` was written (a bad window is reported where it is, not as missing).
+    window_written: bool,
+    /// A problem in the body was reported; the whole-conflict checks would only add noise.
+    broken: bool,
+}
+
 struct RawRelation<'a> {
     name: Word<'a>,
     line: usize,
@@ -177,10 +249,73 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
     }
     let mut raw: Vec<RawRelation<'_>> = Vec::new();
     let mut open: Option<RawRelation<'_>> = None;
+    let mut conflicts: Vec<RawConflict<'_>> = Vec::new();
+    let mut open_conflict: Option<RawConflict<'_>> = None;
     let last_line = source.lines().count();
     for ws in statements(source) {
         let Some(first) = ws.first() else { continue };
         let ln = first.line;
+        if let Some(c) = open_conflict.as_mut() {
+            match first.text {
+                "}" => {
+                    let c = open_conflict.take();
+                    conflicts.extend(c);
+                }
+                "relation" | "conflict" => problem(
+                    ln,
+                    first.column,
+                    "syntax",
+                    format!("conflict `{}` is not closed before this (missing `}}`)", c.name.text),
+                ),
+                _ => {
+                    if !conflict_body(c, &ws, &mut problem) {
+                        c.broken = true;
+                    }
+                }
+            }
+            continue;
+        }
+        if first.text == "conflict" {
+            if let Some(r) = &open {
+                problem(
+                    ln,
+                    first.column,
+                    "syntax",
+                    format!("relation `{}` is not closed before this conflict (missing `}}`)", r.name.text),
+                );
+                continue;
+            }
+            let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
+                problem(ln, first.column, "syntax", "expected `conflict <name> {`".into());
+                continue;
+            };
+            if brace.text != "{" || ws.len() != 3 {
+                problem(
+                    ln,
+                    brace.column,
+                    "syntax",
+                    format!("expected `{{` after the conflict name, found `{}`", brace.text),
+                );
+                continue;
+            }
+            if !is_name(name.text) {
+                problem(
+                    ln,
+                    name.column,
+                    "bad_name",
+                    format!("`{}` is not a conflict name (lowercase letters, digits, `_`, `-`)", name.text),
+                );
+            }
+            open_conflict = Some(RawConflict {
+                name: *name,
+                line: ln,
+                members: Vec::new(),
+                window: None,
+                window_written: false,
+                broken: false,
+            });
+            continue;
+        }
         match (first.text, open.as_mut()) {
             ("relation", None) => {
                 let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
@@ -298,6 +433,15 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
             format!("relation `{}` (line {}) is never closed with `}}`", r.name.text, r.line),
         );
     }
+    if let Some(c) = open_conflict {
+        problem(
+            last_line.max(1),
+            1,
+            "syntax",
+            format!("conflict `{}` (line {}) is never closed with `}}`", c.name.text, c.line),
+        );
+    }
+    let compiled_conflicts = check_conflicts(conflicts, &mut problem);
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &raw {
         if let Some(first) = seen.insert(r.name.text, r.line) {
@@ -359,11 +503,126 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
         relations.insert(r.name.text.to_string(), Relation { name: r.name.text.to_string(), includes, opens });
     }
     if problems.is_empty() {
-        Ok(Schema { source: source.to_string(), relations })
+        Ok(Schema { source: source.to_string(), relations, conflicts: compiled_conflicts })
     } else {
         problems.sort_by_key(|p| (p.line, p.column));
         Err(problems)
     }
+}
+
+/// One statement of a conflict's body: patterns separated by `,`, optionally ending with
+/// `within <window>` (or that alone).
+fn conflict_body(
+    c: &mut RawConflict<'_>,
+    ws: &[Word<'_>],
+    problem: &mut impl FnMut(usize, usize, &'static str, String),
+) -> bool {
+    let mut words = ws.iter().peekable();
+    let mut expect_pattern = true;
+    while let Some(w) = words.next() {
+        if w.text == "within" {
+            let Some(d) = words.next() else {
+                problem(w.line, w.column, "syntax", "expected a window after `within`, as in `within 24h`".into());
+                return false;
+            };
+            if let Some(extra) = words.next() {
+                problem(extra.line, extra.column, "syntax", format!("unexpected `{}` after the window", extra.text));
+                return false;
+            }
+            if c.window_written {
+                problem(w.line, w.column, "syntax", format!("conflict `{}` has two windows", c.name.text));
+                return false;
+            }
+            c.window_written = true;
+            match parse_window(d.text) {
+                Ok(ms) => c.window = Some((ms, d.text.to_string())),
+                Err(m) => {
+                    problem(d.line, d.column, "bad_window", m);
+                    return false;
+                }
+            }
+            return true;
+        }
+        if w.text == "," {
+            if expect_pattern {
+                problem(w.line, w.column, "syntax", "expected a path pattern before `,`".into());
+                return false;
+            }
+            expect_pattern = true;
+            continue;
+        }
+        if !expect_pattern {
+            problem(w.line, w.column, "syntax", format!("expected `,` or `within`, found `{}`", w.text));
+            return false;
+        }
+        match PathPattern::parse(w.text) {
+            Ok(p) if c.members.contains(&p) => {
+                problem(
+                    w.line,
+                    w.column,
+                    "duplicate_pattern",
+                    format!("conflict `{}` already names `{}`", c.name.text, w.text),
+                );
+                return false;
+            }
+            Ok(p) => c.members.push(p),
+            Err(e) => {
+                problem(w.line, w.column, "bad_pattern", format!("pattern `{}` {e}", w.text));
+                return false;
+            }
+        }
+        expect_pattern = false;
+    }
+    true
+}
+
+/// Checks the conflicts as a whole (names unique, two or more members, a window) and compiles them.
+fn check_conflicts(
+    raw: Vec<RawConflict<'_>>,
+    problem: &mut impl FnMut(usize, usize, &'static str, String),
+) -> Vec<Conflict> {
+    if raw.len() > MAX_CONFLICTS {
+        problem(1, 1, "too_large", format!("more than {MAX_CONFLICTS} conflicts"));
+    }
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for c in &raw {
+        if let Some(first) = seen.insert(c.name.text, c.line) {
+            problem(
+                c.line,
+                c.name.column,
+                "duplicate_conflict",
+                format!("conflict `{}` is already declared on line {first}", c.name.text),
+            );
+        }
+        if c.broken {
+            continue;
+        }
+        if c.members.len() < 2 {
+            problem(c.line, c.name.column, "syntax", format!("conflict `{}` needs two or more patterns", c.name.text));
+        }
+        if c.members.len() > MAX_CONFLICT_MEMBERS {
+            problem(
+                c.line,
+                c.name.column,
+                "too_large",
+                format!("conflict `{}` has more than {MAX_CONFLICT_MEMBERS} patterns", c.name.text),
+            );
+        }
+        match &c.window {
+            None if !c.window_written => {
+                problem(c.line, c.name.column, "syntax", format!("conflict `{}` needs `within <window>`", c.name.text))
+            }
+            None => {}
+            Some((ms, text)) => out.push(Conflict {
+                name: c.name.text.to_string(),
+                members: c.members.clone(),
+                window_ms: *ms,
+                window: text.clone(),
+            }),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -468,6 +727,50 @@ mod tests {
         assert_eq!(codes("relation a { opens x\n"), vec![(1, 1, "syntax")]);
         assert_eq!(codes("relation a opens x }\n"), vec![(1, 12, "syntax"), (1, 20, "syntax")]);
         assert_eq!(codes("relation a { opens x } }\n"), vec![(1, 24, "syntax")]);
+    }
+
+    #[test]
+    fn conflicts_parse_in_one_line_and_many() {
+        let s =
+            parse("relation f { opens location/** }\nconflict empty_home { location/**, calendar/** within 24h }\n")
+                .unwrap();
+        assert_eq!(s.conflicts.len(), 1);
+        let c = &s.conflicts[0];
+        assert_eq!((c.name.as_str(), c.window_ms, c.window.as_str()), ("empty_home", 86_400_000, "24h"));
+        assert_eq!(c.members.iter().map(|m| m.as_str()).collect::<Vec<_>>(), ["location/**", "calendar/**"]);
+        assert_eq!(c.members_of(&Path::parse("calendar/today").unwrap()), 0b10);
+        assert_eq!(c.members_of(&Path::parse("vitals/pulse").unwrap()), 0);
+        let many = parse("conflict a {\n  x/*\n  y/*, z\n  within 90m\n}\n").unwrap();
+        assert_eq!(many.conflicts[0].members.len(), 3);
+        assert_eq!(many.conflicts[0].window_ms, 90 * 60_000);
+        assert!(many.relations.is_empty());
+    }
+
+    #[test]
+    fn malformed_conflicts_are_refused_with_their_place() {
+        assert_eq!(codes("conflict a { x, y }\n"), vec![(1, 10, "syntax")]);
+        assert_eq!(codes("conflict a { x within 1h }\n"), vec![(1, 10, "syntax")]);
+        assert_eq!(codes("conflict a { x, y within 0h }\n"), vec![(1, 26, "bad_window")]);
+        assert_eq!(codes("conflict a { x, y within 367d }\n"), vec![(1, 26, "bad_window")]);
+        assert_eq!(codes("conflict a { x, y within soon }\n"), vec![(1, 26, "bad_window")]);
+        assert_eq!(codes("conflict a { x, x within 1h }\n"), vec![(1, 17, "duplicate_pattern")]);
+        assert_eq!(codes("conflict a { x y within 1h }\n"), vec![(1, 16, "syntax")]);
+        assert_eq!(codes("conflict a { x, y/pri* within 1h }\n"), vec![(1, 17, "bad_pattern")]);
+        assert_eq!(
+            codes("conflict a { x, y within 1h }\nconflict a { x, y within 1h }\n"),
+            vec![(2, 10, "duplicate_conflict")]
+        );
+        assert_eq!(codes("conflict A { x, y within 1h }\n"), vec![(1, 10, "bad_name")]);
+        assert_eq!(codes("conflict a { x, y within 1h\n"), vec![(1, 1, "syntax")]);
+        assert_eq!(
+            codes("relation r {\nconflict a { x, y within 1h }\n}\n"),
+            vec![(2, 1, "syntax"), (2, 14, "syntax"), (3, 1, "syntax")]
+        );
+        assert_eq!(parse_window("24h"), Ok(86_400_000));
+        assert_eq!(parse_window("366d"), Ok(MAX_WINDOW_MS));
+        assert!(
+            parse_window("h").is_err() && parse_window("-1h").is_err() && parse_window("99999999999999999d").is_err()
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::time::Instant;
 use earshot_store::durable::{encode_records, Records};
 use earshot_store::flat::{Flat, FlatViewers};
 use earshot_store::model::{ContainerInput, Identity, ViewersInput};
-use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, StoreHandle};
+use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, Statistics, StoreHandle};
 
 pub use gen::{History, Kind, World, DOSES};
 pub use report::{Cell, Report};
@@ -174,17 +174,19 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
         if !matches!(&resolved.viewers, earshot_core::Viewers::Resolved(v) if v.len() == viewers.len()) {
             return Err(EvalError::Invariant(format!("the container of `{}` did not resolve", q.query)));
         }
-        // Scores are per item and fixed before authorization, so one full ranking of the
-        // owner's memory orders every arm's candidates.
-        let full = handle.rank_candidates(snap, &iids, &q.query, iids.len())?;
-        let pick = |keep: &dyn Fn(Iid, usize) -> bool| -> Vec<usize> {
-            full.iter()
-                .filter_map(|(iid, _)| by_iid.get(iid).map(|n| (*iid, *n)))
-                .filter(|(iid, n)| keep(*iid, *n))
-                .map(|(_, n)| n)
-                .take(FETCH)
-                .collect()
+        // Every arm that selects a candidate set ranks it the way the service ranks the
+        // admissible set: BM25 with the statistics of that set (SPEC §6.1). The unscoped arm
+        // ranks the owner's whole memory with the whole index's statistics, as a memory store
+        // without authorization would; the post-filter drops items from that ranking.
+        let rank_set = |keep: &dyn Fn(Iid, usize) -> bool| -> Result<Vec<usize>, EvalError> {
+            let set: Vec<Iid> = all.iter().filter(|(iid, n)| keep(*iid, *n)).map(|(iid, _)| *iid).collect();
+            Ok(handle
+                .rank_candidates(snap, &set, &q.query, FETCH)?
+                .iter()
+                .filter_map(|(iid, _)| by_iid.get(iid).copied())
+                .collect())
         };
+        let full = handle.rank_candidates_with(snap, &iids, &q.query, iids.len(), Statistics::WholeIndex)?;
         let indexed: Vec<usize> = handle
             .rank_admissible(snap, &resolved, &[owner], 0, &q.query, FETCH)?
             .fetched
@@ -192,9 +194,9 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
             .filter_map(|r| by_iid.get(&r.iid).copied())
             .collect();
         let store_admits = |iid: Iid| snap.check_iid(iid, &resolved.viewers, 0).admitted;
-        if indexed != pick(&|iid, _| store_admits(iid)) {
+        if indexed != rank_set(&|iid, _| store_admits(iid))? {
             return Err(EvalError::Invariant(format!(
-                "the indexed path ranked `{}` differently from the same scores filtered by admission",
+                "the indexed path ranked `{}` differently from the store-admitted set ranked alone",
                 q.query
             )));
         }
@@ -214,14 +216,14 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
                 )));
             }
         }
-        let unscoped = pick(&|_, _| true);
+        let unscoped: Vec<usize> = full.iter().filter_map(|(iid, _)| by_iid.get(iid).copied()).take(FETCH).collect();
         let arms: [Vec<usize>; 6] = [
             indexed,
-            pick(&|_, n| h.items.get(n).is_some_and(|i| flat.check(&i.name, &fv, 0).admitted)),
+            rank_set(&|_, n| h.items.get(n).is_some_and(|i| flat.check(&i.name, &fv, 0).admitted))?,
             unscoped.clone(),
-            pick(&|_, n| h.items.get(n).is_some_and(|i| i.current && i.channel == Some(q.channel))),
+            rank_set(&|_, n| h.items.get(n).is_some_and(|i| i.current && i.channel == Some(q.channel)))?,
             unscoped.iter().copied().filter(|n| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect(),
-            pick(&|_, n| postings.admits(h, n, &viewers)),
+            rank_set(&|_, n| postings.admits(h, n, &viewers))?,
         ];
         // The post-filter's window is exhausted when it returned fewer than K items although
         // more admissible matches exist beyond the unscoped top 20.

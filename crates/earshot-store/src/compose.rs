@@ -254,6 +254,7 @@ impl Snapshot {
 pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     let (rebuilt, graph) = rebuild(live.store(), records)?;
     crate::memory::verify::graph_agrees(&rebuilt, &graph)?;
+    crate::memory::verify::audience_order_agrees(&live.mem)?;
     let a = live.facts();
     let b = rebuilt.facts();
     if a == b {

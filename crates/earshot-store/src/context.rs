@@ -3,7 +3,8 @@
 //! The candidates of a context are exactly the admissible items of the attempt's container at
 //! its pinned revision and time (the exhaustive lookup over postings, each candidate decided by
 //! the same check as a direct check). Only they are scored (BM25, `search`), so an inadmissible
-//! item never takes a fetch slot or a context slot. Ranking is by score, ties by item id; the top
+//! item never takes a fetch slot or a context slot, and BM25's corpus statistics are theirs too
+//! (SPEC §6.1), so an inadmissible item cannot shift a score or an order either. Ranking is by score, ties by item id; the top
 //! `fetch` form the fetch window and its first `k` the context. The exact context (ids, content
 //! digests, bases, revision, query, parameters) is sealed once per attempt, stored durably under
 //! `t/<attempt>` and readable after the attempt has expired or the process restarted.
@@ -24,7 +25,7 @@ use crate::handle::StoreHandle;
 use crate::kernel::backend::{key, Op};
 use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
 use crate::memory::read::{RawDecision, ResolvedContainer};
-use crate::memory::search::ContentSource;
+use crate::memory::search::{ContentSource, Statistics};
 use crate::memory::snapshot::{Iid, Pid};
 
 /// Key prefix of sealed contexts (`t/<attempt>`); they are audit records, not part of the index.
@@ -138,10 +139,30 @@ impl StoreHandle {
         query: &str,
         fetch: usize,
     ) -> Result<Ranking> {
+        self.rank_admissible_with(snapshot, container, owners, at_ms, query, fetch, Statistics::Candidates)
+    }
+
+    /// [`StoreHandle::rank_admissible`] with a choice of BM25 corpus statistics. Only the tests
+    /// pass [`Statistics::WholeIndex`]: it is the control that shows selection noninterference
+    /// (SPEC §6.1) failing when statistics come from the whole index.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the ranking inputs of `rank_admissible` plus the statistics choice of the tests"
+    )]
+    pub fn rank_admissible_with(
+        &self,
+        snapshot: &Snapshot,
+        container: &ResolvedContainer,
+        owners: &[Pid],
+        at_ms: i64,
+        query: &str,
+        fetch: usize,
+        statistics: Statistics,
+    ) -> Result<Ranking> {
         let (admitted, _) = snapshot.lookup_raw(container, owners, None, usize::MAX, at_ms);
         let candidates: Vec<Iid> = admitted.iter().map(|(iid, _)| *iid).collect();
         self.search_ready(snapshot, self.config().consistency_wait)?;
-        let scored = self.search.score(query, &candidates)?;
+        let scored = self.search.score_with(query, &candidates, statistics)?;
         let fetched = order(snapshot, scored, fetch)
             .into_iter()
             .filter_map(|(iid, score)| {
@@ -154,9 +175,9 @@ impl StoreHandle {
         Ok(Ranking { candidates: candidates.len(), fetched })
     }
 
-    /// Ranks an arbitrary candidate set by the same BM25 scores and order as
-    /// [`StoreHandle::rank_admissible`] (for evaluation baselines that choose candidates
-    /// another way): score descending, ties by item id, the first `fetch`.
+    /// Ranks an arbitrary candidate set the way [`StoreHandle::rank_admissible`] ranks the
+    /// admissible one (for evaluation baselines that choose candidates another way): BM25 with
+    /// the statistics of that set, score descending, ties by item id, the first `fetch`.
     pub fn rank_candidates(
         &self,
         snapshot: &Snapshot,
@@ -164,8 +185,21 @@ impl StoreHandle {
         query: &str,
         fetch: usize,
     ) -> Result<Vec<(Iid, f32)>> {
+        self.rank_candidates_with(snapshot, candidates, query, fetch, Statistics::Candidates)
+    }
+
+    /// [`StoreHandle::rank_candidates`] with a choice of statistics: the evaluation's unscoped
+    /// baseline ranks with the whole index's, as a memory store without authorization would.
+    pub fn rank_candidates_with(
+        &self,
+        snapshot: &Snapshot,
+        candidates: &[Iid],
+        query: &str,
+        fetch: usize,
+        statistics: Statistics,
+    ) -> Result<Vec<(Iid, f32)>> {
         self.search_ready(snapshot, self.config().consistency_wait)?;
-        let scored = self.search.score(query, candidates)?;
+        let scored = self.search.score_with(query, candidates, statistics)?;
         Ok(order(snapshot, scored, fetch))
     }
 

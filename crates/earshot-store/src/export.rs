@@ -13,7 +13,7 @@
 //!
 //! Kinds (key prefix → kind): `p/` participant, `x/` identity (key `transport\0identifier`),
 //! `a/` audience, `i/` item, `c/` content, `g/` grant, `s` schema (key `""`), `d/` device,
-//! `r/` relation, `k/` capability, `q/` idempotency_key, `h/` item_digest. Every exported key
+//! `r/` relation, `k/` capability, `u/` use, `q/` idempotency_key, `h/` item_digest. Every exported key
 //! is an identifier, so keys are JSON strings; no binary key is exported.
 //!
 //! Left out, on purpose: the revision log (`l/`) and sealed contexts (`t/`). The log is how
@@ -24,11 +24,17 @@
 //!
 //! # Consistency of an export
 //!
-//! Records are read in chunks with `Backend::scan`, which holds no snapshot across chunks.
-//! The export therefore names the revision it read at in its header and checks, at the meta
-//! record and again after the last chunk, that the store is still at that revision: a commit
-//! in between fails the export (`write_conflict`, safe to retry) instead of producing a file
-//! that mixes two revisions. Exporting a store under steady writes needs a pause in them.
+//! An export reads one revision: the one its header names, the revision the store was at when
+//! it opened. A running store's export reads its records through a pin (`kernel::pin`): the
+//! writer saves, before each commit, the value every exported key had at the pinned revision,
+//! so writes go on during the export and never show in it. The pin lasts as long as the
+//! export and costs memory only for the records written meanwhile (bounded: past
+//! `kernel::pin::MAX_SAVED_BYTES` the export fails with `write_conflict`, safe to retry). A
+//! commit made by another replica of a shared datastore does not pass through this process's
+//! writer: the export reads the revision record through the pin again after the last chunk
+//! and fails with `write_conflict` if it moved, rather than produce a file mixing two
+//! revisions (route a store's writes to one replica, as the load balancer does, to avoid it).
+//! An offline export (`earshot export --data`, no writer running) reads the records as they are.
 //!
 //! # Import: validated first, invisible until complete
 //!
@@ -53,6 +59,7 @@ use crate::compose::{rebuild, Records};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{dec, enc, key, meta_op, Backend, MetaRecord, Op, META_KEY};
 use crate::kernel::log::{log_key, LogEntry};
+use crate::kernel::pin::PinnedRecords;
 use crate::memory::durable::ContentRecord;
 use crate::memory::snapshot::MemorySnapshot;
 
@@ -68,7 +75,7 @@ pub const IMPORT_CHUNK: usize = 10_000;
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Record kinds by key prefix. The schema record's key is the single byte `s`.
-const KINDS: [(u8, &str); 12] = [
+const KINDS: [(u8, &str); 13] = [
     (b'a', "audience"),
     (b'c', "content"),
     (b'd', "device"),
@@ -80,6 +87,7 @@ const KINDS: [(u8, &str); 12] = [
     (b'q', "idempotency_key"),
     (b'r', "relation"),
     (b's', "schema"),
+    (b'u', "use"),
     (b'x', "identity"),
 ];
 
@@ -87,6 +95,12 @@ const KINDS: [(u8, &str); 12] = [
 /// (`0` is the byte after `/`.)
 fn segments() -> Vec<(Vec<u8>, Vec<u8>)> {
     vec![(Vec::new(), b"l/".to_vec()), (b"l0".to_vec(), b"t/".to_vec()), (b"t0".to_vec(), vec![0xff])]
+}
+
+/// Whether an export reads the record at `key` (the keys [`segments`] cover): what a pin of a
+/// running store saves pre-images of.
+pub(crate) fn exported_key(key: &[u8]) -> bool {
+    !(key.starts_with(b"l/") || key.starts_with(b"t/"))
 }
 
 /// The first line of an export: the store's revision record.
@@ -149,7 +163,7 @@ fn raw_key(kind: &str, id: &str) -> Option<Vec<u8>> {
 /// A streaming export of one store: [`Export::next_chunk`] appends the next lines, from the
 /// header to the end line, reading the backend one chunk at a time.
 pub struct Export {
-    backend: Arc<dyn Backend>,
+    records_at: PinnedRecords,
     store: String,
     header: Header,
     header_sent: bool,
@@ -161,9 +175,18 @@ pub struct Export {
 }
 
 impl Export {
-    /// Starts an export of `store` at its current revision (`StoreNotFound` without one).
+    /// Starts an offline export of `store` at its current revision (`StoreNotFound` without
+    /// one): no writer may run on it meanwhile (a running store is exported with
+    /// [`Export::pinned`], which `Earshot::export` does).
     pub fn open(backend: Arc<dyn Backend>, store: &str) -> Result<Self> {
-        let meta: MetaRecord = match backend.get(store, META_KEY)? {
+        Self::pinned(PinnedRecords::unpinned(backend, store))
+    }
+
+    /// Starts an export of the records a pin holds, at the revision they are at.
+    pub fn pinned(records_at: PinnedRecords) -> Result<Self> {
+        let store = records_at.store().to_string();
+        let store = store.as_str();
+        let meta: MetaRecord = match records_at.get(META_KEY)? {
             Some(v) => dec(META_KEY, &v)?,
             None => return Err(StoreError::StoreNotFound(store.chars().take(128).collect())),
         };
@@ -179,7 +202,7 @@ impl Export {
         segments.reverse();
         let from = segments.last().map(|(f, _)| f.clone()).unwrap_or_default();
         Ok(Export {
-            backend,
+            records_at,
             store: store.to_string(),
             header,
             header_sent: false,
@@ -220,7 +243,7 @@ impl Export {
         }
         let Some((_, to)) = self.segments.last().cloned() else {
             // Every range read: the revision must not have moved meanwhile.
-            let now: MetaRecord = match self.backend.get(&self.store, META_KEY)? {
+            let now: MetaRecord = match self.records_at.get(META_KEY)? {
                 Some(v) => dec(META_KEY, &v)?,
                 None => return Err(StoreError::StoreNotFound(self.store.clone())),
             };
@@ -233,15 +256,13 @@ impl Export {
             self.done = true;
             return Ok(true);
         };
-        let rows = self.backend.scan(&self.store, &self.from, &to, SCAN_CHUNK)?;
-        if rows.len() < SCAN_CHUNK {
-            self.segments.pop();
-            self.from = self.segments.last().map(|(f, _)| f.clone()).unwrap_or_default();
-        } else if let Some((last, _)) = rows.last() {
-            // The next key after `last`.
-            let mut next = last.clone();
-            next.push(0);
-            self.from = next;
+        let (rows, next) = self.records_at.scan(&self.from, &to, SCAN_CHUNK)?;
+        match next {
+            Some(next) => self.from = next,
+            None => {
+                self.segments.pop();
+                self.from = self.segments.last().map(|(f, _)| f.clone()).unwrap_or_default();
+            }
         }
         for (k, v) in &rows {
             if k.as_slice() == META_KEY {
@@ -532,6 +553,7 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     canonical.extend(records.devices.devices.iter().map(|r| key(b'd', &r.id)));
     canonical.extend(records.devices.edges.iter().map(|r| key(b'r', &r.id)));
     canonical.extend(records.devices.capabilities.iter().map(|r| key(b'k', &r.id)));
+    canonical.extend(records.devices.uses.iter().map(|r| key(b'u', &r.id)));
     canonical.extend(records.idempotency.keys.iter().map(|r| key(b'q', &r.key)));
     canonical.extend(records.idempotency.items.iter().map(|r| key(b'h', &r.item)));
     canonical.sort();
@@ -563,6 +585,9 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     }
     if let Some(c) = records.devices.capabilities.iter().find(|c| c.created_rev > revision) {
         return Err(after("capability", &c.id, c.created_rev));
+    }
+    if let Some(u) = records.devices.uses.iter().find(|u| u.created_rev > revision) {
+        return Err(after("use", &u.id, u.created_rev));
     }
     if let Some(q) = records.idempotency.keys.iter().find(|q| q.outcome.revision > revision) {
         return Err(after("idempotency key", &q.key, q.outcome.revision));

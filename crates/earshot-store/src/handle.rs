@@ -234,6 +234,12 @@ impl StoreHandle {
         }
     }
 
+    /// This store's durable records as they are now, whatever is written while they are read
+    /// (see `kernel::pin`); `wanted` names the keys the reader reads.
+    pub(crate) fn pin_records(&self, wanted: fn(&[u8]) -> bool) -> crate::kernel::pin::PinnedRecords {
+        self.core.pin(wanted)
+    }
+
     /// The backend this store's records live in.
     pub(crate) fn backend(&self) -> &dyn Backend {
         self.core.backend()

@@ -40,6 +40,7 @@ pub use kernel::log::LogEntry;
 pub use kernel::writer::Replication;
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use memory::read::{RawDecision, ResolvedContainer};
+pub use memory::search::Statistics;
 pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 pub use memory::{flat, search, verify};
 
@@ -158,12 +159,12 @@ impl Earshot {
         Ok(created_store(id))
     }
 
-    /// A streaming export of a store's durable records at its current revision
-    /// ([`export`](crate::export) has the format).
+    /// A streaming export of a store's durable records at its current revision, which writes
+    /// made meanwhile do not change ([`export`](crate::export) has the format).
     pub fn export(&self, id: &str) -> Result<export::Export> {
         // Exists here (or, on a shared datastore, anywhere): the same answer as every read.
-        self.store(id)?;
-        export::Export::open(self.backend.clone(), id)
+        let h = self.store(id)?;
+        export::Export::pinned(h.pin_records(export::exported_key))
     }
 
     /// Imports an export as the new store `id` and starts it. Refused with `StoreExists` when

@@ -30,6 +30,11 @@ pub mod limits {
     pub const MAX_LIST_LIMIT: usize = 1000;
     /// Longest cursor accepted (positions are at most two ids long).
     pub const MAX_CURSOR_LEN: usize = 1200;
+    /// Most records one page of a list looks at. A filter the list's order does not index
+    /// (items by `state` alone, grants by `status` alone, …) may match few of them: the page
+    /// then ends early, with fewer results than `limit` (possibly none) and a `next_cursor` to
+    /// continue from. A page without `next_cursor` is the last.
+    pub const SCAN_BUDGET: usize = 10_000;
 }
 
 /// Paging of a list request: how many, and after which position.
@@ -99,6 +104,21 @@ impl Pager {
         Page { results: sorted.into_iter().map(|(_, v)| v).collect(), next_cursor }
     }
 
+    /// A page cut short by the scan budget: `out` (at most `limit`, in key order) and, when
+    /// records remain, a cursor after `last`, the last position looked at (after the last
+    /// result when that is later).
+    pub(crate) fn finish_partial<T>(&self, out: Vec<(Vec<u8>, T)>, last: Option<Vec<u8>>) -> Page<T> {
+        if out.len() > self.limit {
+            return self.finish(out);
+        }
+        let at = match (last, out.last().map(|(k, _)| k.clone())) {
+            (Some(l), Some(r)) => Some(l.max(r)),
+            (l, r) => l.or(r).or_else(|| self.after.clone()),
+        };
+        let next_cursor = at.map(|k| encode_cursor(self.list, &self.store, &k));
+        Page { results: out.into_iter().map(|(_, v)| v).collect(), next_cursor }
+    }
+
     /// The first sequence number a walk in creation order starts from (the cursor's, which
     /// `past` then skips).
     pub(crate) fn start_seq(&self) -> u32 {
@@ -130,33 +150,24 @@ pub(crate) fn seq_key(n: u32) -> Vec<u8> {
 }
 
 /// A list walked in creation order from the cursor: `get(i)` for `i` from the cursor's
-/// position on, until `limit + 1` elements pass `keep`, or at most `len`.
+/// position on, until `limit + 1` elements pass `keep`, or at most `len`; at most
+/// [`limits::SCAN_BUDGET`] records are looked at (see [`walk_ids`]).
 fn walk<R, T>(
     pager: &Pager,
     len: usize,
     get: impl Fn(u32) -> Option<R>,
-    mut keep: impl FnMut(&R) -> bool,
+    keep: impl FnMut(&R) -> bool,
     view: impl Fn(R) -> T,
 ) -> Page<T> {
-    let mut out = Vec::new();
     let len = u32::try_from(len).unwrap_or(u32::MAX);
-    for i in pager.start_seq()..len {
-        let key = seq_key(i);
-        if !pager.past(&key) {
-            continue;
-        }
-        let Some(r) = get(i) else { continue };
-        if keep(&r) {
-            out.push((key, view(r)));
-            if out.len() > pager.limit {
-                break;
-            }
-        }
-    }
-    pager.finish(out)
+    walk_ids(pager, pager.start_seq()..len, get, keep, view)
 }
 
-/// The same over a sorted list of sequence numbers (a posting or an index entry).
+/// The same over a sorted list of sequence numbers (a posting or an index entry). A filter
+/// that the walk's order does not index (`state`, `status`, …) may reject many records in a
+/// row: after [`limits::SCAN_BUDGET`] records looked at, the page ends where the walk stopped,
+/// with fewer elements than `limit` (possibly none) and a cursor from there, so one request
+/// costs at most the budget whatever the filter matches.
 fn walk_ids<R, T>(
     pager: &Pager,
     ids: impl Iterator<Item = u32>,
@@ -165,11 +176,18 @@ fn walk_ids<R, T>(
     view: impl Fn(R) -> T,
 ) -> Page<T> {
     let mut out = Vec::new();
+    let mut looked = 0usize;
     for i in ids {
         let key = seq_key(i);
         if !pager.past(&key) {
             continue;
         }
+        if looked >= limits::SCAN_BUDGET {
+            // Spent: continue after the last record looked at (`i - 1` or earlier).
+            let last = i.checked_sub(1).map(seq_key);
+            return pager.finish_partial(out, last);
+        }
+        looked += 1;
         let Some(r) = get(i) else { continue };
         if keep(&r) {
             out.push((key, view(r)));
@@ -439,11 +457,13 @@ impl Snapshot {
         let get = |i: u32| Some(i);
         let view = |i: Iid| self.item_summary(i);
         let page = if let Some(a) = audience {
-            let ids = self.aud_items.get(&a).map(|p| p.iter().skip(p.lower_bound(start)).collect::<Vec<_>>());
-            walk_ids(&pager, ids.unwrap_or_default().into_iter(), get, keep, view)
+            // Lazily from the cursor: a page reads only what it walks of the posting.
+            let ids = self.aud_items.get(&a).into_iter().flat_map(|p| p.iter().skip(p.lower_bound(start)));
+            walk_ids(&pager, ids, get, keep, view)
         } else if let Some(o) = owner {
-            let ids = self.owner_items.get(&o).map(|p| p.iter().skip(p.lower_bound(start)).collect::<Vec<_>>());
-            walk_ids(&pager, ids.unwrap_or_default().into_iter(), get, keep, view)
+            // Lazily from the cursor: a page reads only what it walks of the posting.
+            let ids = self.owner_items.get(&o).into_iter().flat_map(|p| p.iter().skip(p.lower_bound(start)));
+            walk_ids(&pager, ids, get, keep, view)
         } else if let Some(m) = member {
             let postings = self.part_auds.get(&m).into_iter().flatten().filter_map(|a| self.aud_items.get(a));
             walk_ids(&pager, merged(postings.collect(), start), get, keep, view)

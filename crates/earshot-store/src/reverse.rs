@@ -209,6 +209,7 @@ impl Snapshot {
                     reason: earshot_core::capability::AuthReason::AllowedOwner,
                     authority: Some(a),
                     failure: None,
+                    aggregation: None,
                 })
                 .authority
         };

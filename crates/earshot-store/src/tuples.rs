@@ -6,7 +6,7 @@
 //!
 //! | family | resource | relation | subject | order | indexed by |
 //! |---|---|---|---|---|---|
-//! | 0 | `audience` | `member` | `participant` | digest, member id | resource id, subject id |
+//! | 0 | `audience` | `member` | `participant` | digest, member id | resource id, subject id; unfiltered walks the digest order |
 //! | 1 | `item` | `origin` | `audience` | item creation | resource id, subject id |
 //! | 2 | `item` | `granted` | `audience` | grant creation | resource id, subject id |
 //! | 3 | `item` | `derived_from` | `item` | item creation, source | resource id (subject id scans) |
@@ -16,14 +16,19 @@
 //! | 7 | `capability` | `held_by` | `participant` | capability creation | resource id (subject id scans) |
 //!
 //! "Scans" means the family's records are walked from the cursor until the page is full; the
-//! walk stops there, so a page costs at most the records between two matches it returns.
-//! Families 0 and 4 are keyed by names (interned ids are reassigned by a rebuild), so their
-//! candidates are collected and sorted per page.
+//! walk stops there, or after `SCAN_BUDGET` records looked at (`lists::limits`), when the page
+//! ends early (fewer results than `limit`, possibly none) with a cursor to continue from, so a
+//! page never costs more than the budget whatever the filter matches.
+//! Family 0 is keyed by audience digest and member id (interned ids are reassigned by a
+//! rebuild): the snapshot keeps the live digests in order (`aud_order`), so a page walks from
+//! the cursor's digest and sorts only the members of each audience it reaches. Family 4 (few
+//! records: one per device) is collected and sorted per page.
 
 use serde::{Deserialize, Serialize};
 
 use crate::compose::Snapshot;
 use crate::error::{Result, StoreError};
+use crate::lists::limits::SCAN_BUDGET;
 use crate::lists::{seq_key, Page, Pager, Paging};
 use crate::memory::model::format_time;
 use crate::memory::snapshot::{Aid, Members};
@@ -115,9 +120,31 @@ const FAMILIES: [(&str, &str, &str); 8] = [
 struct Sink<'p> {
     pager: &'p Pager,
     out: Vec<(Vec<u8>, Tuple)>,
+    /// Records looked at past the cursor (bounded by [`SCAN_BUDGET`]).
+    looked: usize,
+    /// The end of the last record looked at: every position up to it has been read.
+    done_upto: Option<Vec<u8>>,
+    /// Whether the page stopped at the scan budget.
+    spent: bool,
 }
 
 impl Sink<'_> {
+    /// Called before reading each record, with its last position: false once the scan budget
+    /// is spent (the page then ends after the records read so far).
+    fn look(&mut self, upto: Vec<u8>) -> bool {
+        if !self.pager.past(&upto) {
+            return true;
+        }
+        if self.looked >= SCAN_BUDGET {
+            self.spent = true;
+            return false;
+        }
+        self.looked += 1;
+        if self.done_upto.as_ref().is_none_or(|d| *d < upto) {
+            self.done_upto = Some(upto);
+        }
+        true
+    }
     fn full(&self) -> bool {
         self.out.len() > self.pager.limit
     }
@@ -166,7 +193,7 @@ impl Snapshot {
     pub fn read_tuples(&self, f: &TupleFilter, paging: &Paging, now_ms: i64) -> Result<Page<Tuple>> {
         let pager = Pager::new("relationships", self.store(), paging)?;
         check_filter(f)?;
-        let mut sink = Sink { pager: &pager, out: Vec::new() };
+        let mut sink = Sink { pager: &pager, out: Vec::new(), looked: 0, done_upto: None, spent: false };
         let after_family = pager.after.as_deref().and_then(|a| a.first().copied()).unwrap_or(0);
         for (n, (rt, rel, st)) in FAMILIES.iter().enumerate() {
             let fam = u8::try_from(n).unwrap_or(u8::MAX);
@@ -195,6 +222,9 @@ impl Snapshot {
                 break;
             }
         }
+        if sink.spent {
+            return Ok(pager.finish_partial(sink.out, sink.done_upto));
+        }
         Ok(pager.finish(sink.out))
     }
 
@@ -203,36 +233,60 @@ impl Snapshot {
         self.aud_by_digest.get(&d).copied().filter(|a| self.aud(*a).is_some_and(|r| r.live))
     }
 
-    /// Family 0, `audience#member@participant`, by (digest, member id).
+    /// Family 0, `audience#member@participant`, by (digest, member id). Unfiltered, the
+    /// audiences are walked in digest order from the cursor's (`aud_order`), so a page costs
+    /// O(log audiences + page + the members of the audiences it touches), not a sort of every
+    /// membership; by subject, that participant's audiences are sorted (one posting).
     fn members(&self, f: &TupleFilter, sink: &mut Sink<'_>) -> bool {
-        let auds: Vec<Aid> = match (&f.resource_id, &f.subject_id) {
-            (Some(d), _) => self.aid_of(d).into_iter().collect(),
-            (None, Some(p)) => match self.pid(p) {
-                Some(pid) => self.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default(),
-                None => Vec::new(),
-            },
-            (None, None) => (0..self.auds.len()).filter_map(|a| u32::try_from(a).ok()).collect(),
+        // The digest the cursor stands in, if it is in this family.
+        let from = match sink.pager.after.as_deref() {
+            Some([0, rest @ ..]) => {
+                let hex = rest.split(|b| *b == 0).next().unwrap_or_default();
+                std::str::from_utf8(hex).ok().and_then(earshot_core::AudienceDigest::from_hex)
+            }
+            _ => None,
         };
-        let mut rows: Vec<(Vec<u8>, String, String)> = Vec::new();
+        let auds: Box<dyn Iterator<Item = Aid> + '_> = match (&f.resource_id, &f.subject_id) {
+            (Some(d), _) => Box::new(self.aid_of(d).into_iter()),
+            (None, Some(p)) => {
+                let mut v: Vec<(earshot_core::AudienceDigest, Aid)> = match self.pid(p) {
+                    Some(pid) => self
+                        .part_auds
+                        .get(&pid)
+                        .map(|s| s.iter().filter_map(|a| self.aud(*a).map(|r| (r.digest, *a))).collect())
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                v.sort_unstable();
+                v.retain(|(d, _)| from.is_none_or(|f| *d >= f));
+                Box::new(v.into_iter().map(|(_, a)| a))
+            }
+            (None, None) => {
+                let digests: Box<dyn Iterator<Item = &earshot_core::AudienceDigest>> = match from {
+                    Some(d) => Box::new(self.aud_order.range(d..)),
+                    None => Box::new(self.aud_order.iter()),
+                };
+                Box::new(digests.filter_map(|d| self.aud_by_digest.get(d).copied()))
+            }
+        };
         for aid in auds {
             let Some(a) = self.aud(aid).filter(|a| a.live) else { continue };
             let Members::Only(members) = &a.members else { continue };
             let digest = a.digest.to_hex();
-            for p in members.iter() {
-                let name = self.part_name(*p);
+            let mut names: Vec<std::sync::Arc<str>> = members.iter().map(|p| self.part_name(*p)).collect();
+            names.sort_unstable();
+            for name in names {
                 if f.subject_id.as_deref().is_some_and(|s| s != &*name) {
                     continue;
                 }
                 let k = key(0, &[digest.as_bytes(), name.as_bytes()]);
-                if sink.pager.past(&k) {
-                    rows.push((k, digest.clone(), name.to_string()));
+                if !sink.look(k.clone()) {
+                    return false;
                 }
-            }
-        }
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-        for (k, d, p) in rows {
-            if !sink.push(k, || Some(Tuple::new(("audience", d), "member", ("participant", p)))) {
-                return false;
+                let t = || Some(Tuple::new(("audience", digest.clone()), "member", ("participant", name.to_string())));
+                if !sink.push(k, t) {
+                    return false;
+                }
             }
         }
         true
@@ -250,6 +304,9 @@ impl Snapshot {
             (None, None) => Box::new(start..u32::try_from(self.items.len()).unwrap_or(u32::MAX)),
         };
         for iid in ids {
+            if !sink.look(seq(1, iid, 0)) {
+                return false;
+            }
             let Some(r) = self.item(iid) else { continue };
             let Some(a) = self.aud(r.aud) else { continue };
             let digest = a.digest.to_hex();
@@ -280,6 +337,9 @@ impl Snapshot {
             (None, None) => (start..u32::try_from(self.grants.len()).unwrap_or(u32::MAX)).collect(),
         };
         for gid in ids {
+            if !sink.look(seq(2, gid, 0)) {
+                return false;
+            }
             let Some(g) = self.grant(gid) else { continue };
             let Some(a) = self.aud(g.aud) else { continue };
             let digest = a.digest.to_hex();
@@ -311,6 +371,9 @@ impl Snapshot {
             None => Box::new(start..u32::try_from(self.items.len()).unwrap_or(u32::MAX)),
         };
         for iid in ids {
+            if !sink.look(seq(3, iid, u32::MAX)) {
+                return false;
+            }
             let Some(r) = self.item(iid) else { continue };
             for (n, s) in r.sources().iter().enumerate() {
                 let Some(src) = self.item(*s) else { continue };
@@ -373,6 +436,9 @@ impl Snapshot {
             _ => (start..u32::try_from(self.dev.edges.len()).unwrap_or(u32::MAX)).collect(),
         };
         for e in ids {
+            if !sink.look(seq(5, e, 0)) {
+                return false;
+            }
             let Some(r) = self.dev.edge(e) else { continue };
             let relation = format!("relation:{}", r.relation);
             let (gn, en) = (self.part_name(r.grantor), self.part_name(r.grantee));
@@ -411,6 +477,9 @@ impl Snapshot {
             _ => (start..u32::try_from(self.dev.caps.len()).unwrap_or(u32::MAX)).collect(),
         };
         for c in ids {
+            if !sink.look(seq(fam, c, 0)) {
+                return false;
+            }
             let Some(r) = self.dev.cap(c) else { continue };
             let subject = if fam == 6 {
                 match r.parent.and_then(|p| self.dev.cap(p)) {

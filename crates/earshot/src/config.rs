@@ -83,6 +83,11 @@ pub struct ServeArgs {
     /// Most milliseconds one request may take before `503 request_timeout`.
     #[arg(long, env = "EARSHOT_REQUEST_TIMEOUT_MS", default_value_t = millis(ServerLimits::default().request_timeout))]
     pub request_timeout_ms: u64,
+    /// Most milliseconds a store's export or import (not bounded by the request timeout) may go
+    /// without moving a chunk: an import body that stops arriving answers `408 body_timeout`,
+    /// an export whose client stops reading ends.
+    #[arg(long, env = "EARSHOT_STREAM_IDLE_TIMEOUT_MS", default_value_t = millis(ServerLimits::default().stream_idle_timeout))]
+    pub stream_idle_timeout_ms: u64,
     /// Log line format on stderr.
     #[arg(long, env = "EARSHOT_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -115,6 +120,7 @@ pub struct FileConfig {
     pub max_connections: Option<usize>,
     pub header_read_timeout_ms: Option<u64>,
     pub request_timeout_ms: Option<u64>,
+    pub stream_idle_timeout_ms: Option<u64>,
     pub log_format: Option<LogFormat>,
     pub log_filter: Option<String>,
     #[serde(default)]
@@ -198,6 +204,12 @@ impl ServeConfig {
             "request_timeout_ms",
             args.request_timeout_ms,
             file.request_timeout_ms,
+        ));
+        limits.stream_idle_timeout = Duration::from_millis(pick(
+            matches,
+            "stream_idle_timeout_ms",
+            args.stream_idle_timeout_ms,
+            file.stream_idle_timeout_ms,
         ));
         limits.validate().map_err(anyhow::Error::msg).context("checking the server limits of the configuration")?;
         // An `at_least` read that waits its full time must still be answered with its own error.

@@ -344,6 +344,7 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
             max_connections = limits.max_connections,
             header_read_timeout_ms = limits.header_read_timeout.as_millis() as u64,
             request_timeout_ms = limits.request_timeout.as_millis() as u64,
+            stream_idle_timeout_ms = limits.stream_idle_timeout.as_millis() as u64,
             "earshot listening"
         );
         earshot_api::server::serve(listener, earshot_api::router(state), limits, stop).await?;

@@ -1,6 +1,7 @@
 """Contains all the data models used in inputs/outputs"""
 
 from .action import Action
+from .aggregation_clash import AggregationClash
 from .attempt_request import AttemptRequest
 from .attempt_response import AttemptResponse
 from .attributes import Attributes
@@ -109,6 +110,7 @@ from .replication import Replication
 from .request_context import RequestContext
 from .schema_input import SchemaInput
 from .schema_response import SchemaResponse
+from .schema_response_conflicts_item import SchemaResponseConflictsItem
 from .schema_response_relations_item import SchemaResponseRelationsItem
 from .schema_response_relations_item_opens_item import SchemaResponseRelationsItemOpensItem
 from .sealed_context import SealedContext
@@ -127,14 +129,17 @@ from .viewer_subsets_response import ViewerSubsetsResponse
 from .viewer_subsets_source import ViewerSubsetsSource
 from .viewers import Viewers
 from .viewers_request import ViewersRequest
-from .watch_event_type_0_change import WatchEventType0Change
-from .watch_event_type_1_heartbeat import WatchEventType1Heartbeat
+from .watch_change import WatchChange
+from .watch_change_change import WatchChangeChange
+from .watch_heartbeat import WatchHeartbeat
+from .watch_heartbeat_heartbeat import WatchHeartbeatHeartbeat
 from .write_outcome import WriteOutcome
 from .write_outcome_outcome import WriteOutcomeOutcome
 from .write_outcome_reason import WriteOutcomeReason
 
 __all__ = (
     "Action",
+    "AggregationClash",
     "AttemptRequest",
     "AttemptResponse",
     "Attributes",
@@ -243,6 +248,7 @@ __all__ = (
     "RequestContext",
     "SchemaInput",
     "SchemaResponse",
+    "SchemaResponseConflictsItem",
     "SchemaResponseRelationsItem",
     "SchemaResponseRelationsItemOpensItem",
     "SealedContext",
@@ -261,8 +267,10 @@ __all__ = (
     "ViewerSubsets",
     "ViewerSubsetsResponse",
     "ViewerSubsetsSource",
-    "WatchEventType0Change",
-    "WatchEventType1Heartbeat",
+    "WatchChange",
+    "WatchChangeChange",
+    "WatchHeartbeat",
+    "WatchHeartbeatHeartbeat",
     "WriteOutcome",
     "WriteOutcomeOutcome",
     "WriteOutcomeReason",

@@ -5,6 +5,7 @@ class AuthReason(StrEnum):
     ALLOWED_CAPABILITY = "allowed_capability"
     ALLOWED_OWNER = "allowed_owner"
     ALLOWED_RELATION = "allowed_relation"
+    DENIED_AGGREGATION = "denied_aggregation"
     DENIED_CONDITION_ERROR = "denied_condition_error"
     DENIED_CONDITION_FALSE = "denied_condition_false"
     DENIED_EXPIRED = "denied_expired"

@@ -10,6 +10,7 @@ from ..models.auth_reason import AuthReason
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.aggregation_clash import AggregationClash
     from ..models.auth_failure import AuthFailure
     from ..models.authority_type_0 import AuthorityType0
     from ..models.authority_type_1 import AuthorityType1
@@ -28,6 +29,7 @@ class AuthorizeDecision:
         authority (AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset): The authority a decision used (or, on a
             denial by a failing link, would have used).
         failure (AuthFailure | Unset):
+        aggregation (AggregationClash | Unset):
         historical (AuthorizeDecision | Unset):
     """
 
@@ -35,6 +37,7 @@ class AuthorizeDecision:
     reason: AuthReason
     authority: AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset = UNSET
     failure: AuthFailure | Unset = UNSET
+    aggregation: AggregationClash | Unset = UNSET
     historical: AuthorizeDecision | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -60,6 +63,10 @@ class AuthorizeDecision:
         if not isinstance(self.failure, Unset):
             failure = self.failure.to_dict()
 
+        aggregation: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.aggregation, Unset):
+            aggregation = self.aggregation.to_dict()
+
         historical: dict[str, Any] | Unset = UNSET
         if not isinstance(self.historical, Unset):
             historical = self.historical.to_dict()
@@ -76,6 +83,8 @@ class AuthorizeDecision:
             field_dict["authority"] = authority
         if failure is not UNSET:
             field_dict["failure"] = failure
+        if aggregation is not UNSET:
+            field_dict["aggregation"] = aggregation
         if historical is not UNSET:
             field_dict["historical"] = historical
 
@@ -83,6 +92,7 @@ class AuthorizeDecision:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.aggregation_clash import AggregationClash  # noqa: PLC0415
         from ..models.auth_failure import AuthFailure  # noqa: PLC0415
         from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
         from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
@@ -127,6 +137,13 @@ class AuthorizeDecision:
         else:
             failure = AuthFailure.from_dict(_failure)
 
+        _aggregation = d.pop("aggregation", UNSET)
+        aggregation: AggregationClash | Unset
+        if isinstance(_aggregation, Unset):
+            aggregation = UNSET
+        else:
+            aggregation = AggregationClash.from_dict(_aggregation)
+
         _historical = d.pop("historical", UNSET)
         historical: AuthorizeDecision | Unset
         if isinstance(_historical, Unset):
@@ -139,6 +156,7 @@ class AuthorizeDecision:
             reason=reason,
             authority=authority,
             failure=failure,
+            aggregation=aggregation,
             historical=historical,
         )
 

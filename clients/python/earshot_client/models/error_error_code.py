@@ -7,6 +7,7 @@ class ErrorErrorCode(StrEnum):
     ATTEMPT_CAPACITY = "attempt_capacity"
     ATTEMPT_NOT_FOUND = "attempt_not_found"
     ATTEMPT_SEALED = "attempt_sealed"
+    BODY_TIMEOUT = "body_timeout"
     BODY_TOO_LARGE = "body_too_large"
     CAPABILITY_EXISTS = "capability_exists"
     CAPABILITY_NOT_FOUND = "capability_not_found"

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
+    from ..models.schema_response_conflicts_item import SchemaResponseConflictsItem
     from ..models.schema_response_relations_item import SchemaResponseRelationsItem
 
 
@@ -20,6 +21,7 @@ class SchemaResponse:
         schema (str):
         relations (list[SchemaResponseRelationsItem]):
         unexercised (list[str]):
+        conflicts (list[SchemaResponseConflictsItem]): Aggregation conflicts (SPEC §6.4), in the order written.
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
@@ -29,6 +31,7 @@ class SchemaResponse:
     schema: str
     relations: list[SchemaResponseRelationsItem]
     unexercised: list[str]
+    conflicts: list[SchemaResponseConflictsItem]
     revision: int
     token: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -43,6 +46,11 @@ class SchemaResponse:
 
         unexercised = self.unexercised
 
+        conflicts = []
+        for conflicts_item_data in self.conflicts:
+            conflicts_item = conflicts_item_data.to_dict()
+            conflicts.append(conflicts_item)
+
         revision = self.revision
 
         token = self.token
@@ -54,6 +62,7 @@ class SchemaResponse:
                 "schema": schema,
                 "relations": relations,
                 "unexercised": unexercised,
+                "conflicts": conflicts,
                 "revision": revision,
                 "token": token,
             }
@@ -63,6 +72,7 @@ class SchemaResponse:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.schema_response_conflicts_item import SchemaResponseConflictsItem  # noqa: PLC0415
         from ..models.schema_response_relations_item import SchemaResponseRelationsItem  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -77,6 +87,13 @@ class SchemaResponse:
 
         unexercised = cast(list[str], d.pop("unexercised"))
 
+        conflicts = []
+        _conflicts = d.pop("conflicts")
+        for conflicts_item_data in _conflicts:
+            conflicts_item = SchemaResponseConflictsItem.from_dict(conflicts_item_data)
+
+            conflicts.append(conflicts_item)
+
         revision = d.pop("revision")
 
         token = d.pop("token")
@@ -85,6 +102,7 @@ class SchemaResponse:
             schema=schema,
             relations=relations,
             unexercised=unexercised,
+            conflicts=conflicts,
             revision=revision,
             token=token,
         )

@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use earshot_core::capability::{widenings, Constraints, Scope};
+use earshot_core::capability::{widenings, AuthReason, Constraints, Scope};
 use earshot_core::condition::Condition;
 use earshot_core::path::PathPattern;
 use earshot_core::schema::{is_name, parse as parse_schema};
 
 use super::model::{limits, AuthorizeRequest, AuthorizeView, ConstraintsInput, NewCapability, NewDevice, NewRelation};
-use super::{file_capability, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority};
+use super::{file_capability, use_name, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority, Uid, UseRec};
 use crate::common::{parse_time, Names, Pid};
 use crate::error::{check_id, Result, StoreError};
 
@@ -53,11 +53,12 @@ pub(crate) struct DeviceDirty {
     pub devices: Vec<Pid>,
     pub edges: Vec<Eid>,
     pub caps: Vec<Cid>,
+    pub uses: Vec<Uid>,
 }
 
 impl DeviceDirty {
     pub fn is_empty(&self) -> bool {
-        !self.schema && self.devices.is_empty() && self.edges.is_empty() && self.caps.is_empty()
+        !self.schema && self.devices.is_empty() && self.edges.is_empty() && self.caps.is_empty() && self.uses.is_empty()
     }
 }
 
@@ -405,6 +406,12 @@ impl DeviceWrite<'_> {
         Ok(Written { invalidated, ..written("revoked", vec![cap.to_string()]) })
     }
 
+    /// Whether `path` matches a member of a conflict of the current schema.
+    fn in_some_conflict(&self, path: &str) -> bool {
+        let Ok(path) = earshot_core::path::Path::parse(path) else { return false };
+        self.dev.schema.as_ref().is_some_and(|s| s.conflicts.iter().any(|c| c.members_of(&path) != 0))
+    }
+
     /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of
     /// every counted link of the authority (the edge, or each counted capability in the chain)
     /// in this one revision. Serialised by the writer, so of two concurrent uses of the last
@@ -445,6 +452,31 @@ impl DeviceWrite<'_> {
                     }
                 }
                 _ => {}
+            }
+            // An allowed use by someone other than the owner, of a slice that some declared
+            // conflict names, is recorded for the aggregation guard (SPEC §6.4), in this same
+            // revision. Other uses are not kept: a conflict counts the uses made while it is
+            // declared, and stores without conflicts keep no use history.
+            if raw.reason != AuthReason::AllowedOwner && self.in_some_conflict(&req.path) {
+                let principal = self.names.pid(&req.principal);
+                let device = self.names.pid(&req.device);
+                if let (Some(principal), Some(device)) = (principal, device) {
+                    if let Some(&grantor) = self.dev.devices.get(&device) {
+                        let seq = self.dev.uses.len() as Uid;
+                        let u = self.dev.record_use(UseRec {
+                            name: Arc::from(use_name(seq)),
+                            principal,
+                            device,
+                            grantor,
+                            path: Arc::from(req.path.as_str()),
+                            action: Arc::from(req.action.as_str()),
+                            at_ms: self.now_ms,
+                            created_rev: self.revision + 1,
+                        });
+                        self.dirty.uses.push(u);
+                        out.ids.push(use_name(u));
+                    }
+                }
             }
             out.outcome = if consumed { "consumed" } else { "allowed" };
         } else {

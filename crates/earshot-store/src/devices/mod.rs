@@ -12,6 +12,9 @@
 //!   capabilities a holder has on other devices, other subtrees or other literals are never
 //!   looked at, however many there are.
 //! - `children`: capability → its delegations, for "what would this revocation invalidate".
+//! - `uses_by_pair`: (principal, grantor) → the principal's recorded explicit uses on that
+//!   grantor's devices, oldest first, for the aggregation guard (SPEC §6.4), which walks them
+//!   newest first and stops at the longest conflict window.
 //!
 //! Ancestry is a parent pointer per capability; the chain is walked at every point of use.
 
@@ -31,14 +34,35 @@ use crate::common::format_time;
 use crate::common::{Map, Names, Pid, Vector};
 use crate::error::{Result, StoreError};
 use model::{
-    AuthorityView, AuthorizeView, CapabilityView, ChainLinkView, ChainView, ConstraintsView, DependentsView,
-    FailureView, OpeningView, RelationView, SchemaView,
+    AggregationView, AuthorityView, AuthorizeView, CapabilityView, ChainLinkView, ChainView, ConflictView,
+    ConstraintsView, DependentsView, FailureView, OpeningView, RelationView, SchemaView,
 };
 
 /// Relation grant index: its creation sequence number.
 pub type Eid = u32;
 /// Capability index: its creation sequence number.
 pub type Cid = u32;
+/// Recorded use index: its sequence number.
+pub type Uid = u32;
+
+/// The id of the `seq`-th recorded use: deterministic, so a replica replaying the log names it
+/// the same.
+pub(crate) fn use_name(seq: Uid) -> String {
+    format!("use-{}", u64::from(seq) + 1)
+}
+
+/// An allowed explicit use by a principal other than the device's owner (SPEC §6.4).
+#[derive(Debug, Clone)]
+pub(crate) struct UseRec {
+    pub name: Arc<str>,
+    pub principal: Pid,
+    pub device: Pid,
+    pub grantor: Pid,
+    pub path: Arc<str>,
+    pub action: Arc<str>,
+    pub at_ms: i64,
+    pub created_rev: u64,
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct EdgeRec {
@@ -97,6 +121,8 @@ pub(crate) struct DeviceState {
     pub cap_ids: Map<Arc<str>, Cid>,
     pub cap_nodes: Map<CapKey, Arc<CapNode>>,
     pub children: Map<Cid, Arc<[Cid]>>,
+    pub uses: Vector<UseRec>,
+    pub uses_by_pair: Map<(Pid, Pid), Vector<Uid>>,
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -197,6 +223,16 @@ pub struct RawAuthorization {
     pub authority: Option<RawAuthority>,
     /// On a denial by a failing link: which link and how.
     pub failure: Option<(RawLink, LinkFailure)>,
+    /// On `denied_aggregation` (SPEC §6.4): the conflict and the earlier use that completes it.
+    pub aggregation: Option<RawClash>,
+}
+
+/// The conflict a use would complete (SPEC §6.4), and the earlier use (`None`: the slice matches
+/// two members of the conflict by itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawClash {
+    pub conflict: Arc<str>,
+    pub earlier: Option<Uid>,
 }
 
 /// The authority behind a decision.
@@ -219,7 +255,7 @@ pub enum RawLink {
 
 impl RawAuthorization {
     fn denied(reason: AuthReason) -> Self {
-        RawAuthorization { reason, authority: None, failure: None }
+        RawAuthorization { reason, authority: None, failure: None, aggregation: None }
     }
     pub fn allowed(&self) -> bool {
         self.reason.allowed()
@@ -227,6 +263,46 @@ impl RawAuthorization {
 }
 
 impl DeviceState {
+    /// Appends a use and indexes it; returns its sequence number.
+    pub(crate) fn record_use(&mut self, u: UseRec) -> Uid {
+        let seq = self.uses.len() as Uid;
+        let pair = (u.principal, u.grantor);
+        let mut list = self.uses_by_pair.get(&pair).cloned().unwrap_or_default();
+        list.push_back(seq);
+        self.uses_by_pair.insert(pair, list);
+        self.uses.push_back(u);
+        seq
+    }
+
+    /// The aggregation guard (SPEC §6.4) for an otherwise allowed use of `path` on a device of
+    /// `grantor` by `principal` at `now_ms`: the conflict it would complete and the earlier use
+    /// that completes it. Walks the principal's uses on that grantor's devices newest first and
+    /// stops at the longest conflict window.
+    pub(crate) fn aggregation_clash(
+        &self,
+        principal: Pid,
+        grantor: Pid,
+        path: &Path<'_>,
+        now_ms: i64,
+    ) -> Option<(Arc<str>, Option<Uid>)> {
+        let schema = self.schema.as_ref()?;
+        if schema.conflicts.is_empty() {
+            return None;
+        }
+        let horizon = now_ms.saturating_sub(earshot_core::aggregation::longest_window(&schema.conflicts));
+        let empty = Vector::new();
+        let list = self.uses_by_pair.get(&(principal, grantor)).unwrap_or(&empty);
+        let earlier = list
+            .iter()
+            .rev()
+            .filter_map(|&u| self.uses.get(u as usize).map(|r| (u, r)))
+            .take_while(|(_, r)| r.at_ms > horizon)
+            .filter_map(|(u, r)| Path::parse(&r.path).ok().map(|p| (u, p, r.at_ms)))
+            .collect::<Vec<_>>();
+        earshot_core::aggregation::clash(&schema.conflicts, path, now_ms, earlier)
+            .map(|c| (Arc::from(c.conflict.name.as_str()), c.earlier))
+    }
+
     pub(crate) fn edge(&self, e: Eid) -> Option<&EdgeRec> {
         self.edges.get(e as usize)
     }
@@ -282,6 +358,7 @@ impl DeviceState {
                 reason: AuthReason::AllowedOwner,
                 authority: Some(RawAuthority::Owner { device, owner }),
                 failure: None,
+                aggregation: None,
             };
         }
         // One condition budget for the whole decision (SPEC §2.6): however many conditioned
@@ -301,6 +378,7 @@ impl DeviceState {
                             reason: AuthReason::AllowedRelation,
                             authority: Some(RawAuthority::Relation(e)),
                             failure: None,
+                            aggregation: None,
                         }
                     }
                     Err(f) => {
@@ -369,12 +447,16 @@ impl DeviceState {
                 reason: AuthReason::AllowedCapability,
                 authority: Some(RawAuthority::Capability(c)),
                 failure: None,
+                aggregation: None,
             };
         }
         match first_failure {
-            Some((authority, link, f)) => {
-                RawAuthorization { reason: f.reason(), authority: Some(authority), failure: Some((link, f)) }
-            }
+            Some((authority, link, f)) => RawAuthorization {
+                reason: f.reason(),
+                authority: Some(authority),
+                failure: Some((link, f)),
+                aggregation: None,
+            },
             None => RawAuthorization::denied(AuthReason::DeniedNoAuthority),
         }
     }
@@ -485,7 +567,18 @@ impl Devices<'_> {
         let Some(device) = self.names.pid(device) else {
             return Ok(RawAuthorization::denied(AuthReason::DeniedUnknownDevice));
         };
-        Ok(self.dev.authorize(principal, device, &path, action, now_ms, ctx))
+        let mut raw = self.dev.authorize(principal, device, &path, action, now_ms, ctx);
+        // SPEC §6.4: an authority that holds is still refused when the use would complete an
+        // aggregation conflict; owners are exempt.
+        if raw.allowed() && raw.reason != AuthReason::AllowedOwner {
+            if let Some(&grantor) = self.dev.devices.get(&device) {
+                if let Some((conflict, earlier)) = self.dev.aggregation_clash(principal, grantor, &path, now_ms) {
+                    raw.reason = AuthReason::DeniedAggregation;
+                    raw.aggregation = Some(RawClash { conflict, earlier });
+                }
+            }
+        }
+        Ok(raw)
     }
 
     /// [`Devices::authorize_raw`], rendered for clients.
@@ -538,11 +631,22 @@ impl Devices<'_> {
             },
             message: failure_message(f),
         });
+        let aggregation = raw.aggregation.as_ref().map(|c| {
+            let earlier = c.earlier.and_then(|u| self.dev.uses.get(u as usize));
+            AggregationView {
+                conflict: c.conflict.to_string(),
+                earlier_use: earlier.map(|u| u.name.to_string()),
+                earlier_device: earlier.map(|u| name(u.device)),
+                earlier_path: earlier.map(|u| u.path.to_string()),
+                earlier_at: earlier.map(|u| format_time(u.at_ms)),
+            }
+        });
         AuthorizeView {
             allowed: raw.allowed(),
             reason: raw.reason.code().to_string(),
             authority,
             failure,
+            aggregation,
             historical: None,
         }
     }
@@ -613,7 +717,17 @@ impl Devices<'_> {
             })
             .collect();
         let unexercised = relations.iter().filter(|r| r.edges == 0).map(|r| r.name.clone()).collect();
-        Ok(SchemaView { schema: schema.source.clone(), relations, unexercised })
+        let conflicts = schema
+            .conflicts
+            .iter()
+            .map(|c| ConflictView {
+                name: c.name.clone(),
+                members: c.members.iter().map(|m| m.to_string()).collect(),
+                window: c.window.clone(),
+                window_ms: c.window_ms,
+            })
+            .collect();
+        Ok(SchemaView { schema: schema.source.clone(), relations, unexercised, conflicts })
     }
 }
 

@@ -130,6 +130,23 @@ pub struct FailureView {
     pub message: String,
 }
 
+/// Why a use was refused by the aggregation guard (SPEC §6.4): the conflict, and the earlier
+/// use of another member that completes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AggregationView {
+    pub conflict: String,
+    /// The earlier use (`use-<n>`); absent when the requested slice matches two members of the
+    /// conflict by itself.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub earlier_use: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub earlier_device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub earlier_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub earlier_at: Option<String>,
+}
+
 /// A decision as clients see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuthorizeView {
@@ -141,6 +158,10 @@ pub struct AuthorizeView {
     pub authority: Option<AuthorityView>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub failure: Option<FailureView>,
+    /// On `denied_aggregation`: the conflict and the earlier use (the authority is the one that
+    /// would otherwise have allowed the use).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aggregation: Option<AggregationView>,
     /// Set when the decision was read at a revision older than the newest: the decision as it
     /// was then, for audit and explanation only; `allowed` is then always false (SPEC §2.6).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -156,6 +177,7 @@ impl AuthorizeView {
             reason: crate::common::HISTORICAL_REASON.to_string(),
             authority: None,
             failure: None,
+            aggregation: None,
             historical: Some(Box::new(self)),
         }
     }
@@ -227,6 +249,16 @@ pub struct RelationView {
     pub edges: usize,
 }
 
+/// An aggregation conflict of the schema (SPEC §6.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConflictView {
+    pub name: String,
+    pub members: Vec<String>,
+    /// As written (`24h`).
+    pub window: String,
+    pub window_ms: i64,
+}
+
 /// `GET /schema`: the declared relations and which of them no edge exercises.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchemaView {
@@ -234,4 +266,7 @@ pub struct SchemaView {
     pub relations: Vec<RelationView>,
     /// Declared relations that no unrevoked edge exercises (declared is not exercised).
     pub unexercised: Vec<String>,
+    /// Declared aggregation conflicts, in the order written.
+    #[serde(default)]
+    pub conflicts: Vec<ConflictView>,
 }

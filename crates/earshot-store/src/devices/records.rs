@@ -1,4 +1,4 @@
-//! Durable records of the device half of a store (`s`, `d/…`, `r/…`, `k/…`), their encoding
+//! Durable records of the device half of a store (`s`, `d/…`, `r/…`, `k/…`, `u/…`), their encoding
 //! from a snapshot, and the rebuild of the device indexes from them.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use earshot_core::path::PathPattern;
 use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
-use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid};
+use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid, Uid, UseRec};
 use crate::common::{Names, Pid};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{key, Op};
@@ -75,6 +75,22 @@ pub struct CapabilityRecord {
     pub created_at_ms: i64,
 }
 
+/// An allowed explicit use by someone other than the device's owner (SPEC §2.4), kept for the
+/// aggregation guard (SPEC §6.4). Key `u/<id>`; ids are `use-<seq + 1>`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UseRecord {
+    pub id: String,
+    pub seq: u32,
+    pub principal: String,
+    pub device: String,
+    /// The device's owner when the use was made.
+    pub grantor: String,
+    pub path: String,
+    pub action: String,
+    pub at_ms: i64,
+    pub created_rev: u64,
+}
+
 /// Every device record of one store, decoded.
 #[derive(Debug, Clone, Default)]
 pub struct DeviceRecords {
@@ -82,6 +98,7 @@ pub struct DeviceRecords {
     pub devices: Vec<DeviceRecord>,
     pub edges: Vec<EdgeRecord>,
     pub capabilities: Vec<CapabilityRecord>,
+    pub uses: Vec<UseRecord>,
 }
 
 fn to_record(c: &Constraints) -> ConstraintsRecord {
@@ -122,6 +139,7 @@ impl DeviceRecords {
             [b'd', b'/', ..] => self.devices.push(dec(k, v)?),
             [b'r', b'/', ..] => self.edges.push(dec(k, v)?),
             [b'k', b'/', ..] => self.capabilities.push(dec(k, v)?),
+            [b'u', b'/', ..] => self.uses.push(dec(k, v)?),
             _ => return Ok(false),
         }
         Ok(true)
@@ -140,6 +158,9 @@ impl DeviceRecords {
         }
         for c in &self.capabilities {
             ops.push(Op::Put(key(b'k', &c.id), enc(c)?));
+        }
+        for u in &self.uses {
+            ops.push(Op::Put(key(b'u', &u.id), enc(u)?));
         }
         Ok(())
     }
@@ -194,6 +215,21 @@ pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, op
             created_at_ms: r.created_at_ms,
         };
         ops.push(Op::Put(key(b'k', &r.name), enc(&rec)?));
+    }
+    for &u in &dirty.uses {
+        let Some(r) = d.uses.get(u as usize) else { continue };
+        let rec = UseRecord {
+            id: r.name.to_string(),
+            seq: u,
+            principal: names.part_name(r.principal).to_string(),
+            device: names.part_name(r.device).to_string(),
+            grantor: names.part_name(r.grantor).to_string(),
+            path: r.path.to_string(),
+            action: r.action.to_string(),
+            at_ms: r.at_ms,
+            created_rev: r.created_rev,
+        };
+        ops.push(Op::Put(key(b'u', &r.name), enc(&rec)?));
     }
     Ok(())
 }
@@ -318,6 +354,28 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
     }
     for (p, kids) in children {
         st.children.insert(p, kids.into());
+    }
+    let mut uses = r.uses.clone();
+    uses.sort_by_key(|u| u.seq);
+    for (n, u) in uses.iter().enumerate() {
+        if u.seq as usize != n || u.id != super::use_name(u.seq) {
+            return Err(bad(format!("use sequence has a gap or a misnamed use at {n} (`{}`)", u.id)));
+        }
+        let (principal, device, grantor) = (pid_of(&u.principal)?, pid_of(&u.device)?, pid_of(&u.grantor)?);
+        earshot_core::path::Path::parse(&u.path).map_err(|e| bad(format!("use `{}` has a bad path: {e}", u.id)))?;
+        if !st.devices.contains_key(&device) {
+            return Err(bad(format!("use `{}` names unknown device `{}`", u.id, u.device)));
+        }
+        st.record_use(UseRec {
+            name: Arc::from(u.id.as_str()),
+            principal,
+            device,
+            grantor,
+            path: Arc::from(u.path.as_str()),
+            action: Arc::from(u.action.as_str()),
+            at_ms: u.at_ms,
+            created_rev: u.created_rev,
+        }) as Uid;
     }
     Ok(st)
 }

@@ -1,5 +1,5 @@
 //! Index agreement, device part: the facts of the device half of a snapshot (schema, devices,
-//! edges, capabilities and their indexes) in external terms, for `crate::compose::agreement`.
+//! edges, capabilities, recorded uses and their indexes) in external terms, for `crate::compose::agreement`.
 
 use super::DeviceState;
 use crate::common::Names;
@@ -68,5 +68,23 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
     }
     for (name, c) in d.cap_ids.iter() {
         out.push(format!("name capability {name} #{c}"));
+    }
+    for (n, u) in d.uses.iter().enumerate() {
+        out.push(format!(
+            "use #{n} {} principal={} device={} grantor={} {} {} at={} rev={}",
+            u.name,
+            names.part_name(u.principal),
+            names.part_name(u.device),
+            names.part_name(u.grantor),
+            u.path,
+            u.action,
+            u.at_ms,
+            u.created_rev
+        ));
+    }
+    for ((p, g), list) in d.uses_by_pair.iter() {
+        let v: Vec<String> =
+            list.iter().map(|x| d.uses.get(*x as usize).map(|u| u.name.to_string()).unwrap_or_default()).collect();
+        out.push(format!("posting uses {}->{} {v:?}", names.part_name(*p), names.part_name(*g)));
     }
 }

@@ -1,13 +1,15 @@
 //! The kernel of a store, which knows nothing of what its records mean: the storage seam
 //! (`backend`), revisions and consistency tokens (`token`), the revision log (`log`), and the
 //! writer thread with group commit, following, snapshot publication, retention and waits
-//! (`writer`), over any `State`.
+//! (`writer`), over any `State`, and reads of the records at one revision while writes go on
+//! (`pin`).
 //!
 //! Arrows run one way: the domains and the composition at the crate root use the kernel; the
 //! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
 
 pub mod backend;
 pub mod log;
+pub mod pin;
 pub mod token;
 pub mod writer;
 

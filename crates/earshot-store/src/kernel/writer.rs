@@ -12,6 +12,7 @@ use arc_swap::ArcSwap;
 
 use super::backend::{meta_op, Backend, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES};
 use super::log::{self, log_key, revision_of, LogEntry};
+use super::pin::{PinnedRecords, Pins};
 use super::token::{self, Consistency};
 use super::{Clock, Config, State};
 use crate::error::{Result, StoreError};
@@ -97,6 +98,8 @@ pub(crate) struct Writer<S: State> {
     sync: Mutex<Sync>,
     /// Group-commit batch sizes, for `/metrics`.
     metrics: Arc<StoreMetrics>,
+    /// Readers of the records at one revision (exports), whose pre-images commits save.
+    pins: Pins,
 }
 
 impl<S: State> Writer<S> {
@@ -140,6 +143,7 @@ impl<S: State> Writer<S> {
             }),
             metrics,
             config,
+            pins: Pins::default(),
         });
         let weak = Arc::downgrade(&handle);
         let start = (snap.as_ref().clone(), aside);
@@ -358,6 +362,12 @@ impl<S: State> Writer<S> {
             Ok(i) => retained.get(i).cloned().ok_or(StoreError::RevisionExpired { requested: rev, oldest }),
             Err(_) => Err(StoreError::RevisionExpired { requested: rev, oldest }),
         }
+    }
+
+    /// The records of this store as they are now, read as such however long the reading takes
+    /// while writes go on (see `pin`): `wanted` names the keys the reader reads.
+    pub(crate) fn pin(&self, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
+        self.pins.pin(self.backend.clone(), &self.id, wanted)
     }
 
     /// The backend this store's records live in.
@@ -681,7 +691,7 @@ fn apply_group<S: State>(
 /// Commits a group's records, marking the commit in progress for `writer_stuck`.
 fn commit<S: State>(h: &Writer<S>, ops: Vec<Op>) -> Result<()> {
     *lock(&h.committing_since) = Some(Instant::now());
-    let committed = h.backend.commit(&h.id, ops);
+    let committed = h.pins.commit(h.backend.as_ref(), &h.id, ops, |ops| h.backend.commit(&h.id, ops));
     *lock(&h.committing_since) = None;
     committed
 }

@@ -179,6 +179,7 @@ impl Apply<'_> {
         }
         let (kind, digest) = self.digest_of(&rest)?;
         self.snap.aud_by_digest.remove(&old.digest);
+        self.snap.aud_order.remove(&old.digest);
         self.dirty.audience_deletes.push(old.digest);
         match self.snap.aud_by_digest.get(&digest).copied() {
             Some(target) => {
@@ -210,6 +211,7 @@ impl Apply<'_> {
                 let rec = AudRec { kind, members: Members::Only(rest.into()), digest, live: true };
                 self.snap.auds.set(aid as usize, rec);
                 self.snap.aud_by_digest.insert(digest, aid);
+                self.snap.aud_order.insert(digest);
                 // Items and grants keep `aid` but their durable records name the digest.
                 if let Some(v) = self.snap.aud_items.get(&aid) {
                     self.dirty.items.extend(v.iter());
@@ -259,6 +261,7 @@ impl Apply<'_> {
         }
         self.snap.auds.push_back(AudRec { kind, members: Members::Only(members.into()), digest, live: true });
         self.snap.aud_by_digest.insert(digest, aid);
+        self.snap.aud_order.insert(digest);
         self.dirty.audiences.push(aid);
         Ok(aid)
     }

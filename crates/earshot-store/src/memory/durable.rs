@@ -295,6 +295,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         }
         s.auds.push_back(AudRec { kind: a.kind, members: Members::Only(members.into()), digest, live: true });
         s.aud_by_digest.insert(digest, aid);
+        s.aud_order.insert(digest);
         if aid_by_hex.insert(a.digest.as_str(), aid).is_some() {
             return Err(bad(format!("audience {digest} stored twice")));
         }

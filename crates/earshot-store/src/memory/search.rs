@@ -7,20 +7,27 @@
 //! order and the query's scorer is advanced to each of them, so no other document reaches a
 //! score, a fetch slot or a context slot (SPEC §1.10, slot noninterference).
 //!
+//! Selection noninterference (SPEC §6.1): BM25's corpus statistics (document count, average
+//! length, the document frequency of each query term) are computed over the candidates alone,
+//! not over the index, and supplied to tantivy through its `Bm25StatisticsProvider`. So a score
+//! is a function of the candidates' documents and nothing else: an item outside the set cannot
+//! take a slot, and cannot shift the score or order of the items inside it either. The
+//! whole-index statistics remain available as [`Statistics::WholeIndex`] only as the control of
+//! the property test that shows the difference; the service never uses them.
+//!
 //! Revisions: item ids are dense creation numbers, so "every item that exists at revision r" is
 //! the prefix `0..item_count(r)`. The index records how long a prefix it holds (`indexed`); a
 //! read at r first brings it to at least `item_count(r)`, waiting a bounded time when another
 //! thread is already doing that. Documents are never deleted (a deleted item is not current, so
-//! never a candidate), which keeps the scores a function of the indexed prefix alone: BM25's
-//! corpus statistics (document count, average length, document frequencies) are those of the
-//! whole prefix indexed when the read runs, not of the attempt's revision.
+//! never a candidate); with candidate statistics, how much more than the candidates the index
+//! holds changes no score.
 
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 use sha2::{Digest as _, Sha256};
-use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, FAST, INDEXED, TEXT};
 use tantivy::{DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
 
@@ -54,6 +61,40 @@ struct Progress {
 
 /// Per segment: item id → document.
 type SegmentMap = FxHashMap<Iid, DocId>;
+
+/// Which documents BM25's corpus statistics are computed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistics {
+    /// Over the candidates only (SPEC §6.1): what the service does.
+    Candidates,
+    /// Over every indexed document: the control of the selection-noninterference property
+    /// test (it lets items outside the candidates shift scores). Never used by the service.
+    WholeIndex,
+}
+
+/// BM25 corpus statistics of one candidate set, for the query's terms (SPEC §6.1). Sums of
+/// integers, so they do not depend on how the candidates are spread over segments.
+struct CandidateStatistics {
+    docs: u64,
+    tokens: u64,
+    doc_freqs: Vec<(Term, u64)>,
+}
+
+impl Bm25StatisticsProvider for CandidateStatistics {
+    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
+        Ok(self.tokens)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.docs)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        // Only the query's own terms are ever asked for; any other term occurs in no candidate
+        // as far as these statistics know.
+        Ok(self.doc_freqs.iter().find(|(t, _)| t == term).map_or(0, |(_, n)| *n))
+    }
+}
 
 /// The BM25 index of one store.
 pub struct SearchIndex {
@@ -204,32 +245,50 @@ impl SearchIndex {
         Ok(terms)
     }
 
-    /// BM25 scores, for `query`, of the candidates that match at least one of its terms. Only
-    /// candidates are ever scored. `candidates` must all be indexed (see [`SearchIndex::ensure`]).
+    /// BM25 scores, for `query`, of the candidates that match at least one of its terms, with
+    /// the corpus statistics of the candidates (SPEC §6.1). Only candidates are ever scored.
+    /// `candidates` must all be indexed (see [`SearchIndex::ensure`]).
     pub fn score(&self, query: &str, candidates: &[Iid]) -> Result<Vec<(Iid, f32)>> {
+        self.score_with(query, candidates, Statistics::Candidates)
+    }
+
+    /// [`SearchIndex::score`] with a choice of corpus statistics (the control of the tests).
+    pub fn score_with(&self, query: &str, candidates: &[Iid], statistics: Statistics) -> Result<Vec<(Iid, f32)>> {
         let terms = self.terms(query)?;
         if terms.is_empty() || candidates.is_empty() {
             return Ok(Vec::new());
         }
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .into_iter()
-            .map(|t| (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>))
-            .collect();
-        let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher)).map_err(search_err)?;
-        let mut out = Vec::new();
-        let mut docs: Vec<(DocId, Iid)> = Vec::with_capacity(candidates.len());
+        // The candidates' documents, per segment, in document order.
+        let mut per_segment: Vec<Vec<(DocId, Iid)>> = Vec::with_capacity(searcher.segment_readers().len());
         for segment in searcher.segment_readers() {
             let map = self.segment_map(segment)?;
-            docs.clear();
-            docs.extend(candidates.iter().filter_map(|i| map.get(i).map(|d| (*d, *i))));
+            let mut docs: Vec<(DocId, Iid)> = candidates.iter().filter_map(|i| map.get(i).map(|d| (*d, *i))).collect();
+            docs.sort_unstable();
+            per_segment.push(docs);
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                (Occur::Should, Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+            })
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let weight = match statistics {
+            Statistics::Candidates => {
+                let stats = self.candidate_statistics(&searcher, &per_segment, terms)?;
+                query.weight(EnableScoring::enabled_from_statistics_provider(&stats, &searcher))
+            }
+            Statistics::WholeIndex => query.weight(EnableScoring::enabled_from_searcher(&searcher)),
+        }
+        .map_err(search_err)?;
+        let mut out = Vec::new();
+        for (segment, docs) in searcher.segment_readers().iter().zip(&per_segment) {
             if docs.is_empty() {
                 continue;
             }
-            docs.sort_unstable();
             let mut scorer = weight.scorer(segment, 1.0).map_err(search_err)?;
-            for &(doc, iid) in &docs {
+            for &(doc, iid) in docs {
                 let mut at = scorer.doc();
                 if at < doc {
                     at = scorer.seek(doc);
@@ -243,6 +302,47 @@ impl SearchIndex {
             }
         }
         Ok(out)
+    }
+
+    /// Document count, token count and each term's document frequency over the candidates'
+    /// documents: a pass over their field norms and, per term, a seek through its postings to
+    /// each candidate (both linear in the candidates, not in the index).
+    fn candidate_statistics(
+        &self,
+        searcher: &tantivy::Searcher,
+        per_segment: &[Vec<(DocId, Iid)>],
+        terms: Vec<Term>,
+    ) -> Result<CandidateStatistics> {
+        let mut stats =
+            CandidateStatistics { docs: 0, tokens: 0, doc_freqs: terms.into_iter().map(|t| (t, 0)).collect() };
+        for (segment, docs) in searcher.segment_readers().iter().zip(per_segment) {
+            if docs.is_empty() {
+                continue;
+            }
+            stats.docs += docs.len() as u64;
+            let norms = segment.get_fieldnorms_reader(self.text_field).map_err(search_err)?;
+            stats.tokens += docs.iter().map(|(doc, _)| u64::from(norms.fieldnorm(*doc))).sum::<u64>();
+            let inverted = segment.inverted_index(self.text_field).map_err(search_err)?;
+            for (term, freq) in &mut stats.doc_freqs {
+                let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic).map_err(search_err)?
+                else {
+                    continue;
+                };
+                for &(doc, _) in docs {
+                    let mut at = postings.doc();
+                    if at < doc {
+                        at = postings.seek(doc);
+                    }
+                    if at == TERMINATED {
+                        break;
+                    }
+                    if at == doc {
+                        *freq += 1;
+                    }
+                }
+            }
+        }
+        Ok(stats)
     }
 
     fn segment_map(&self, segment: &tantivy::SegmentReader) -> Result<Arc<SegmentMap>> {

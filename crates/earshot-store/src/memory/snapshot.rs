@@ -185,6 +185,9 @@ pub struct MemorySnapshot {
     pub(crate) idents: Map<Arc<str>, Arc<[Pid]>>,
     pub(crate) auds: ChunkedVec<AudRec>,
     pub(crate) aud_by_digest: Map<AudienceDigest, Aid>,
+    /// The digests of `aud_by_digest` (live audiences) in order: relationship reads page
+    /// audience memberships by digest from a cursor without sorting every audience.
+    pub(crate) aud_order: OrdSet<AudienceDigest>,
     pub(crate) iids: IdTable,
     pub(crate) items: Vector<ItemRec>,
     pub(crate) gids: NameMap<Gid>,
@@ -214,6 +217,7 @@ impl MemorySnapshot {
             idents: Map::default(),
             auds: ChunkedVec::new(),
             aud_by_digest: Map::default(),
+            aud_order: OrdSet::default(),
             iids: IdTable::default(),
             items: Vector::new(),
             gids: NameMap::default(),
@@ -227,6 +231,7 @@ impl MemorySnapshot {
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });
         s.aud_by_digest.insert(digest, PUBLIC_AID);
+        s.aud_order.insert(digest);
         s
     }
 

@@ -100,3 +100,18 @@ pub(crate) fn graph_agrees(rebuilt: &MemorySnapshot, graph: &Provenance) -> Resu
     }
     Ok(())
 }
+
+/// The ordered digest index (`aud_order`) holds exactly the live audiences' digests.
+pub(crate) fn audience_order_agrees(s: &MemorySnapshot) -> Result<()> {
+    let ordered =
+        s.aud_order.len() == s.aud_by_digest.len() && s.aud_order.iter().all(|d| s.aud_by_digest.contains_key(d));
+    if ordered {
+        Ok(())
+    } else {
+        Err(StoreError::Integrity(format!(
+            "the audience order index holds {} digests for {} live audiences",
+            s.aud_order.len(),
+            s.aud_by_digest.len()
+        )))
+    }
+}

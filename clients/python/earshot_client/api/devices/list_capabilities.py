@@ -129,8 +129,11 @@ def sync_detailed(
     """List capabilities
 
      In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the
-    list says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    list says, so that pages visit every element once; one page is read at one snapshot. One page looks
+    at no more than 10,000 records: with a filter this order does not index (such as `issuer` alone) a
+    page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page
+    without `next_cursor` is the last. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):
@@ -192,8 +195,11 @@ def sync(
     """List capabilities
 
      In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the
-    list says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    list says, so that pages visit every element once; one page is read at one snapshot. One page looks
+    at no more than 10,000 records: with a filter this order does not index (such as `issuer` alone) a
+    page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page
+    without `next_cursor` is the last. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):
@@ -250,8 +256,11 @@ async def asyncio_detailed(
     """List capabilities
 
      In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the
-    list says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    list says, so that pages visit every element once; one page is read at one snapshot. One page looks
+    at no more than 10,000 records: with a filter this order does not index (such as `issuer` alone) a
+    page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page
+    without `next_cursor` is the last. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):
@@ -311,8 +320,11 @@ async def asyncio(
     """List capabilities
 
      In creation order; a walk of the capabilities. Needs the `reader` scope on the store. Ordered as the
-    list says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    list says, so that pages visit every element once; one page is read at one snapshot. One page looks
+    at no more than 10,000 records: with a filter this order does not index (such as `issuer` alone) a
+    page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page
+    without `next_cursor` is the last. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):

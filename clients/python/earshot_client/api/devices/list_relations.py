@@ -128,8 +128,10 @@ def sync_detailed(
 
      In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are
     named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list
-    says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `relation` alone) a page
+    may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -192,8 +194,10 @@ def sync(
 
      In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are
     named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list
-    says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `relation` alone) a page
+    may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -251,8 +255,10 @@ async def asyncio_detailed(
 
      In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are
     named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list
-    says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `relation` alone) a page
+    may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -313,8 +319,10 @@ async def asyncio(
 
      In creation order; revoked edges included (`revoked`). Indexed when both `grantor` and `grantee` are
     named; otherwise a walk of the edges. Needs the `reader` scope on the store. Ordered as the list
-    says, so that pages visit every element once; one page is read at one snapshot. An unknown or
-    repeated query parameter is refused with `invalid_request`.
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `relation` alone) a page
+    may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):

@@ -133,8 +133,10 @@ def sync_detailed(
 
      In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
     grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
-    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
-    with `invalid_request`.
+    element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with
+    a filter this order does not index (such as `status` alone) a page may hold fewer than `limit`
+    results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An
+    unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -197,8 +199,10 @@ def sync(
 
      In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
     grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
-    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
-    with `invalid_request`.
+    element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with
+    a filter this order does not index (such as `status` alone) a page may hold fewer than `limit`
+    results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An
+    unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -256,8 +260,10 @@ async def asyncio_detailed(
 
      In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
     grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
-    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
-    with `invalid_request`.
+    element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with
+    a filter this order does not index (such as `status` alone) a page may hold fewer than `limit`
+    results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An
+    unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -318,8 +324,10 @@ async def asyncio(
 
      In creation order. `item` and `member` are answered from the indexes; `status` alone walks the
     grants. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every
-    element once; one page is read at one snapshot. An unknown or repeated query parameter is refused
-    with `invalid_request`.
+    element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with
+    a filter this order does not index (such as `status` alone) a page may hold fewer than `limit`
+    results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An
+    unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):

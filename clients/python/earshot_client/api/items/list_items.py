@@ -137,8 +137,10 @@ def sync_detailed(
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
     `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. An unknown or repeated query
-    parameter is refused with `invalid_request`.
+    that pages visit every element once; one page is read at one snapshot. One page looks at no more
+    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
+    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -204,8 +206,10 @@ def sync(
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
     `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. An unknown or repeated query
-    parameter is refused with `invalid_request`.
+    that pages visit every element once; one page is read at one snapshot. One page looks at no more
+    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
+    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -266,8 +270,10 @@ async def asyncio_detailed(
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
     `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. An unknown or repeated query
-    parameter is refused with `invalid_request`.
+    that pages visit every element once; one page is read at one snapshot. One page looks at no more
+    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
+    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):
@@ -331,8 +337,10 @@ async def asyncio(
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
     `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. An unknown or repeated query
-    parameter is refused with `invalid_request`.
+    that pages visit every element once; one page is read at one snapshot. One page looks at no more
+    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
+    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
         store (str):

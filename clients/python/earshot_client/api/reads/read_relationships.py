@@ -141,9 +141,11 @@ def sync_detailed(
     `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked
     `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of
     audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk
-    their family. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit
-    every element once; one page is read at one snapshot. An unknown or repeated query parameter is
-    refused with `invalid_request`.
+    their family. One page looks at no more than 10,000 records: a walking filter may answer fewer than
+    `limit` results, or none, with a `next_cursor`; only a page without `next_cursor` is the last. Needs
+    the `admin` scope on the store. Ordered as the list says, so that pages visit every element once;
+    one page is read at one snapshot. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):
@@ -217,9 +219,11 @@ def sync(
     `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked
     `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of
     audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk
-    their family. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit
-    every element once; one page is read at one snapshot. An unknown or repeated query parameter is
-    refused with `invalid_request`.
+    their family. One page looks at no more than 10,000 records: a walking filter may answer fewer than
+    `limit` results, or none, with a `next_cursor`; only a page without `next_cursor` is the last. Needs
+    the `admin` scope on the store. Ordered as the list says, so that pages visit every element once;
+    one page is read at one snapshot. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):
@@ -288,9 +292,11 @@ async def asyncio_detailed(
     `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked
     `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of
     audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk
-    their family. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit
-    every element once; one page is read at one snapshot. An unknown or repeated query parameter is
-    refused with `invalid_request`.
+    their family. One page looks at no more than 10,000 records: a walking filter may answer fewer than
+    `limit` results, or none, with a `next_cursor`; only a page without `next_cursor` is the last. Needs
+    the `admin` scope on the store. Ordered as the list says, so that pages visit every element once;
+    one page is read at one snapshot. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):
@@ -362,9 +368,11 @@ async def asyncio(
     `capability#held_by@participant`. Revoked grants, edges and capabilities are included, marked
     `revoked`. An id needs its type (`invalid_request`). Indexed: a resource id, a subject id of
     audience#member, origin, granted and delegated_from, and both ends of an edge; other filters walk
-    their family. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit
-    every element once; one page is read at one snapshot. An unknown or repeated query parameter is
-    refused with `invalid_request`.
+    their family. One page looks at no more than 10,000 records: a walking filter may answer fewer than
+    `limit` results, or none, with a `next_cursor`; only a page without `next_cursor` is the last. Needs
+    the `admin` scope on the store. Ordered as the list says, so that pages visit every element once;
+    one page is read at one snapshot. An unknown or repeated query parameter is refused with
+    `invalid_request`.
 
     Args:
         store (str):

@@ -77,15 +77,19 @@ def sync_detailed(
 ) -> Response[Error]:
     """Export the whole store as NDJSON
 
-     Needs the `admin` scope on the store. Streams every durable record of the store at its current
-    revision: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per
-    record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`,
-    `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`,
-    `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log
-    and sealed contexts are not exported: an imported store starts a fresh log at the exported revision.
-    A commit to the store while the export runs would mix two revisions, so it fails the export instead:
-    the stream then ends with one line in the error shape (`write_conflict`, safe to retry) in place of
-    the end line, and an import refuses it. Feed the body to `POST /v1/stores/{store}/import` (or
+     Needs the `admin` scope on the store. Streams every durable record of the store at one revision, the
+    one it opened at, named in the header: a header line (`ExportHeader`: the store's revision record),
+    one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`,
+    `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`,
+    `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records",
+    "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a
+    fresh log at the exported revision. Writes to the store go on while the export runs and do not show
+    in it (the export pins the records of its revision). A failure after the stream started (the
+    datastore failed; on a shared datastore, another replica committed to the store meanwhile; more than
+    256 MiB of records written during the export) ends the stream with one line in the error shape
+    (`write_conflict`, safe to retry, or a storage code) in place of the end line, and an import refuses
+    it. Not bounded by the request timeout: the export ends (without its end line) when the client takes
+    no chunk for `stream_idle_timeout_ms`. Feed the body to `POST /v1/stores/{store}/import` (or
     `earshot import`).
 
     Args:
@@ -117,15 +121,19 @@ def sync(
 ) -> Error | None:
     """Export the whole store as NDJSON
 
-     Needs the `admin` scope on the store. Streams every durable record of the store at its current
-    revision: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per
-    record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`,
-    `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`,
-    `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log
-    and sealed contexts are not exported: an imported store starts a fresh log at the exported revision.
-    A commit to the store while the export runs would mix two revisions, so it fails the export instead:
-    the stream then ends with one line in the error shape (`write_conflict`, safe to retry) in place of
-    the end line, and an import refuses it. Feed the body to `POST /v1/stores/{store}/import` (or
+     Needs the `admin` scope on the store. Streams every durable record of the store at one revision, the
+    one it opened at, named in the header: a header line (`ExportHeader`: the store's revision record),
+    one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`,
+    `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`,
+    `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records",
+    "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a
+    fresh log at the exported revision. Writes to the store go on while the export runs and do not show
+    in it (the export pins the records of its revision). A failure after the stream started (the
+    datastore failed; on a shared datastore, another replica committed to the store meanwhile; more than
+    256 MiB of records written during the export) ends the stream with one line in the error shape
+    (`write_conflict`, safe to retry, or a storage code) in place of the end line, and an import refuses
+    it. Not bounded by the request timeout: the export ends (without its end line) when the client takes
+    no chunk for `stream_idle_timeout_ms`. Feed the body to `POST /v1/stores/{store}/import` (or
     `earshot import`).
 
     Args:
@@ -152,15 +160,19 @@ async def asyncio_detailed(
 ) -> Response[Error]:
     """Export the whole store as NDJSON
 
-     Needs the `admin` scope on the store. Streams every durable record of the store at its current
-    revision: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per
-    record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`,
-    `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`,
-    `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log
-    and sealed contexts are not exported: an imported store starts a fresh log at the exported revision.
-    A commit to the store while the export runs would mix two revisions, so it fails the export instead:
-    the stream then ends with one line in the error shape (`write_conflict`, safe to retry) in place of
-    the end line, and an import refuses it. Feed the body to `POST /v1/stores/{store}/import` (or
+     Needs the `admin` scope on the store. Streams every durable record of the store at one revision, the
+    one it opened at, named in the header: a header line (`ExportHeader`: the store's revision record),
+    one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`,
+    `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`,
+    `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records",
+    "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a
+    fresh log at the exported revision. Writes to the store go on while the export runs and do not show
+    in it (the export pins the records of its revision). A failure after the stream started (the
+    datastore failed; on a shared datastore, another replica committed to the store meanwhile; more than
+    256 MiB of records written during the export) ends the stream with one line in the error shape
+    (`write_conflict`, safe to retry, or a storage code) in place of the end line, and an import refuses
+    it. Not bounded by the request timeout: the export ends (without its end line) when the client takes
+    no chunk for `stream_idle_timeout_ms`. Feed the body to `POST /v1/stores/{store}/import` (or
     `earshot import`).
 
     Args:
@@ -190,15 +202,19 @@ async def asyncio(
 ) -> Error | None:
     """Export the whole store as NDJSON
 
-     Needs the `admin` scope on the store. Streams every durable record of the store at its current
-    revision: a header line (`ExportHeader`: the store's revision record), one `ExportRecord` line per
-    record in key order (the record's JSON verbatim; kinds `participant`, `identity`, `audience`,
-    `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`, `idempotency_key`,
-    `item_digest`), and an end line `{"earshot_export_end": {"records", "revision"}}`. The revision log
-    and sealed contexts are not exported: an imported store starts a fresh log at the exported revision.
-    A commit to the store while the export runs would mix two revisions, so it fails the export instead:
-    the stream then ends with one line in the error shape (`write_conflict`, safe to retry) in place of
-    the end line, and an import refuses it. Feed the body to `POST /v1/stores/{store}/import` (or
+     Needs the `admin` scope on the store. Streams every durable record of the store at one revision, the
+    one it opened at, named in the header: a header line (`ExportHeader`: the store's revision record),
+    one `ExportRecord` line per record in key order (the record's JSON verbatim; kinds `participant`,
+    `identity`, `audience`, `item`, `content`, `grant`, `schema`, `device`, `relation`, `capability`,
+    `idempotency_key`, `item_digest`), and an end line `{"earshot_export_end": {"records",
+    "revision"}}`. The revision log and sealed contexts are not exported: an imported store starts a
+    fresh log at the exported revision. Writes to the store go on while the export runs and do not show
+    in it (the export pins the records of its revision). A failure after the stream started (the
+    datastore failed; on a shared datastore, another replica committed to the store meanwhile; more than
+    256 MiB of records written during the export) ends the stream with one line in the error shape
+    (`write_conflict`, safe to retry, or a storage code) in place of the end line, and an import refuses
+    it. Not bounded by the request timeout: the export ends (without its end line) when the client takes
+    no chunk for `stream_idle_timeout_ms`. Feed the body to `POST /v1/stores/{store}/import` (or
     `earshot import`).
 
     Args:

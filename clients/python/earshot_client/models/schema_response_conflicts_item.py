@@ -1,39 +1,47 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="WatchEventType1Heartbeat")
+T = TypeVar("T", bound="SchemaResponseConflictsItem")
 
 
 @_attrs_define
-class WatchEventType1Heartbeat:
+class SchemaResponseConflictsItem:
     """
     Attributes:
-        revision (int):
-        token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
-            Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
-            of another store with `consistency_token_store_mismatch`.
+        name (str):
+        members (list[str]):
+        window (str): As written, e.g. `24h`.
+        window_ms (int):
     """
 
-    revision: int
-    token: str
+    name: str
+    members: list[str]
+    window: str
+    window_ms: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        revision = self.revision
+        name = self.name
 
-        token = self.token
+        members = self.members
+
+        window = self.window
+
+        window_ms = self.window_ms
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "revision": revision,
-                "token": token,
+                "name": name,
+                "members": members,
+                "window": window,
+                "window_ms": window_ms,
             }
         )
 
@@ -42,17 +50,23 @@ class WatchEventType1Heartbeat:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        revision = d.pop("revision")
+        name = d.pop("name")
 
-        token = d.pop("token")
+        members = cast(list[str], d.pop("members"))
 
-        watch_event_type_1_heartbeat = cls(
-            revision=revision,
-            token=token,
+        window = d.pop("window")
+
+        window_ms = d.pop("window_ms")
+
+        schema_response_conflicts_item = cls(
+            name=name,
+            members=members,
+            window=window,
+            window_ms=window_ms,
         )
 
-        watch_event_type_1_heartbeat.additional_properties = d
-        return watch_event_type_1_heartbeat
+        schema_response_conflicts_item.additional_properties = d
+        return schema_response_conflicts_item
 
     @property
     def additional_keys(self) -> list[str]:

@@ -8,11 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-T = TypeVar("T", bound="WatchEventType0Change")
+T = TypeVar("T", bound="WatchChangeChange")
 
 
 @_attrs_define
-class WatchEventType0Change:
+class WatchChangeChange:
     """`kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created,
     item_lifecycle, item_derived, grant_created, grant_revoked, schema_put, device_created, relation_created,
     relation_revoked, capability_created, capability_revoked, use_consumed; the other fields name what it touched
@@ -61,14 +61,14 @@ class WatchEventType0Change:
 
         ids = cast(list[str], d.pop("ids", UNSET))
 
-        watch_event_type_0_change = cls(
+        watch_change_change = cls(
             kind=kind,
             outcome=outcome,
             ids=ids,
         )
 
-        watch_event_type_0_change.additional_properties = d
-        return watch_event_type_0_change
+        watch_change_change.additional_properties = d
+        return watch_change_change
 
     @property
     def additional_keys(self) -> list[str]:

@@ -1,0 +1,11 @@
+"""Hand-written helpers beside the generated client.
+
+`earshot_client` is generated from api/openapi.json and never edited by hand (clients/generate.sh
+rewrites it). What a generator cannot express lives here, in as little code as possible, and
+uses only the generated models:
+
+- `earshot_client_extras.watch`: the watch stream (`GET /v1/stores/{store}/watch`) is NDJSON,
+  one `WatchEvent` per line, which openapi-python-client answers as plain text. `watch()` reads
+  the stream and `parse_watch_event()` turns each line into the generated `WatchChange`,
+  `WatchHeartbeat` or `Error`.
+"""

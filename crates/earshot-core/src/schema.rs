@@ -285,29 +285,9 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
                 );
                 continue;
             }
-            let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
-                problem(ln, first.column, "syntax", "expected `conflict <name> {`".into());
-                continue;
-            };
-            if brace.text != "{" || ws.len() != 3 {
-                problem(
-                    ln,
-                    brace.column,
-                    "syntax",
-                    format!("expected `{{` after the conflict name, found `{}`", brace.text),
-                );
-                continue;
-            }
-            if !is_name(name.text) {
-                problem(
-                    ln,
-                    name.column,
-                    "bad_name",
-                    format!("`{}` is not a conflict name (lowercase letters, digits, `_`, `-`)", name.text),
-                );
-            }
+            let Some(name) = block_header(&ws, "conflict", &mut problem) else { continue };
             open_conflict = Some(RawConflict {
-                name: *name,
+                name,
                 line: ln,
                 members: Vec::new(),
                 window: None,
@@ -318,28 +298,8 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
         }
         match (first.text, open.as_mut()) {
             ("relation", None) => {
-                let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
-                    problem(ln, first.column, "syntax", "expected `relation <name> {`".into());
-                    continue;
-                };
-                if brace.text != "{" {
-                    problem(
-                        ln,
-                        brace.column,
-                        "syntax",
-                        format!("expected `{{` after the relation name, found `{}`", brace.text),
-                    );
-                    continue;
-                }
-                if !is_name(name.text) {
-                    problem(
-                        ln,
-                        name.column,
-                        "bad_name",
-                        format!("`{}` is not a relation name (lowercase letters, digits, `_`, `-`)", name.text),
-                    );
-                }
-                open = Some(RawRelation { name: *name, line: ln, includes: Vec::new(), opens: Vec::new() });
+                let Some(name) = block_header(&ws, "relation", &mut problem) else { continue };
+                open = Some(RawRelation { name, line: ln, includes: Vec::new(), opens: Vec::new() });
             }
             ("relation", Some(r)) => {
                 problem(
@@ -508,6 +468,39 @@ pub fn parse(source: &str) -> Result<Schema, Vec<SchemaProblem>> {
         problems.sort_by_key(|p| (p.line, p.column));
         Err(problems)
     }
+}
+
+/// The header of a block, `<keyword> <name> {`: its name, or `None` (reported) when the
+/// statement is not a header. A name that is not a valid name is reported but still returned,
+/// so the block's body is checked too.
+fn block_header<'a>(
+    ws: &[Word<'a>],
+    keyword: &str,
+    problem: &mut impl FnMut(usize, usize, &'static str, String),
+) -> Option<Word<'a>> {
+    let first = ws.first()?;
+    let (Some(name), Some(brace)) = (ws.get(1), ws.get(2)) else {
+        problem(first.line, first.column, "syntax", format!("expected `{keyword} <name> {{`"));
+        return None;
+    };
+    if brace.text != "{" {
+        problem(
+            first.line,
+            brace.column,
+            "syntax",
+            format!("expected `{{` after the {keyword} name, found `{}`", brace.text),
+        );
+        return None;
+    }
+    if !is_name(name.text) {
+        problem(
+            first.line,
+            name.column,
+            "bad_name",
+            format!("`{}` is not a {keyword} name (lowercase letters, digits, `_`, `-`)", name.text),
+        );
+    }
+    Some(*name)
 }
 
 /// One statement of a conflict's body: patterns separated by `,`, optionally ending with

@@ -161,9 +161,8 @@ impl StoreHandle {
     ) -> Result<Ranking> {
         let (admitted, _) = snapshot.lookup_raw(container, owners, None, usize::MAX, at_ms);
         let candidates: Vec<Iid> = admitted.iter().map(|(iid, _)| *iid).collect();
-        self.search_ready(snapshot, self.config().consistency_wait)?;
-        let scored = self.search.score_with(query, &candidates, statistics)?;
-        let fetched = order(snapshot, scored, fetch)
+        let fetched = self
+            .rank_candidates_with(snapshot, &candidates, query, fetch, statistics)?
             .into_iter()
             .filter_map(|(iid, score)| {
                 // `admitted` is in ascending item order, so each decision is found by search.

@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 use sha2::{Digest as _, Sha256};
-use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, FAST, INDEXED, TEXT};
 use tantivy::{DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
 
@@ -267,37 +267,48 @@ impl SearchIndex {
             docs.sort_unstable();
             per_segment.push(docs);
         }
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .iter()
-            .map(|t| {
-                (Occur::Should, Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs)) as Box<dyn Query>)
-            })
-            .collect();
-        let query = BooleanQuery::new(clauses);
-        let weight = match statistics {
+        // One weight and one scorer per query term, summed in the query's term order. Not a
+        // `BooleanQuery`: its union scorer adds the terms' scores in an order that changes as
+        // posting lists end, and those lists hold documents outside the candidates, so the last
+        // bit of a score would depend on them (SPEC §6.1 asks for the same scores, bit for bit).
+        let stats;
+        let scoring = match statistics {
             Statistics::Candidates => {
-                let stats = self.candidate_statistics(&searcher, &per_segment, terms)?;
-                query.weight(EnableScoring::enabled_from_statistics_provider(&stats, &searcher))
+                stats = self.candidate_statistics(&searcher, &per_segment, terms.clone())?;
+                EnableScoring::enabled_from_statistics_provider(&stats, &searcher)
             }
-            Statistics::WholeIndex => query.weight(EnableScoring::enabled_from_searcher(&searcher)),
-        }
-        .map_err(search_err)?;
+            Statistics::WholeIndex => EnableScoring::enabled_from_searcher(&searcher),
+        };
+        let weights = terms
+            .into_iter()
+            .map(|t| TermQuery::new(t, IndexRecordOption::WithFreqs).weight(scoring))
+            .collect::<tantivy::Result<Vec<_>>>()
+            .map_err(search_err)?;
         let mut out = Vec::new();
         for (segment, docs) in searcher.segment_readers().iter().zip(&per_segment) {
             if docs.is_empty() {
                 continue;
             }
-            let mut scorer = weight.scorer(segment, 1.0).map_err(search_err)?;
+            let mut scorers = weights
+                .iter()
+                .map(|w| w.scorer(segment, 1.0))
+                .collect::<tantivy::Result<Vec<_>>>()
+                .map_err(search_err)?;
             for &(doc, iid) in docs {
-                let mut at = scorer.doc();
-                if at < doc {
-                    at = scorer.seek(doc);
+                let mut total = 0.0f32;
+                let mut matched = false;
+                for scorer in &mut scorers {
+                    let mut at = scorer.doc();
+                    if at < doc {
+                        at = scorer.seek(doc);
+                    }
+                    if at == doc {
+                        total += scorer.score();
+                        matched = true;
+                    }
                 }
-                if at == TERMINATED {
-                    break;
-                }
-                if at == doc {
-                    out.push((iid, scorer.score()));
+                if matched {
+                    out.push((iid, total));
                 }
             }
         }

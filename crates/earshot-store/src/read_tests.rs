@@ -681,6 +681,20 @@ fn a_new_store_answers_its_first_revision() {
 }
 
 #[test]
+fn a_running_store_spells_its_tokens_as_encode_does() {
+    // The handle caches its store's token tag; each store must answer with its own.
+    let earshot = Earshot::temporary(Arc::new(ManualClock::new(T0))).unwrap();
+    for id in ["alpha", "beta"] {
+        earshot.create_store(id, None).unwrap();
+        let h = earshot.store(id).unwrap();
+        for rev in [1, 7, u64::MAX] {
+            assert_eq!(h.token(rev), crate::token::encode(id, rev));
+            assert_eq!(crate::token::decode(id, &h.token(rev)).ok(), Some(rev));
+        }
+    }
+}
+
+#[test]
 fn only_a_participant_without_items_can_be_removed() {
     let mut w = World::new();
     w.write(Command::CreateItem(NewItem {

@@ -9,7 +9,9 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Result, StoreError};
 
-fn tag(store: &str) -> String {
+/// The store's tag (the part after the dot): SHA-256 over the store id, so a running store
+/// computes it once ([`encode_with_tag`]) rather than per read.
+pub(crate) fn tag(store: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"earshot.token.v1\0");
     h.update(store.as_bytes());
@@ -18,7 +20,16 @@ fn tag(store: &str) -> String {
 
 /// The token for `revision` of `store`.
 pub fn encode(store: &str, revision: u64) -> String {
-    format!("{revision}.{}", tag(store))
+    encode_with_tag(&tag(store), revision)
+}
+
+/// The token for `revision` of the store whose [`tag`] is `tag` (equal to [`encode`]'s).
+pub(crate) fn encode_with_tag(tag: &str, revision: u64) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(21 + tag.len());
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{revision}.{tag}");
+    out
 }
 
 /// The revision a token names; refuses malformed tokens and tokens of another store.
@@ -98,6 +109,14 @@ impl<'de> Deserialize<'de> for Consistency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spelling_is_stable() {
+        // Clients hold tokens across restarts and versions: the spelling must not drift.
+        assert_eq!(encode("s1", 42), format!("42.{}", tag("s1")));
+        assert_eq!(encode_with_tag(&tag("s1"), 42), encode("s1", 42));
+        assert_eq!(tag("s1").len(), 16);
+    }
 
     #[test]
     fn round_trip_and_refusals() {

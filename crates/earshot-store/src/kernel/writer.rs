@@ -78,6 +78,8 @@ struct Sync {
 /// The revisions of one running store.
 pub(crate) struct Writer<S: State> {
     id: Arc<str>,
+    /// The store's consistency-token tag, computed once (every read answers with a token).
+    token_tag: Box<str>,
     latest: ArcSwap<S>,
     retained: Mutex<VecDeque<Arc<S>>>,
     published: Mutex<u64>,
@@ -122,6 +124,7 @@ impl<S: State> Writer<S> {
         let (tx, rx) = mpsc::channel::<Msg<S>>();
         let handle = Arc::new(Writer {
             id: Arc::from(id),
+            token_tag: token::tag(id).into(),
             latest: ArcSwap::new(snap.clone()),
             retained: Mutex::new(VecDeque::from([snap.clone()])),
             published: Mutex::new(snap.revision()),
@@ -305,7 +308,7 @@ impl<S: State> Writer<S> {
 
     /// Consistency token for a revision of this store.
     pub(crate) fn token(&self, revision: u64) -> String {
-        token::encode(&self.id, revision)
+        token::encode_with_tag(&self.token_tag, revision)
     }
 
     /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).

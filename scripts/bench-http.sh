@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Benchmark of one `earshot serve` over HTTP on loopback (BENCHMARKS.md, "Over HTTP: checks
+# next to /healthz, and writes (issue 12)"):
+#
+#  1. checks per second on a store of BENCH_ITEMS items next to GET /healthz on the same server
+#     and load (what HTTP alone costs): `wrk -t2 -c16`, the two interleaved run by run, median
+#     of BENCH_RUNS each; `scripts/bench/check.lua` verifies every answer (status and the
+#     expected `admitted`), `scripts/bench/healthz.lua` every health answer;
+#  2. durable writes over HTTP with BENCH_CONNECTIONS clients (`scripts/bench/write.lua`, every
+#     answer must be 201), to set beside the in-process figure.
+#
+# The server is the embedded default (sled in a fresh temporary directory), release build, with
+# one admin bearer token (the auth gate runs as in production); logs at the default `info`
+# (one line per request) go to a file.
+#
+# Usage: cargo build --release -p earshot && scripts/bench-http.sh
+# Environment: BENCH_ITEMS (30000), BENCH_DURATION seconds per run (8), BENCH_RUNS (3),
+# BENCH_CONNECTIONS (16), BENCH_PORT (7950), EARSHOT_BIN (target/release/earshot).
+# Needs wrk (installed with apt-get when missing and possible), curl and python3.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+items="${BENCH_ITEMS:-30000}"
+duration="${BENCH_DURATION:-8}"
+runs="${BENCH_RUNS:-3}"
+conns="${BENCH_CONNECTIONS:-16}"
+port="${BENCH_PORT:-7950}"
+bin="${EARSHOT_BIN:-$root/target/release/earshot}"
+out="$root/target/bench-http-results"
+bench="$root/scripts/bench"
+url="http://127.0.0.1:$port"
+token="bench-http-admin-token-0123456789"
+
+die() { echo "bench-http: $*" >&2; exit 1; }
+if ! command -v wrk >/dev/null; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
+  fi
+fi
+for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+[[ -x "$bin" ]] || die "no binary at $bin (cargo build --release -p earshot)"
+
+data="$(mktemp -d)"
+pid=""
+cleanup() {
+  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$data"
+}
+trap cleanup EXIT
+mkdir -p "$out"
+rm -f "$out"/*.txt
+cat >"$data/earshot.toml" <<TOML
+bind = "127.0.0.1:$port"
+data = "$data/store"
+
+[[tokens]]
+name = "bench"
+token = "$token"
+scope = "admin"
+TOML
+
+load() { echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
+echo "machine at start: $(load)" >"$out/results.txt"
+
+NO_COLOR=1 "$bin" serve --config "$data/earshot.toml" >"$out/server.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" == 200 ]] && break
+  kill -0 "$pid" 2>/dev/null || die "the server stopped (see $out/server.log)"
+  sleep 0.1
+done
+
+echo "== setup: $items items in store \`one\` (50 participants; a tenth public)"
+python3 "$bench/setup.py" --url "$url" --token "$token" --stores one --items "$items" --out "$out/one.lua"
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# One wrk run; fails on any wrong answer, non-2xx or socket error. Prints requests/s.
+# $1 label, $2 run number, then wrk's arguments.
+run() {
+  local label="$1" r="$2" log
+  shift 2
+  log="$out/$label.$r.txt"
+  wrk -t2 -c"$conns" -d"${duration}s" --timeout 10s "$@" >"$log" 2>&1 || die "wrk failed: $log"
+  grep -q "CHECKED [0-9]* answers, 0 wrong" "$log" || die "$label: wrong answers (see $log)"
+  if grep -q "Non-2xx\|Socket errors" "$log"; then die "$label: errors (see $log)"; fi
+  awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log"
+}
+
+echo "== checks next to /healthz (wrk -t2 -c$conns, ${duration} s per run, $runs runs each, interleaved)"
+health=() checks=() ratios=()
+for r in $(seq 1 "$runs"); do
+  h="$(run healthz "$r" -s "$bench/healthz.lua" "$url")"
+  c="$(run check "$r" -s "$bench/check.lua" "$url" -- "$out/one.lua" "$token")"
+  health+=("$h") checks+=("$c")
+  ratios+=("$(awk -v c="$c" -v h="$h" 'BEGIN { printf "%.1f", 100 * c / h }')")
+  echo "   run $r: healthz $h/s, check $c/s (${ratios[-1]}%); $(load)"
+done
+
+echo "== durable writes over HTTP (wrk -t2 -c$conns, write.lua, ${duration} s x $runs)"
+curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' \
+  "$url/v1/stores" -d '{"id":"wbench"}'
+curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' \
+  "$url/v1/stores/wbench/participants" -d '{"id":"own","kind":"agent"}'
+writes=()
+for r in $(seq 1 "$runs"); do
+  w="$(run write "$r" -s "$bench/write.lua" "$url" -- wbench "r$r$RANDOM" "$token")"
+  writes+=("$w")
+  echo "   run $r: $w writes/s"
+done
+
+hm="$(printf '%s\n' "${health[@]}" | median)"
+cm="$(printf '%s\n' "${checks[@]}" | median)"
+rm_="$(printf '%s\n' "${ratios[@]}" | median)"
+wm="$(printf '%s\n' "${writes[@]}" | median)"
+{
+  echo "machine at end: $(load)"
+  printf '%-34s %10s   %s\n' "" "median" "runs"
+  printf '%-34s %8s/s   %s\n' "GET /healthz" "$hm" "${health[*]}"
+  printf '%-34s %8s/s   %s\n' "POST check ($items items)" "$cm" "${checks[*]}"
+  printf '%-34s %9s%%   %s\n' "check / healthz, per run" "$rm_" "${ratios[*]}"
+  printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$wm" "${writes[*]}"
+} >>"$out/results.txt"
+echo "== results (also in $out/results.txt; wrk's output per run beside it)"
+cat "$out/results.txt"

@@ -570,7 +570,8 @@ impl Devices<'_> {
         let mut raw = self.dev.authorize(principal, device, &path, action, now_ms, ctx);
         // SPEC §6.4: an authority that holds is still refused when the use would complete an
         // aggregation conflict; owners are exempt.
-        if raw.allowed() && raw.reason != AuthReason::AllowedOwner {
+        let conflicts = self.dev.schema.as_ref().is_some_and(|s| !s.conflicts.is_empty());
+        if conflicts && raw.allowed() && raw.reason != AuthReason::AllowedOwner {
             if let Some(&grantor) = self.dev.devices.get(&device) {
                 if let Some((conflict, earlier)) = self.dev.aggregation_clash(principal, grantor, &path, now_ms) {
                     raw.reason = AuthReason::DeniedAggregation;

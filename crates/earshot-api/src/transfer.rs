@@ -101,6 +101,19 @@ impl Read for ChannelReader {
     }
 }
 
+/// Reads a request body to its end and drops it, at most [`MAX_IMPORT_BYTES`] and while it keeps
+/// arriving within `idle`.
+async fn drain(body: Body, idle: std::time::Duration) {
+    let mut frames = body.into_data_stream();
+    let mut total: u64 = 0;
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(idle, frames.next()).await {
+        total = total.saturating_add(chunk.len() as u64);
+        if total > MAX_IMPORT_BYTES {
+            break;
+        }
+    }
+}
+
 /// Creates the store `{store}` from an export in the body (any content type: NDJSON is not
 /// JSON). The global admin scope, as for creating a store. `201` with what was imported;
 /// `409 store_exists`; `422 import_invalid` naming the line; `413 body_too_large` past
@@ -117,8 +130,11 @@ pub(crate) async fn import(
     let Path(store) = path?;
     p.require(Scope::Admin, None)?;
     let idle = idle.map(|Extension(i)| i).unwrap_or_default().0;
-    // Refused before the body is read when it is plain that the store exists here.
+    // Refused without importing when it is plain that the store exists here; the body is still
+    // read and dropped (bounded), so that a client sending it whole gets the answer rather than
+    // a broken connection.
     if st.earshot.running(&store).is_some() {
+        drain(body, idle).await;
         return Err(earshot_store::StoreError::StoreExists(store).into());
     }
     let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(CHANNEL);

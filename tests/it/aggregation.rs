@@ -60,8 +60,9 @@ struct Use {
 #[derive(Default)]
 struct Reference {
     uses: Vec<Use>,
-    /// The broken variant: no guard at all.
+    /// The broken variants: no guard at all; windows ignored (an earlier use blocks for ever).
     guard_off: bool,
+    window_ignored: bool,
 }
 
 impl Reference {
@@ -78,7 +79,7 @@ impl Reference {
                     || self.uses.iter().any(|u| {
                         u.principal == principal
                             && u.grantor == grantor
-                            && now - u.at < *window
+                            && (self.window_ignored || now - u.at < *window)
                             && mine.iter().any(|&i| (0..members.len()).any(|j| j != i && matches(members[j], u.path)))
                     })
             });
@@ -250,6 +251,17 @@ pub(crate) fn guard_off_verdict(cases: u32) -> Option<String> {
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let result =
         runner.run(&steps(), |s| run(&s, &mut Reference { guard_off: true, ..Reference::default() }).map_err(fail));
+    result.err().map(|e| e.to_string().lines().next().unwrap_or("").chars().take(160).collect())
+}
+
+/// The fault table's property column for `aggregation_window_ignored`: the harness with the
+/// windows left out of the reference.
+pub(crate) fn window_ignored_verdict(cases: u32) -> Option<String> {
+    use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+    let config = ProptestConfig { cases, failure_persistence: None, max_shrink_iters: 0, ..ProptestConfig::default() };
+    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let result = runner
+        .run(&steps(), |s| run(&s, &mut Reference { window_ignored: true, ..Reference::default() }).map_err(fail));
     result.err().map(|e| e.to_string().lines().next().unwrap_or("").chars().take(160).collect())
 }
 

@@ -1,9 +1,13 @@
 //! Known faults of SPEC §2 and §6.4 for the fault table (issues 5 and 14): a delegation that
-//! widens accepted, a revoked ancestor ignored, and an aggregation conflict ignored. Each is a deliberately broken evaluator behind the scenario
+//! widens accepted, a revoked ancestor ignored, an aggregation conflict ignored, and its window
+//! ignored. Each is a deliberately broken evaluator behind the scenario
 //! harness's JSON API: a real `TestApp` answers, and the answers the broken rule would change
 //! are changed, exactly where it would change them. The property column comes from the
 //! authorize harness of `devices_props.rs` with the same break in its reference (for the
-//! aggregation fault, from the harness of `aggregation.rs` with its guard left out).
+//! aggregation faults, from the harness of `aggregation.rs` with its guard or its window left out).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
@@ -22,6 +26,8 @@ pub(crate) enum DeviceFault {
     RevokedAncestorIgnored,
     /// A use that completes an aggregation conflict is allowed (SPEC §6.4).
     AggregationIgnored,
+    /// A conflict's window is ignored: an earlier use of another member blocks for ever.
+    AggregationWindowIgnored,
 }
 
 impl DeviceFault {
@@ -31,6 +37,7 @@ impl DeviceFault {
             DeviceFault::WideningAccepted => variant_verdict(Variant::AcceptWidening, cases),
             DeviceFault::RevokedAncestorIgnored => variant_verdict(Variant::RevokedAncestorIgnored, cases),
             DeviceFault::AggregationIgnored => crate::aggregation::guard_off_verdict(cases),
+            DeviceFault::AggregationWindowIgnored => crate::aggregation::window_ignored_verdict(cases),
         }
     }
 }
@@ -39,11 +46,54 @@ impl DeviceFault {
 pub(crate) struct DeviceFaultTarget {
     app: TestApp,
     fault: DeviceFault,
+    /// For the window fault: each conflict's window as written (`window`, `window_ms`), by name.
+    windows: Mutex<BTreeMap<String, (Value, Value)>>,
 }
+
+/// What the window fault writes for every conflict's window: longer than any test's clock
+/// moves, so an earlier use of another member blocks for the rest of the run.
+const FOREVER: &str = "366d";
 
 impl DeviceFaultTarget {
     pub(crate) fn new(fault: DeviceFault) -> Self {
-        DeviceFaultTarget { app: TestApp::new(), fault }
+        DeviceFaultTarget { app: TestApp::new(), fault, windows: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// The window fault's schema: every `within <window>` of a conflict made [`FOREVER`], and
+    /// the windows as written remembered, so that reading the schema back shows them (the broken
+    /// evaluator ignores the window when it decides, not when it lists the schema).
+    fn without_windows(&self, body: Option<Value>) -> Option<Value> {
+        let text = body.as_ref()?.get("schema")?.as_str()?.to_string();
+        let parsed = earshot_core::schema::parse(&text).ok()?;
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        for c in &parsed.conflicts {
+            windows.insert(c.name.clone(), (json!(c.window), json!(c.window_ms)));
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(" within ") {
+            let (head, tail) = rest.split_at(at + " within ".len());
+            out.push_str(head);
+            out.push_str(FOREVER);
+            let end = tail.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(tail.len());
+            rest = &tail[end..];
+        }
+        out.push_str(rest);
+        Some(json!({ "schema": out }))
+    }
+
+    /// Puts the remembered windows back into a schema read.
+    fn restore_windows(&self, resp: &mut Value) {
+        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        for c in resp.get_mut("conflicts").and_then(Value::as_array_mut).into_iter().flatten() {
+            let Some((window, ms)) = c.get("name").and_then(Value::as_str).and_then(|n| windows.get(n)).cloned() else {
+                continue;
+            };
+            if let Some(obj) = c.as_object_mut() {
+                obj.insert("window".into(), window);
+                obj.insert("window_ms".into(), ms);
+            }
+        }
     }
 
     /// Accepts a refused widening as the broken rule would: the child gets the authority it
@@ -98,7 +148,15 @@ fn allow(decision: &mut Value) {
 
 impl Target for DeviceFaultTarget {
     async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let window_fault = self.fault == DeviceFault::AggregationWindowIgnored && path.ends_with("/schema");
+        let body = match body {
+            Some(b) if window_fault && method == "PUT" => self.without_windows(Some(b.clone())).or(Some(b)),
+            other => other,
+        };
         let (status, mut resp) = self.app.call(method, path, body.clone()).await;
+        if window_fault && method == "GET" {
+            self.restore_windows(&mut resp);
+        }
         match self.fault {
             DeviceFault::WideningAccepted
                 if method == "POST"

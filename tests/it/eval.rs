@@ -61,6 +61,18 @@ fn shape(r: &Report) -> Result<(), String> {
             ));
         }
     }
+    // Selection noninterference (SPEC §6.1): removing the inadmissible items from the store moves
+    // no admissible score of the arms that rank with their candidates' statistics, not by one
+    // bit; the unscoped ranking's statistics include them, and it is measured to move.
+    for arm_name in ["earshot_indexed", "earshot_flat", "principal_postings"] {
+        match arm(arm_name)?.score_shift_max {
+            Some(0.0) => {}
+            other => return Err(format!("{arm_name} selection score shift is {other:?}, not exactly 0")),
+        }
+    }
+    if !u.score_shift_max.is_some_and(|s| s > 0.0) {
+        return Err(format!("the unscoped arm's score shift was not measured: {:?}", u.score_shift_max));
+    }
     let adv: Vec<f64> = e.recall_by_dose.iter().zip(&u.recall_by_dose).map(|(a, b)| a - b).collect();
     let (first, last) = (adv[0], adv[DOSES.len() - 1]);
     if last < first + 0.1 || adv.windows(2).any(|w| w[1] + 0.05 < w[0]) {
@@ -87,6 +99,11 @@ fn a_small_run_has_the_papers_shape() {
         u.recall_by_dose = vec![u.recall_by_dose[0]; DOSES.len()];
     }
     assert!(shape(&flat_advantage).is_err_and(|e| e.contains("does not grow")));
+    let mut shifted = r.clone();
+    if let Some(e) = shifted.arms.iter_mut().find(|a| a.arm == "earshot_indexed") {
+        e.score_shift_max = Some(f64::from(f32::EPSILON));
+    }
+    assert!(shape(&shifted).is_err_and(|e| e.contains("selection score shift")));
 }
 
 #[test]

@@ -77,10 +77,11 @@ pub enum Fault {
     AuthorizedAfterRanking,
     GlobalRankingStatistics,
     AggregationIgnored,
+    AggregationWindowIgnored,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 21] = [
+    pub const ALL: [Fault; 22] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -102,6 +103,7 @@ impl Fault {
         Fault::AuthorizedAfterRanking,
         Fault::GlobalRankingStatistics,
         Fault::AggregationIgnored,
+        Fault::AggregationWindowIgnored,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the list.
@@ -182,6 +184,11 @@ impl Fault {
             Fault::AggregationIgnored => {
                 ("aggregation_ignored", "§6.4", "an explicit use that completes a schema conflict is allowed")
             }
+            Fault::AggregationWindowIgnored => (
+                "aggregation_window_ignored",
+                "§6.4",
+                "a conflict's window is ignored: an earlier use of another member blocks for ever",
+            ),
         }
     }
 
@@ -191,6 +198,7 @@ impl Fault {
             Fault::WideningDelegationAccepted => Some(DeviceFault::WideningAccepted),
             Fault::RevokedAncestorIgnored => Some(DeviceFault::RevokedAncestorIgnored),
             Fault::AggregationIgnored => Some(DeviceFault::AggregationIgnored),
+            Fault::AggregationWindowIgnored => Some(DeviceFault::AggregationWindowIgnored),
             _ => None,
         }
     }

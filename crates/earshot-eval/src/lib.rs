@@ -14,6 +14,11 @@
 //!   `N_p = {(m, A) : p ∈ A ∈ AuthSets(m)}`, admitting m when one pair is in every viewer's postings.
 //!
 //! Forbidden items are counted against the generator's own ledger, never against the store.
+//!
+//! Selection noninterference (SPEC §6.1) is measured per cell as a **score shift**: each arm's
+//! scores of the admissible items it ranked, against the scores the same arm gives them in a
+//! store that holds only the container's admissible items (the inadmissible ones, the
+//! distractors, removed). Earshot must shift by exactly 0; the unscoped ranking is measured.
 
 mod gen;
 mod report;
@@ -26,6 +31,7 @@ use std::time::Instant;
 use earshot_store::durable::{encode_records, Records};
 use earshot_store::flat::{Flat, FlatViewers};
 use earshot_store::model::{ContainerInput, Identity, ViewersInput};
+use earshot_store::search::SearchIndex;
 use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, Statistics, StoreHandle};
 
 pub use gen::{History, Kind, World, DOSES};
@@ -148,6 +154,8 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
     let iids: Vec<Iid> = all.iter().map(|(i, _)| *i).collect();
     let flat = Flat::new(&h.records);
     let postings = Postings::new(h);
+    // The distractor-free reference of each container asked in, built on its first question.
+    let mut references: BTreeMap<usize, Reference> = BTreeMap::new();
     let mut cells = Vec::with_capacity(h.questions.len() * ARMS.len());
     for q in &h.questions {
         let channel = h.channels.get(q.channel).ok_or_else(|| missing("a question's container"))?;
@@ -178,20 +186,20 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
         // admissible set: BM25 with the statistics of that set (SPEC §6.1). The unscoped arm
         // ranks the owner's whole memory with the whole index's statistics, as a memory store
         // without authorization would; the post-filter drops items from that ranking.
-        let rank_set = |keep: &dyn Fn(Iid, usize) -> bool| -> Result<Vec<usize>, EvalError> {
+        let rank_set = |keep: &dyn Fn(Iid, usize) -> bool| -> Result<Vec<(usize, f32)>, EvalError> {
             let set: Vec<Iid> = all.iter().filter(|(iid, n)| keep(*iid, *n)).map(|(iid, _)| *iid).collect();
             Ok(handle
                 .rank_candidates(snap, &set, &q.query, FETCH)?
                 .iter()
-                .filter_map(|(iid, _)| by_iid.get(iid).copied())
+                .filter_map(|(iid, score)| Some((*by_iid.get(iid)?, *score)))
                 .collect())
         };
         let full = handle.rank_candidates_with(snap, &iids, &q.query, iids.len(), Statistics::WholeIndex)?;
-        let indexed: Vec<usize> = handle
+        let indexed: Vec<(usize, f32)> = handle
             .rank_admissible(snap, &resolved, &[owner], 0, &q.query, FETCH)?
             .fetched
             .iter()
-            .filter_map(|r| by_iid.get(&r.iid).copied())
+            .filter_map(|r| Some((*by_iid.get(&r.iid)?, r.score)))
             .collect();
         let store_admits = |iid: Iid| snap.check_iid(iid, &resolved.viewers, 0).admitted;
         if indexed != rank_set(&|iid, _| store_admits(iid))? {
@@ -216,25 +224,95 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
                 )));
             }
         }
-        let unscoped: Vec<usize> = full.iter().filter_map(|(iid, _)| by_iid.get(iid).copied()).take(FETCH).collect();
-        let arms: [Vec<usize>; 6] = [
+        let unscoped: Vec<(usize, f32)> =
+            full.iter().filter_map(|(iid, score)| Some((*by_iid.get(iid)?, *score))).take(FETCH).collect();
+        let arms: [Vec<(usize, f32)>; 6] = [
             indexed,
             rank_set(&|_, n| h.items.get(n).is_some_and(|i| flat.check(&i.name, &fv, 0).admitted))?,
             unscoped.clone(),
             rank_set(&|_, n| h.items.get(n).is_some_and(|i| i.current && i.channel == Some(q.channel)))?,
-            unscoped.iter().copied().filter(|n| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect(),
+            unscoped.iter().copied().filter(|(n, _)| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect(),
             rank_set(&|_, n| postings.admits(h, n, &viewers))?,
         ];
+        let reference = match references.entry(q.channel) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let admissible: Vec<usize> =
+                    all.iter().filter(|(iid, _)| store_admits(*iid)).map(|(_, n)| *n).collect();
+                e.insert(Reference::build(h, admissible)?)
+            }
+        };
+        let (own_statistics, whole_index) = reference.scores(&q.query)?;
         // The post-filter's window is exhausted when it returned fewer than K items although
         // more admissible matches exist beyond the unscoped top 20.
         let exhausted = arms[4].len() < K && arms[0].len() > arms[4].len();
-        for (arm, ranked) in ARMS.iter().zip(arms) {
+        for (arm, scored) in ARMS.iter().zip(arms) {
+            let ranked: Vec<usize> = scored.iter().map(|(n, _)| *n).collect();
             let mut cell = Cell::score(arm, h, q, &ranked, &viewers);
             cell.exhausted = *arm == "post_filter" && exhausted;
+            // Each arm is compared with itself in the distractor-free store: the arms that rank
+            // a candidate set with its own statistics against those, the unscoped ranking and
+            // its post-filter against whole-index statistics (there, the admissible items are
+            // the whole index). The silo ranks a subset of the admissible items, so its scores
+            // have no distractor-free counterpart.
+            cell.score_shift = match *arm {
+                "session_silo" => None,
+                "unscoped" | "post_filter" => Some(score_shift(&scored, reference, &whole_index)),
+                _ => Some(score_shift(&scored, reference, &own_statistics)),
+            };
             cells.push(cell);
         }
     }
     Ok(cells)
+}
+
+/// Scores by history item.
+type Scores = BTreeMap<usize, f32>;
+
+/// A store that holds only one container's admissible items, as far as ranking can tell: their
+/// contents in a search index of their own.
+struct Reference {
+    index: SearchIndex,
+    /// History item of each document, ascending.
+    items: Vec<usize>,
+}
+
+impl Reference {
+    fn build(h: &History, items: Vec<usize>) -> Result<Reference, EvalError> {
+        let contents = items
+            .iter()
+            .map(|n| {
+                let name = h.items.get(*n).map(|i| i.name.as_str()).unwrap_or_default();
+                h.records.contents.get(name).and_then(|c| c.content.clone())
+            })
+            .collect();
+        Ok(Reference { index: SearchIndex::standalone(contents)?, items })
+    }
+
+    /// The scores of every matching item (history index → score) with the statistics of the
+    /// items themselves, and with the whole reference index's statistics.
+    fn scores(&self, query: &str) -> Result<(Scores, Scores), EvalError> {
+        let docs: Vec<Iid> = (0..self.items.len() as Iid).collect();
+        let named = |scored: Vec<(Iid, f32)>| -> Scores {
+            scored.into_iter().filter_map(|(d, s)| Some((*self.items.get(d as usize)?, s))).collect()
+        };
+        Ok((
+            named(self.index.score_with(query, &docs, Statistics::Candidates)?),
+            named(self.index.score_with(query, &docs, Statistics::WholeIndex)?),
+        ))
+    }
+}
+
+/// The largest absolute difference between an arm's score of an admissible item and the
+/// distractor-free reference's score of it. Items the reference does not hold are inadmissible
+/// (counted as forbidden elsewhere) and skipped here; an admissible item the arm scored and the
+/// reference did not (it cannot happen: same words) counts as an infinite shift.
+fn score_shift(scored: &[(usize, f32)], reference: &Reference, scores: &Scores) -> f64 {
+    scored
+        .iter()
+        .filter(|(n, _)| reference.items.binary_search(n).is_ok())
+        .map(|(n, s)| scores.get(n).map_or(f64::INFINITY, |r| (f64::from(*s) - f64::from(*r)).abs()))
+        .fold(0.0, f64::max)
 }
 
 /// Per-participant postings of one history, built from the generator's ledger:

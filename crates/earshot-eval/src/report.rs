@@ -26,6 +26,10 @@ pub struct Cell {
     /// Post-filter only: its window of 20 ran out of admissible items before the context was
     /// full while admissible matches remained beyond it.
     pub exhausted: bool,
+    /// Selection noninterference (SPEC §6.1): the largest change in this arm's score of an
+    /// admissible item it ranked when the inadmissible items are removed from the store
+    /// (`None`: the arm's scores have no distractor-free counterpart, see `crate::answer`).
+    pub score_shift: Option<f64>,
 }
 
 impl Cell {
@@ -43,7 +47,16 @@ impl Cell {
         }
         let forbidden =
             ranked.iter().take(K).filter(|n| h.items.get(**n).is_some_and(|i| !h.admits(i, viewers))).count() as u32;
-        Cell { arm, kind: q.kind, dose: q.dose, hits_at, gold: gold.len() as u32, forbidden, exhausted: false }
+        Cell {
+            arm,
+            kind: q.kind,
+            dose: q.dose,
+            hits_at,
+            gold: gold.len() as u32,
+            forbidden,
+            exhausted: false,
+            score_shift: None,
+        }
     }
 
     fn recall_at(&self, k: usize) -> f64 {
@@ -71,6 +84,11 @@ pub struct ArmReport {
     pub recall_at: Vec<f64>,
     /// Mean Recall@K of the temporal-update question at each dose of [`DOSES`].
     pub recall_by_dose: Vec<f64>,
+    /// Selection noninterference: the largest and the mean per-context score shift of
+    /// admissible items when the inadmissible ones are removed (`None`: not measurable for
+    /// this arm). Must be exactly 0 for the arms that rank with their candidates' statistics.
+    pub score_shift_max: Option<f64>,
+    pub score_shift_mean: Option<f64>,
 }
 
 impl ArmReport {
@@ -82,6 +100,15 @@ impl ArmReport {
     }
     pub fn dose8_share_with_forbidden(&self) -> f64 {
         self.dose8_with_forbidden as f64 / self.dose8_contexts.max(1) as f64
+    }
+}
+
+/// A score shift as the table prints it: `0` only when exactly zero.
+fn shift_cell(shift: Option<f64>) -> String {
+    match shift {
+        None => "-".into(),
+        Some(0.0) => "0".into(),
+        Some(s) => format!("{s:.2e}"),
     }
 }
 
@@ -118,6 +145,7 @@ impl Report {
                 let with_gold: Vec<&&Cell> = mine.iter().filter(|c| c.gold > 0).collect();
                 let dose8: Vec<&&Cell> = mine.iter().filter(|c| c.dose == Some(8)).collect();
                 let abst: Vec<&&Cell> = mine.iter().filter(|c| c.kind == Kind::Abstention).collect();
+                let shifts: Vec<f64> = mine.iter().filter_map(|c| c.score_shift).collect();
                 ArmReport {
                     arm,
                     contexts: mine.len(),
@@ -133,6 +161,8 @@ impl Report {
                         .iter()
                         .map(|d| mean(mine.iter().filter(|c| c.dose == Some(*d)).map(|c| c.recall_at(K))))
                         .collect(),
+                    score_shift_max: (!shifts.is_empty()).then(|| shifts.iter().copied().fold(0.0, f64::max)),
+                    score_shift_mean: (!shifts.is_empty()).then(|| mean(shifts.iter().copied())),
                 }
             })
             .collect();
@@ -154,14 +184,14 @@ impl Report {
         let _ = writeln!(t);
         let _ = writeln!(
             t,
-            "{:<19} {:>8} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6} {:>6} {:>6}",
-            "arm", "contexts", "forb/ctx", "ctx forb", "d8 forb", "abst exp", "R@1", "R@5", "R@10", "R@20"
+            "{:<19} {:>8} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6} {:>6} {:>6} {:>9}",
+            "arm", "contexts", "forb/ctx", "ctx forb", "d8 forb", "abst exp", "R@1", "R@5", "R@10", "R@20", "sel shift"
         );
         for a in &self.arms {
             let r = |k: usize| a.recall_at.get(k - 1).copied().unwrap_or(0.0);
             let _ = writeln!(
                 t,
-                "{:<19} {:>8} {:>9.3} {:>8.1}% {:>8.1}% {:>7.1}% {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                "{:<19} {:>8} {:>9.3} {:>8.1}% {:>8.1}% {:>7.1}% {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>9}",
                 a.arm,
                 a.contexts,
                 a.forbidden_per_context(),
@@ -171,7 +201,8 @@ impl Report {
                 r(1),
                 r(5),
                 r(10),
-                r(20)
+                r(20),
+                shift_cell(a.score_shift_max)
             );
         }
         if let Some(p) = self.arm("post_filter") {
@@ -215,7 +246,9 @@ impl Report {
             t,
             "forb/ctx: forbidden items per context (k={K}); ctx forb: contexts with any; d8 forb: the same at \
              dose 8; abst exp: abstention contexts showing unauthorized evidence. Recall is entitled recall \
-             over questions with gold evidence."
+             over questions with gold evidence. sel shift: selection noninterference (SPEC §6.1), the largest \
+             change of an admissible item's score when the inadmissible items are removed from the store \
+             (0: exactly none; -: not measurable for the arm)."
         );
         t
     }
@@ -234,6 +267,10 @@ impl Report {
             let _ = writeln!(c, "{},share_dose8_contexts_with_forbidden,,{:.6}", a.arm, a.dose8_share_with_forbidden());
             let _ = writeln!(c, "{},abstention_contexts_exposed,,{}", a.arm, a.abstentions_exposed);
             let _ = writeln!(c, "{},windows_exhausted,,{}", a.arm, a.windows_exhausted);
+            if let (Some(max), Some(mean)) = (a.score_shift_max, a.score_shift_mean) {
+                let _ = writeln!(c, "{},score_shift_max,,{max:e}", a.arm);
+                let _ = writeln!(c, "{},score_shift_mean,,{mean:e}", a.arm);
+            }
             for (k, r) in a.recall_at.iter().enumerate() {
                 let _ = writeln!(c, "{},recall_at_k,{},{r:.6}", a.arm, k + 1);
             }

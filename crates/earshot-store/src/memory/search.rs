@@ -135,6 +135,24 @@ impl SearchIndex {
         })
     }
 
+    /// An index of the given contents alone (item `n` holds `contents[n]`): the search
+    /// projection a store would have if it held only these items. `earshot eval` ranks against
+    /// it to measure how far the documents outside a candidate set move the candidates' scores
+    /// (its selection-noninterference column, SPEC §6.1).
+    pub fn standalone(contents: Vec<Option<String>>) -> Result<SearchIndex> {
+        struct Fixed(Vec<Option<String>>);
+        impl ContentSource for Fixed {
+            fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>> {
+                Ok(self.0.get(from as usize..to as usize).map(<[_]>::to_vec).unwrap_or_default())
+            }
+        }
+        let n = Iid::try_from(contents.len()).map_err(|_| StoreError::Search("too many documents".into()))?;
+        let index = SearchIndex::new()?;
+        // No other thread can be catching up on a fresh index, so the deadline never binds.
+        index.ensure(n, n, Instant::now(), &Fixed(contents))?;
+        Ok(index)
+    }
+
     /// How many items (a prefix of the item ids) are searchable.
     pub fn indexed(&self) -> Iid {
         lock(&self.progress).indexed

@@ -104,9 +104,15 @@ pub fn run(cfg: &EvalConfig) -> Result<Report, EvalError> {
         let jobs: Vec<_> = world
             .histories
             .chunks(chunk)
-            .map(|part| {
+            .enumerate()
+            .map(|(c, part)| {
                 let (handle, snapshot) = (&handle, &snapshot);
-                scope.spawn(move || part.iter().map(|h| answer(handle, snapshot, h)).collect::<Result<Vec<_>, _>>())
+                scope.spawn(move || {
+                    part.iter()
+                        .enumerate()
+                        .map(|(i, h)| answer(handle, snapshot, h, (c * chunk + i).is_multiple_of(SHIFT_EVERY)))
+                        .collect::<Result<Vec<_>, _>>()
+                })
             })
             .collect();
         jobs.into_iter()
@@ -143,7 +149,7 @@ pub fn write_outputs(report: &Report, dir: &Path) -> Result<(), EvalError> {
 }
 
 /// Answers every question of one history with every arm.
-fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell>, EvalError> {
+fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History, measure_shift: bool) -> Result<Vec<Cell>, EvalError> {
     let missing = |what: &str| EvalError::Invariant(format!("{what} missing from the store"));
     let owner = snap.participant_id(&h.owner).ok_or_else(|| missing(&h.owner))?;
     let mut all: Vec<(Iid, usize)> = Vec::with_capacity(h.items.len());
@@ -234,15 +240,20 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
             unscoped.iter().copied().filter(|(n, _)| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect(),
             rank_set(&|_, n| postings.admits(h, n, &viewers))?,
         ];
-        let reference = match references.entry(q.channel) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => {
-                let admissible: Vec<usize> =
-                    all.iter().filter(|(iid, _)| store_admits(*iid)).map(|(_, n)| *n).collect();
-                e.insert(Reference::build(h, admissible)?)
-            }
+        let reference = if measure_shift {
+            let reference = match references.entry(q.channel) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    let admissible: Vec<usize> =
+                        all.iter().filter(|(iid, _)| store_admits(*iid)).map(|(_, n)| *n).collect();
+                    e.insert(Reference::build(h, admissible)?)
+                }
+            };
+            let (own_statistics, whole_index) = reference.scores(&q.query)?;
+            Some((&*reference, own_statistics, whole_index))
+        } else {
+            None
         };
-        let (own_statistics, whole_index) = reference.scores(&q.query)?;
         // The post-filter's window is exhausted when it returned fewer than K items although
         // more admissible matches exist beyond the unscoped top 20.
         let exhausted = arms[4].len() < K && arms[0].len() > arms[4].len();
@@ -255,16 +266,21 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History) -> Result<Vec<Cell
             // its post-filter against whole-index statistics (there, the admissible items are
             // the whole index). The silo ranks a subset of the admissible items, so its scores
             // have no distractor-free counterpart.
-            cell.score_shift = match *arm {
-                "session_silo" => None,
-                "unscoped" | "post_filter" => Some(score_shift(&scored, reference, &whole_index)),
-                _ => Some(score_shift(&scored, reference, &own_statistics)),
+            cell.score_shift = match (*arm, &reference) {
+                (_, None) | ("session_silo", _) => None,
+                ("unscoped" | "post_filter", Some((r, _, whole_index))) => Some(score_shift(&scored, r, whole_index)),
+                (_, Some((r, own_statistics, _))) => Some(score_shift(&scored, r, own_statistics)),
             };
             cells.push(cell);
         }
     }
     Ok(cells)
 }
+
+/// The score shift is measured on every `SHIFT_EVERY`-th history: each container asked in gets
+/// a search index of its own (a few milliseconds each), which on every history would be most of
+/// a 10,000-history run.
+const SHIFT_EVERY: usize = 32;
 
 /// Scores by history item.
 type Scores = BTreeMap<usize, f32>;

@@ -247,8 +247,8 @@ impl Report {
             "forb/ctx: forbidden items per context (k={K}); ctx forb: contexts with any; d8 forb: the same at \
              dose 8; abst exp: abstention contexts showing unauthorized evidence. Recall is entitled recall \
              over questions with gold evidence. sel shift: selection noninterference (SPEC §6.1), the largest \
-             change of an admissible item's score when the inadmissible items are removed from the store \
-             (0: exactly none; -: not measurable for the arm)."
+             change of an admissible item's score when the inadmissible items are removed from the store, \
+             over every 32nd history (0: exactly none; -: not measurable for the arm)."
         );
         t
     }

@@ -331,10 +331,7 @@ impl Oracle {
                 if !self.participants.contains(&i.owner) {
                     return no("participant_not_found");
                 }
-                let subjects = match self.named_subjects(&i.subjects, BTreeSet::new()) {
-                    Ok(s) => s,
-                    Err(r) => return Err(r),
-                };
+                let subjects = self.named_subjects(&i.subjects, BTreeSet::new())?;
                 // Write-time binding: the origin decides, never the content.
                 let audience = match &i.origin {
                     OriginInput::Keyword(OriginKeyword::Public) => None,
@@ -426,8 +423,7 @@ impl Oracle {
         if named.len() > 32 {
             return no("limit_exceeded");
         }
-        if let Some(unknown) = named.iter().find(|s| !self.participants.contains(*s)) {
-            let _ = unknown;
+        if named.iter().any(|s| !self.participants.contains(s)) {
             return no("subject_not_found");
         }
         let all: BTreeSet<String> = inherited.into_iter().chain(named.iter().cloned()).collect();

@@ -23,6 +23,10 @@ use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 
+/// One output of a partition, planned before any is created: id, audience, sources, subjects
+/// (SPEC §6.3) and content.
+type PlannedOutput = (String, Aid, Vec<Iid>, Box<[Arc<str>]>, NewContent);
+
 /// Content and attributes of a newly created item (durable only; never in the index).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NewContent {
@@ -566,7 +570,7 @@ impl Apply<'_> {
         if outputs.is_empty() || outputs.len() > limits::MAX_OUTPUTS {
             return Err(StoreError::LimitExceeded { field: "outputs", limit: limits::MAX_OUTPUTS });
         }
-        let mut plan: Vec<(String, Aid, Vec<Iid>, Box<[Arc<str>]>, NewContent)> = Vec::with_capacity(outputs.len());
+        let mut plan: Vec<PlannedOutput> = Vec::with_capacity(outputs.len());
         let mut seen: Vec<Iid> = Vec::new();
         let mut ids: Vec<String> = Vec::new();
         for (n, out) in outputs.iter().enumerate() {

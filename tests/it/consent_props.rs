@@ -2,7 +2,8 @@
 //! consents, withdrawals, revocations, derivations and member removal, applied to the store and
 //! to the reference oracle (`oracle.rs`, whose consent rule is written from SPEC §6.3). After
 //! every step every decision, lookup and item view is compared (the shared harness of
-//! `properties.rs`), and the property itself is checked on the store's own answers: **no grant
+//! `properties.rs`, and the flat evaluator of `differential.rs`), and the property itself is
+//! checked on the store's own answers: **no grant
 //! admits anyone while a subject's consent is missing or withdrawn**. The same run with the
 //! oracle's `consent_ignored` fault is the property column of that fault (`faults.rs`).
 
@@ -276,6 +277,8 @@ fn run_steps(fault: Option<Fault>, steps: &[CStep]) -> Result<(), String> {
         r.run(s)?;
         r.h.compare(&standard_containers()).map_err(|e| r.h.explain(e))?;
         r.no_pending_grant_admits().map_err(|e| r.h.explain(e))?;
+        // The flat evaluator (a scan of the durable records) decides consent the same way.
+        crate::differential::compare_with_flat(&r.h, &standard_containers()).map_err(|e| r.h.explain(e))?;
     }
     r.h.compare_exhaustive().map_err(|e| r.h.explain(e))?;
     r.h.store.verify().map_err(|e| r.h.explain(format!("verify: {e}")))?;

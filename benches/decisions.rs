@@ -139,6 +139,7 @@ fn lookup(c: &mut Criterion) {
 fn new_item(f: &Fixture) -> Command {
     let p = &f.syn.probes;
     Command::CreateItem(NewItem {
+        subjects: Vec::new(),
         id: None,
         owner: p.owner.clone(),
         content: Some("A note written by the benchmark, about as long as a real one.".into()),

@@ -420,6 +420,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
             );
         }
         item_records.push(ItemRecord {
+            subjects: Vec::new(),
             id,
             seq: seq as u32,
             owner: pname(it.owner),
@@ -436,6 +437,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
         .iter()
         .enumerate()
         .map(|(n, &(item, aud, revoked, expires_at_ms))| GrantRecord {
+            consent: None,
             id: format!("g{n:06}"),
             seq: n as u32,
             item: item_id(item),

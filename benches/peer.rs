@@ -135,6 +135,7 @@ fn earshot_store(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
         .iter()
         .enumerate()
         .map(|(seq, &(origin, _))| ItemRecord {
+            subjects: Vec::new(),
             id: iname(seq as u32),
             seq: seq as u32,
             owner: owner(origin),
@@ -154,6 +155,7 @@ fn earshot_store(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
         .filter_map(|(seq, &(_, g))| g.map(|g| (seq, g)))
         .enumerate()
         .map(|(n, (seq, g))| GrantRecord {
+            consent: None,
             id: format!("g{n:07}"),
             seq: n as u32,
             item: iname(seq as u32),

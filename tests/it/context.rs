@@ -173,6 +173,7 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
         }
         for (id, text) in [("x1", "lisbon in june"), ("x2", "porto in may")] {
             h.write(earshot_store::model::Command::CreateItem(earshot_store::model::NewItem {
+                subjects: Vec::new(),
                 id: Some(id.into()),
                 owner: "o".into(),
                 content: Some(text.into()),
@@ -393,6 +394,7 @@ fn the_property_check_catches_a_disagreeing_oracle() {
     let u = crate::properties::Universe { initial: 3, binds: vec![], steps: vec![] };
     h.setup(&u).expect("setup");
     let cmd = earshot_store::model::Command::CreateItem(earshot_store::model::NewItem {
+        subjects: Vec::new(),
         id: Some("i-secret".into()),
         owner: "ann".into(),
         content: Some("content secret".into()),

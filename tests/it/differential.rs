@@ -16,7 +16,7 @@ use earshot_store::model::{Command, ContainerInput};
 use proptest::prelude::*;
 
 /// Indexed and flat evaluators agree on every item × container: decision, grant basis, lookup.
-fn compare_with_flat(h: &Harness, containers: &[ContainerInput]) -> Result<(), String> {
+pub(crate) fn compare_with_flat(h: &Harness, containers: &[ContainerInput]) -> Result<(), String> {
     let snap = h.store.latest();
     let records = h.store.durable_records().map_err(|e| format!("durable records: {e}"))?;
     let meta_rev = records.meta.as_ref().map(|m| m.revision);

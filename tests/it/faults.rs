@@ -49,7 +49,7 @@ use serde_json::{json, Value};
 
 use crate::context_fault::{RankingFault, RankingFaultTarget};
 use crate::device_faults::{DeviceFault, DeviceFaultTarget};
-use crate::oracle::{contains, grant_live, Audience, OGrant, OOutcome, ORefusal, OViewers, Oracle};
+use crate::oracle::{consent_complete, contains, grant_live, Audience, OGrant, OOutcome, ORefusal, OViewers, Oracle};
 use crate::properties::{universe, Backing, Harness};
 use crate::scenarios::{fixture_files, parse, run_scenario_on, Target};
 
@@ -78,10 +78,11 @@ pub enum Fault {
     GlobalRankingStatistics,
     AggregationIgnored,
     AggregationWindowIgnored,
+    ConsentIgnored,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 22] = [
+    pub const ALL: [Fault; 23] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -104,6 +105,7 @@ impl Fault {
         Fault::GlobalRankingStatistics,
         Fault::AggregationIgnored,
         Fault::AggregationWindowIgnored,
+        Fault::ConsentIgnored,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the issue's list.
@@ -189,6 +191,9 @@ impl Fault {
                 "§6.4",
                 "a conflict's window is ignored: an earlier use of another member blocks for ever",
             ),
+            Fault::ConsentIgnored => {
+                ("consent_ignored", "§6.3", "a grant admits while a subject's consent is missing or withdrawn")
+            }
         }
     }
 
@@ -290,7 +295,12 @@ pub fn decide(
         .filter(live)
         .filter(|_| !(fault == Some(Fault::OwnerPrivateGrantRejected) && owner_private))
         .collect();
-    let admitting = grants.iter().filter(|g| contains_f(fault, &Some(g.members.clone()), v));
+    // SPEC §6.3: a grant still missing a subject's consent admits nothing; it only names the
+    // denial when it alone would have contained the viewers.
+    let effective = |g: &&&OGrant| fault == Some(Fault::ConsentIgnored) || consent_complete(g);
+    let containing: Vec<&&OGrant> = grants.iter().filter(|g| contains_f(fault, &Some(g.members.clone()), v)).collect();
+    let pending = containing.iter().any(|g| !effective(g));
+    let admitting = containing.into_iter().filter(effective);
     let best = match fault {
         Some(Fault::BasisNotSmallest) => admitting.copied().next(),
         _ => admitting.copied().min_by_key(|g| (g.members.len(), digest(&g.members))),
@@ -310,7 +320,13 @@ pub fn decide(
             blocked_by: None,
         });
     }
-    Some(deny(if *v == OViewers::Everyone { "denied_unresolved_viewers" } else { "denied_not_in_audience" }))
+    Some(deny(if *v == OViewers::Everyone {
+        "denied_unresolved_viewers"
+    } else if pending {
+        "denied_consent_pending"
+    } else {
+        "denied_not_in_audience"
+    }))
 }
 
 /// Admission under the oracle's fault (the oracle dispatches here when `fault` is set).
@@ -497,6 +513,13 @@ impl FaultTarget {
                 Command::Grant { item: (*item).to_string(), grant, issuer: "admin".into() }
             }
             ("DELETE", ["grants", g]) => Command::RevokeGrant { grant: (*g).to_string() },
+            ("POST", ["grants", g, "consents"]) => Command::Consent {
+                grant: (*g).to_string(),
+                subject: body.get("subject").and_then(Value::as_str)?.to_string(),
+            },
+            ("DELETE", ["grants", g, "consents", subject]) => {
+                Command::WithdrawConsent { grant: (*g).to_string(), subject: (*subject).to_string() }
+            }
             ("POST", ["derivations"]) => {
                 let mut r: DeriveRequest = serde_json::from_value(from(body)).ok()?;
                 r.expires_at = r.expires_at.as_deref().map(utc);
@@ -715,6 +738,11 @@ fn property_verdict(fault: Fault) -> Option<String> {
         // post-filter also satisfies: this fault loses entitled items, which the fixtures catch.
         return None;
     }
+    if fault == Fault::ConsentIgnored {
+        // Its property (SPEC §6.3) has its own harness in `consent_props.rs` (random stores with
+        // subjects, grants, consents and withdrawals), run here with the same fault.
+        return crate::consent_props::fault_verdict(fault, PROPERTY_CASES);
+    }
     if fault == Fault::GlobalRankingStatistics {
         // Its property (SPEC §6.1) has its own harness in `selection.rs`, whose control is this
         // fault and is required to fail there (`the_property_fails_for_whole_index_statistics`).
@@ -749,7 +777,8 @@ fn render_table(verdicts: &[(Fault, Verdict)]) -> String {
         t,
         "{killed} of {} faults killed{}. Property column: killed by \
          `store_agrees_with_the_oracle`'s harness (SPEC §1), `authorize_agrees_with_the_reference`'s \
-         (SPEC §2) or `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) within \
+         (SPEC §2), `consent_agrees_with_the_oracle`'s (SPEC §6.3) or \
+         `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) within \
          {PROPERTY_CASES} deterministic cases; context assembly has no property that a post-filter \
          breaks (it loses entitled items, never admits a forbidden one), so its fault is killed by the \
          slot-noninterference fixture; the §6.1 fault is the control of `selection.rs`'s property \

@@ -2,6 +2,8 @@
 
 mod aggregation;
 mod cli;
+mod consent_http;
+mod consent_props;
 mod console;
 mod context;
 mod context_fault;

@@ -249,6 +249,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::PartitionMixedAudiences { output: 0 },
         E::GrantNotFound(s()),
         E::GrantAlreadyRevoked(s()),
+        E::SubjectNotFound(s()),
+        E::NotASubject { grant: s(), subject: s() },
         E::InvalidToken,
         E::TokenStoreMismatch,
         E::RevisionExpired { requested: 1, oldest: 2 },
@@ -355,9 +357,11 @@ fn variant_index(e: &StoreError) -> usize {
         E::WriteConflict(_) => 55,
         E::IdempotencyKeyReused(_) => 56,
         E::ImportInvalid { .. } => 57,
+        E::SubjectNotFound(_) => 58,
+        E::NotASubject { .. } => 59,
     }
 }
-const STORE_VARIANTS: usize = 58;
+const STORE_VARIANTS: usize = 60;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

@@ -1,6 +1,7 @@
 //! Owns the reference oracle: a deliberately naive model of SPEC §1 (participants, identities,
-//! items, derivations, grants, lifecycle, member removal, admission Eq. (1)) that the property
-//! and differential tests compare the store against.
+//! items, derivations, grants, lifecycle, member removal, admission Eq. (1)) and of SPEC §6.3
+//! (items' subjects, consent to grants and its withdrawal) that the property and differential
+//! tests compare the store against.
 //!
 //! Nothing here calls admission, derivation, lifecycle or audience logic of `earshot-core` or
 //! `earshot-store`: it reads the request shapes (`Command` and friends, plain data) and the
@@ -37,6 +38,8 @@ pub struct OItem {
     pub audience: Audience,
     pub state: State,
     pub sources: Vec<String>,
+    /// SPEC §6.3: the participants the item is about.
+    pub subjects: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +51,18 @@ pub struct OGrant {
     pub expires_at_ms: Option<i64>,
     pub reason: Option<String>,
     pub revoked: bool,
+    /// SPEC §6.3: "every subject other than its issuer" must consent; the issuer acts for the
+    /// item's owner (§1.6), so: the item's subjects without the owner, fixed when granted.
+    pub needs_consent_of: BTreeSet<String>,
+    /// Every consent decision recorded, in order: (subject, consented?).
+    pub decisions: Vec<(String, bool)>,
+}
+
+/// SPEC §6.3: a grant is effective only once every subject whose consent it needs has
+/// consented, and a withdrawal undoes that: each such subject's latest decision must be a
+/// consent.
+pub fn consent_complete(g: &OGrant) -> bool {
+    g.needs_consent_of.iter().all(|s| g.decisions.iter().rev().find(|(who, _)| who == s).is_some_and(|(_, yes)| *yes))
 }
 
 /// What an accepted write did, in the store's outcome vocabulary.
@@ -229,9 +244,12 @@ impl Oracle {
         self.item(id).is_some_and(|i| i.state == State::Active && i.sources.iter().all(|s| self.current(s)))
     }
 
-    /// Live grants of `item` whose audience contains `v`.
+    /// Live grants of `item` whose audience contains `v` and whose consent is complete (SPEC
+    /// §6.3: a pending grant admits nothing).
     pub fn admitting_grants<'a>(&'a self, item: &'a str, v: &OViewers, now_ms: i64) -> Vec<&'a OGrant> {
-        self.grants_of(item).filter(|g| grant_live(g, now_ms) && contains(&Some(g.members.clone()), v)).collect()
+        self.grants_of(item)
+            .filter(|g| grant_live(g, now_ms) && consent_complete(g) && contains(&Some(g.members.clone()), v))
+            .collect()
     }
 
     /// Eq. (1): `Current(m) ∧ ∃ A ∈ {Aud(m)} ∪ live grants : V ⊆ A`.
@@ -313,6 +331,7 @@ impl Oracle {
                 if !self.participants.contains(&i.owner) {
                     return no("participant_not_found");
                 }
+                let subjects = self.named_subjects(&i.subjects, BTreeSet::new())?;
                 // Write-time binding: the origin decides, never the content.
                 let audience = match &i.origin {
                     OriginInput::Keyword(OriginKeyword::Public) => None,
@@ -328,6 +347,7 @@ impl Oracle {
                     audience,
                     state: State::Active,
                     sources: vec![],
+                    subjects,
                 });
                 self.item_requests.insert(id.clone(), i.clone());
                 ok("created", vec![id])
@@ -363,6 +383,8 @@ impl Oracle {
                     ok("revoked", vec![])
                 }
             },
+            Command::Consent { grant, subject } => self.decide_consent(grant, subject, true),
+            Command::WithdrawConsent { grant, subject } => self.decide_consent(grant, subject, false),
             // Devices (SPEC §2) have their own reference in `devices_reference.rs`.
             _ => no("not_modelled_here"),
         }
@@ -395,8 +417,47 @@ impl Oracle {
         ok("removed", vec![id.to_string()])
     }
 
+    /// SPEC §6.3: the subjects a write names (each a participant; reading: at most 32 on an
+    /// item, its inherited ones included) joined to those it inherits.
+    fn named_subjects(&self, named: &[String], inherited: BTreeSet<String>) -> Result<BTreeSet<String>, ORefusal> {
+        if named.len() > 32 {
+            return no("limit_exceeded");
+        }
+        if named.iter().any(|s| !self.participants.contains(s)) {
+            return no("subject_not_found");
+        }
+        let all: BTreeSet<String> = inherited.into_iter().chain(named.iter().cloned()).collect();
+        if all.len() > 32 {
+            return no("limit_exceeded");
+        }
+        Ok(all)
+    }
+
+    /// SPEC §6.3: consent is recorded by a subject whose consent the grant needs (reading: one
+    /// still a participant), never on a revoked grant; repeating the decision in force changes
+    /// nothing.
+    fn decide_consent(&mut self, grant: &str, subject: &str, consent: bool) -> OResult {
+        let participant = self.participants.contains(subject);
+        let Some(g) = self.grants.iter_mut().find(|g| g.id == grant) else { return no("grant_not_found") };
+        if !participant || !g.needs_consent_of.contains(subject) {
+            return no("not_a_subject");
+        }
+        if g.revoked {
+            return no("grant_already_revoked");
+        }
+        let outcome = if consent { "consented" } else { "withdrawn" };
+        let in_force = g.decisions.iter().rev().find(|(who, _)| who == subject).is_some_and(|(_, yes)| *yes);
+        if in_force == consent {
+            return Ok(OOutcome { outcome, ids: vec![], wrote: false });
+        }
+        g.decisions.push((subject.to_string(), consent));
+        ok(outcome, vec![])
+    }
+
     fn add_grant(&mut self, item: &str, g: &NewGrant, grant_id: &str) -> OResult {
         let Some(owner) = self.item(item).map(|i| i.owner.clone()) else { return no("item_not_found") };
+        let needs_consent_of: BTreeSet<String> =
+            self.item(item).map(|i| i.subjects.iter().filter(|s| **s != owner).cloned().collect()).unwrap_or_default();
         if g.members.is_empty() {
             return no("invalid_request");
         }
@@ -430,6 +491,8 @@ impl Oracle {
             expires_at_ms,
             reason: g.reason.clone(),
             revoked: false,
+            needs_consent_of,
+            decisions: vec![],
         });
         ok("granted", vec![])
     }
@@ -461,12 +524,15 @@ impl Oracle {
         {
             return no("invalid_request");
         }
+        if d == Disposition::Declassification && !r.subjects.is_empty() {
+            return no("invalid_request");
+        }
         if d == Disposition::Declassification {
             let ([source], Some(members)) = (r.sources.as_slice(), &r.members) else { return no("invalid_request") };
             let g = NewGrant { members: members.clone(), reason: r.reason.clone(), expires_at: r.expires_at.clone() };
             return self.add_grant(source, &g, grant_id);
         }
-        if r.reason.is_some() || r.expires_at.is_some() {
+        if r.reason.is_some() || r.expires_at.is_some() || (!r.subjects.is_empty() && !one) {
             return no("invalid_request");
         }
         if d == Disposition::Suppress {
@@ -488,6 +554,10 @@ impl Oracle {
                 if self.item(&id).is_some() {
                     return no("item_exists");
                 }
+                // SPEC §6.3: a derived item is about whoever its sources are about.
+                let inherited =
+                    r.sources.iter().filter_map(|s| self.item(s)).flat_map(|i| i.subjects.clone()).collect();
+                let subjects = self.named_subjects(&r.subjects, inherited)?;
                 // ∩ Aud(s), public being the identity.
                 let mut acc: Audience = None;
                 for s in &r.sources {
@@ -509,6 +579,7 @@ impl Oracle {
                     audience: acc,
                     state,
                     sources: r.sources.clone(),
+                    subjects,
                 });
                 ok(outcome, vec![id])
             }
@@ -521,7 +592,7 @@ impl Oracle {
                     return no("invalid_request");
                 }
                 let mut used = BTreeSet::new();
-                let mut plan: Vec<(String, Audience, Vec<String>)> = Vec::new();
+                let mut plan: Vec<(String, Audience, Vec<String>, BTreeSet<String>)> = Vec::new();
                 for out in outputs {
                     if out.sources.is_empty() {
                         return no("invalid_request");
@@ -536,18 +607,28 @@ impl Oracle {
                     if out.sources.iter().any(|s| aud_of(self, s) != first) {
                         return no("partition_mixed_audiences");
                     }
+                    let inherited =
+                        out.sources.iter().filter_map(|s| self.item(s)).flat_map(|i| i.subjects.clone()).collect();
+                    let subjects = self.named_subjects(&out.subjects, inherited)?;
                     let Some(id) = out.id.clone() else { return no("oracle_needs_explicit_ids") };
                     if self.item(&id).is_some() || plan.iter().any(|p| p.0 == id) {
                         return no("item_exists");
                     }
-                    plan.push((id, first, out.sources.clone()));
+                    plan.push((id, first, out.sources.clone(), subjects));
                 }
                 if used.len() != r.sources.len() {
                     return no("invalid_request");
                 }
                 let ids = plan.iter().map(|p| p.0.clone()).collect();
-                for (id, audience, sources) in plan {
-                    self.items.push(OItem { id, owner: r.owner.clone(), audience, state: State::Active, sources });
+                for (id, audience, sources, subjects) in plan {
+                    self.items.push(OItem {
+                        id,
+                        owner: r.owner.clone(),
+                        audience,
+                        state: State::Active,
+                        sources,
+                        subjects,
+                    });
                 }
                 ok("created", ids)
             }

@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use crate::faults::Access;
-use crate::oracle::{audience_within, contains, grant_live, Audience, OViewers, Oracle};
+use crate::oracle::{audience_within, consent_complete, contains, grant_live, Audience, OViewers, Oracle};
 
 /// 2026-01-01T00:00:00Z, where every test clock starts.
 pub(crate) const T0_MS: i64 = earshot_tests::T0_MS;
@@ -536,6 +536,7 @@ impl Harness {
             Step::Record { owner: o, origin, reuse_id } => {
                 let id = if *reuse_id && !self.oracle.items.is_empty() { self.pick_item(*o) } else { self.fresh("i") };
                 Command::CreateItem(NewItem {
+                    subjects: Vec::new(),
                     id: Some(id),
                     owner: owner(*o).into(),
                     content: Some(format!("content {}", self.seq)),
@@ -561,6 +562,7 @@ impl Harness {
                 let id = self.fresh("d");
                 Command::Derive {
                     request: DeriveRequest {
+                        subjects: Vec::new(),
                         disposition: if *quarantine { Disposition::Quarantine } else { Disposition::Intersection },
                         owner: o,
                         sources,
@@ -594,6 +596,7 @@ impl Harness {
                 let outputs = buckets
                     .into_iter()
                     .map(|(_, srcs)| PartitionOutput {
+                        subjects: Vec::new(),
                         id: Some(self.fresh("d")),
                         content: None,
                         attributes: None,
@@ -602,6 +605,7 @@ impl Harness {
                     .collect();
                 Command::Derive {
                     request: DeriveRequest {
+                        subjects: Vec::new(),
                         disposition: Disposition::Partition,
                         owner: o,
                         sources,
@@ -625,6 +629,7 @@ impl Harness {
                     let o = self.oracle.item(&item).map_or_else(|| "ann".to_string(), |i| i.owner.clone());
                     Command::Derive {
                         request: DeriveRequest {
+                            subjects: Vec::new(),
                             disposition: Disposition::Declassification,
                             owner: o,
                             sources: vec![item],
@@ -931,6 +936,13 @@ impl Harness {
             "admitted_grant"
         } else if *v == OViewers::Everyone {
             "denied_unresolved_viewers"
+        } else if self
+            .oracle
+            .grants_of(&d.item)
+            .any(|g| grant_live(g, self.now) && !consent_complete(g) && contains(&Some(g.members.clone()), v))
+        {
+            // SPEC §6.3: only grants still missing a subject's consent would contain V.
+            "denied_consent_pending"
         } else {
             "denied_not_in_audience"
         };
@@ -1200,6 +1212,7 @@ fn the_oracle_mirrors_the_spec_examples() {
         .unwrap_or_else(|e| panic!("{e:?}"));
     }
     let item = NewItem {
+        subjects: Vec::new(),
         id: Some("m".into()),
         owner: "ann".into(),
         content: None,

@@ -66,6 +66,7 @@ fn record(store: &StoreHandle, items: &[GenItem]) -> Result<(), String> {
             format!("x{x}")
         };
         let item = NewItem {
+            subjects: Vec::new(),
             id: Some(id),
             owner: "o".into(),
             content: Some(it.words.join(" ")),

@@ -42,6 +42,7 @@ impl Backend for Flaky {
 
 fn item(id: &str) -> Command {
     Command::CreateItem(NewItem {
+        subjects: Vec::new(),
         id: Some(id.into()),
         owner: "o".into(),
         content: Some(format!("content of {id}")),

@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Grant an item to an exact audience
-         * @description The grant's issuer is the calling token's name. Idempotent on replay: the same members, reason and expiry as a live (unrevoked, unexpired) grant of the item answer that grant (200, `outcome` `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant. Needs the `admin` scope on the store.
+         * @description The grant's issuer is the calling token's name. Idempotent on replay: the same members, reason and expiry as a live (unrevoked, unexpired) grant of the item answer that grant (200, `outcome` `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant. On an item with subjects other than its owner the grant is pending (`reason` `consent_pending`) until each consents (`POST /grants/{grant}/consents`, SPEC §6.3). Needs the `admin` scope on the store.
          */
         post: operations["grantItem"];
         delete?: never;
@@ -966,6 +966,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stores/{store}/grants/{grant}/consents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Grant id. */
+                grant: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subject consents to a grant
+         * @description SPEC §6.3: a grant on an item with subjects is pending (admits nothing; decisions it alone would admit are `denied_consent_pending`) until every subject of the item other than its owner has consented. Only such a subject may consent (`not_a_subject`); a revoked grant takes no decision (`grant_already_revoked`). Recorded as a write (a revision) in the grant's history; consenting again while consent is in force writes nothing and answers the same. `reason` is `consent_pending` while other subjects' consent is still missing. Needs the `admin` scope on the store.
+         */
+        post: operations["consentToGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/grants/{grant}/consents/{subject}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Grant id. */
+                grant: string;
+                /** @description The subject withdrawing its consent. */
+                subject: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * A subject withdraws its consent to a grant
+         * @description SPEC §6.3: the grant stops admitting from the revision this write commits (it is pending again) until the subject consents again. Only a subject whose consent the grant needs may withdraw (`not_a_subject`); withdrawing when no consent is in force writes nothing and answers the same. Recorded in the grant's history. Needs the `admin` scope on the store.
+         */
+        delete: operations["withdrawConsent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1018,7 +1070,7 @@ export interface components {
          * @description The closed set of decision reasons.
          * @enum {string}
          */
-        Reason: "admitted_origin" | "admitted_grant" | "admitted_public" | "denied_not_in_audience" | "denied_unresolved_viewers" | "denied_not_current" | "denied_unknown_item" | "denied_historical_revision";
+        Reason: "admitted_origin" | "admitted_grant" | "admitted_public" | "denied_not_in_audience" | "denied_unresolved_viewers" | "denied_not_current" | "denied_unknown_item" | "denied_consent_pending" | "denied_historical_revision";
         /**
          * @description Which authorized audience admitted the item: the origin audience or a grant.
          * @enum {string}
@@ -1084,6 +1136,8 @@ export interface components {
             content?: string | null;
             attributes?: components["schemas"]["Attributes"] | null;
             origin: components["schemas"]["Origin"];
+            /** @description The participants the item is about (SPEC §6.3), each a participant of the store (else `subject_not_found`). A grant on an item with subjects other than its owner admits nothing until each of them consents. */
+            subjects?: components["schemas"]["Id"][];
         };
         LifecycleRequest: {
             action: components["schemas"]["Action"];
@@ -1107,6 +1161,8 @@ export interface components {
             attributes?: components["schemas"]["Attributes"] | null;
             /** @description Sources of this output, all with one audience (else `partition_mixed_audiences`); each source of the request goes to exactly one output. */
             sources: string[];
+            /** @description Subjects named for this output beyond those it inherits: a derived item's subjects are the union of its sources' (SPEC §6.3); at most 32 in all. */
+            subjects?: components["schemas"]["Id"][];
         };
         /** @description A derivation. A field given to a disposition that does not take it is refused with `invalid_request`. `declassification` adds one grant to the single source and answers like the grants endpoint. */
         DeriveRequest: {
@@ -1131,6 +1187,8 @@ export interface components {
             reason?: string | null;
             /** @description Declassification only. */
             expires_at?: components["schemas"]["Timestamp"] | null;
+            /** @description Intersection or quarantine only: subjects named beyond those the new item inherits (the union of its sources' subjects, SPEC §6.3); at most 32 in all. */
+            subjects?: components["schemas"]["Id"][];
         };
         /** @description How a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has applied, which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by default), `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed on any replica before the read), at least the revision of a token (waits, bounded, for it to be published; `consistency_timeout` otherwise), or exactly that revision (`revision_expired` when it left the retention window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state: an `at_exact` read of an older revision is historical, for audit only (its decisions never admit or allow, the decision of then is under `historical`, and `latest_revision` names the newest), and is judged at the time recorded with that revision, so the same token always gives the same answer. An attempt refuses an older revision (`revision_not_latest`). */
         Consistency: "latest" | "fully_consistent" | {
@@ -1182,16 +1240,16 @@ export interface components {
         /** @description What a write produced. */
         WriteOutcome: {
             /** @enum {string} */
-            outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "allowed" | "denied";
+            outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "allowed" | "denied" | "consented" | "withdrawn";
             /** @description Ids created or changed (items, participants, grants; `transport:identifier` for an identity). Absent when empty. */
             ids?: string[];
             /** @description Revoking a capability only: every unrevoked descendant, invalidated through the revoked one (which alone is in `ids`); they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty. */
             invalidated?: string[];
             /**
-             * @description Derivations only: why it was suppressed or quarantined.
+             * @description Derivations: why it was suppressed or quarantined. Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent (SPEC §6.3; it admits nothing until then).
              * @enum {string}
              */
-            reason?: "requested" | "source_not_current" | "source_reachable_only_through_grant" | "source_not_admissible";
+            reason?: "requested" | "source_not_current" | "source_reachable_only_through_grant" | "source_not_admissible" | "consent_pending";
             /** @description Derivations only: the source that caused suppression or quarantine. */
             source?: string;
             /** @description The revision the write committed, or the latest revision when nothing was written. */
@@ -1302,6 +1360,8 @@ export interface components {
             members: string[];
             /** @description For an expiring grant. */
             expires_at?: components["schemas"]["Timestamp"];
+            /** @description A grant on an item with subjects: its consent state; the grant admits nothing unless `effective`. */
+            consent?: components["schemas"]["ConsentState"];
         };
         GrantView: {
             id: string;
@@ -1317,6 +1377,8 @@ export interface components {
             revoked: boolean;
             /** @description Not revoked and not expired now. */
             live: boolean;
+            /** @description A grant on an item with subjects: its consent state and history (SPEC §6.3). */
+            consent?: components["schemas"]["ConsentState"];
         };
         /** @description The admin view of one item. */
         ItemView: {
@@ -1338,6 +1400,8 @@ export interface components {
             /** @description The revision this view read. */
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description The participants the item is about (SPEC §6.3), sorted; absent when none. */
+            subjects?: string[];
         };
         ExpandResponse: {
             item: string;
@@ -1368,7 +1432,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1612,7 +1676,7 @@ export interface components {
             token: components["schemas"]["Token"];
             /** Format: date-time */
             committed_at: string;
-            /** @description `kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created, item_lifecycle, item_derived, grant_created, grant_revoked, schema_put, device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed; the other fields name what it touched (`item`, `grant`, `participant`, `device`, `edge`, `capability`, `issuer`, `by`, `owner`, `sources`) and `ids` what it created or changed. */
+            /** @description `kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created, item_lifecycle, item_derived, grant_created, grant_revoked, consent_given, consent_withdrawn, schema_put, device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed; the other fields name what it touched (`item`, `grant`, `participant`, `subject`, `device`, `edge`, `capability`, `issuer`, `by`, `owner`, `sources`) and `ids` what it created or changed. */
             change: {
                 kind: string;
                 outcome: string;
@@ -1721,6 +1785,8 @@ export interface components {
             revoked?: boolean;
             /** @description `granted`: counts now. */
             live?: boolean;
+            /** @description `granted`: present (true) while the grant waits for a subject's consent (SPEC §6.3); it then admits nothing. */
+            consent_pending?: boolean;
         };
         /** @description Participants by id. */
         ParticipantPage: {
@@ -1949,6 +2015,35 @@ export interface components {
             earlier_path?: string;
             /** Format: date-time */
             earlier_at?: string;
+        };
+        /** @description One recorded consent decision (audit). */
+        ConsentEvent: {
+            subject: string;
+            /** @enum {string} */
+            action: "consented" | "withdrawn";
+            at: components["schemas"]["Timestamp"];
+            /** @description The revision that recorded the decision. */
+            revision: number;
+        };
+        /** @description The consent state of a grant on an item with subjects (SPEC §6.3). The grant admits only while `effective` (and live). */
+        ConsentState: {
+            /** @description The item's subjects other than its owner: each must consent. */
+            required: string[];
+            /** @description Subjects whose consent is in force. */
+            consented: string[];
+            /** @description Required subjects without consent in force. */
+            missing: string[];
+            /** @description Those of `missing` whose last decision was a withdrawal. */
+            withdrawn: string[];
+            /** @description Every required subject consents now. */
+            effective: boolean;
+            /** @description Every decision in order (item and grant views; absent from expand and when empty). */
+            history?: components["schemas"]["ConsentEvent"][];
+        };
+        /** @description A subject's consent to a grant (SPEC §6.3). */
+        NewConsent: {
+            /** @description A subject of the grant's item other than its owner (else `not_a_subject`). */
+            subject: components["schemas"]["Id"];
         };
     };
     responses: never;
@@ -2949,7 +3044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found: `participant_not_found`, `store_not_found`. */
+            /** @description Not found: `subject_not_found`, `participant_not_found`, `store_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3507,7 +3602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found: `participant_not_found`, `source_not_found`, `item_not_found`, `store_not_found`. */
+            /** @description Not found: `subject_not_found`, `participant_not_found`, `source_not_found`, `item_not_found`, `store_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6741,6 +6836,248 @@ export interface operations {
                 };
             };
             /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consentToGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this write safe: the first request under a key that writes records the key, the fingerprint of the request (the route, its path parameters and body, and the authenticated caller) and its answer in the same revision as the write, durably, for 24 hours. A retry with the same key and the same request answers the recorded outcome (the same `ids`, `revision` and `token`) without writing; the same key with another request is refused with 422 `idempotency_key_reused`. A write that changes nothing (a denied or uncounted use, a grant answering `exists`, a suppressed derivation) and a refused write record nothing, so their retry runs again. Keys are per store; 1 to 255 visible ASCII characters (a UUID is a good key); anything else, or the header twice, is 400 `invalid_idempotency_key`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Grant id. */
+                grant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewConsent"];
+            };
+        };
+        responses: {
+            /** @description Consented (`outcome` is `consented`, `ids` holds the grant id). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteOutcome"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `malformed_json`, `invalid_request`, `limit_exceeded` (at most 256 decisions per grant), `invalid_id`, `invalid_idempotency_key`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `not_a_subject`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `grant_not_found`, `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `grant_already_revoked`, `write_conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large: `body_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `anonymous_participant`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    withdrawConsent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this write safe: the first request under a key that writes records the key, the fingerprint of the request (the route, its path parameters and body, and the authenticated caller) and its answer in the same revision as the write, durably, for 24 hours. A retry with the same key and the same request answers the recorded outcome (the same `ids`, `revision` and `token`) without writing; the same key with another request is refused with 422 `idempotency_key_reused`. A write that changes nothing (a denied or uncounted use, a grant answering `exists`, a suppressed derivation) and a refused write record nothing, so their retry runs again. Keys are per store; 1 to 255 visible ASCII characters (a UUID is a good key); anything else, or the header twice, is 400 `invalid_idempotency_key`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Grant id. */
+                grant: string;
+                /** @description The subject withdrawing its consent. */
+                subject: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn (`outcome` is `withdrawn`, `ids` holds the grant id, `reason` is `consent_pending`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteOutcome"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_id`, `invalid_idempotency_key`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`, `not_a_subject`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `grant_not_found`, `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `grant_already_revoked`, `write_conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `anonymous_participant`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
             507: {
                 headers: {
                     [name: string]: unknown;

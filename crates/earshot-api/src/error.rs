@@ -86,6 +86,7 @@ impl From<StoreError> for ApiError {
             | E::ItemNotFound(_)
             | E::SourceNotFound(_)
             | E::GrantNotFound(_)
+            | E::SubjectNotFound(_)
             | E::AttemptNotFound(_) => StatusCode::NOT_FOUND,
             E::SchemaInvalid(_)
             | E::UnknownRelation(_)
@@ -95,9 +96,11 @@ impl From<StoreError> for ApiError {
             E::SchemaNotFound | E::RelationNotFound(_) | E::DeviceNotFound(_) | E::CapabilityNotFound(_) => {
                 StatusCode::NOT_FOUND
             }
-            E::NotGrantor { .. } | E::NotDeviceOwner { .. } | E::NotCapabilityHolder { .. } | E::NotRevoker { .. } => {
-                StatusCode::FORBIDDEN
-            }
+            E::NotGrantor { .. }
+            | E::NotDeviceOwner { .. }
+            | E::NotCapabilityHolder { .. }
+            | E::NotRevoker { .. }
+            | E::NotASubject { .. } => StatusCode::FORBIDDEN,
             E::RelationInUse { .. }
             | E::RelationExists(_)
             | E::AlreadyRevoked(_)
@@ -145,6 +148,8 @@ impl From<StoreError> for ApiError {
             }),
             E::RelationInUse { relation, edges } => json!({"relation": relation, "edges": edges}),
             E::UnknownRelation(relation) => json!({"relation": relation}),
+            E::SubjectNotFound(subject) => json!({"field": "subjects", "subject": subject}),
+            E::NotASubject { grant, subject } => json!({"grant": grant, "subject": subject}),
             E::ParentNotValid { capability, reason } => json!({"capability": capability, "reason": reason}),
             E::ParticipantInUse { participant, role } => json!({"participant": participant, "role": role}),
             E::InvalidPath { field, .. } => json!({"field": field}),

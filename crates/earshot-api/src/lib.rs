@@ -142,6 +142,8 @@ pub fn routes() -> Vec<RouteSpec> {
         route("/v1/stores/{store}/relationships", ADMIN_READ, get(lists::relationships)),
         route("/v1/stores/{store}/derivations", WRITE, post(writes::derive)),
         route("/v1/stores/{store}/grants/{grant}", REMOVE, delete(writes::revoke_grant)),
+        route("/v1/stores/{store}/grants/{grant}/consents", WRITE, post(writes::consent)),
+        route("/v1/stores/{store}/grants/{grant}/consents/{subject}", REMOVE, delete(writes::withdraw_consent)),
         route("/v1/stores/{store}/check", QUERY, post(reads::check)),
         route("/v1/stores/{store}/check/bulk", QUERY, post(reads::check_bulk)),
         route("/v1/stores/{store}/lookup", QUERY, post(reads::lookup)),

@@ -1,4 +1,5 @@
-//! Write handlers: stores, participants, identities, items, lifecycle, derivations, grants.
+//! Write handlers: stores, participants, identities, items, lifecycle, derivations, grants and
+//! data-subject consent to grants (SPEC §6.3).
 //!
 //! Every write needs the admin scope, runs on the blocking pool (it waits for durability) and
 //! answers with the committed revision and its consistency token. Every write to a store takes
@@ -11,7 +12,7 @@ use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use earshot_store::model::{
-    Command, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant, WriteOutcome,
+    Command, DeriveRequest, LifecycleRequest, NewConsent, NewGrant, NewIdentity, NewItem, NewParticipant, WriteOutcome,
 };
 use serde::Deserialize;
 
@@ -208,4 +209,29 @@ pub async fn revoke_grant(
 ) -> Written {
     let Path((store, grant)) = path?;
     Ok(created(submit(&st, &p, &store, key, Command::RevokeGrant { grant }).await?))
+}
+
+/// `POST /grants/{grant}/consents`: a subject of the grant's item consents to it (SPEC §6.3).
+pub async fn consent(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
+    path: Result<Path<(String, String)>, PathRejection>,
+    body: Body<NewConsent>,
+) -> Written {
+    let Path((store, grant)) = path?;
+    let Json(NewConsent { subject }) = body?;
+    Ok(created(submit(&st, &p, &store, key, Command::Consent { grant, subject }).await?))
+}
+
+/// `DELETE /grants/{grant}/consents/{subject}`: the subject withdraws its consent; the grant
+/// stops admitting from the revision this write commits (SPEC §6.3).
+pub async fn withdraw_consent(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    key: IdempotencyKey,
+    path: Result<Path<(String, String, String)>, PathRejection>,
+) -> Written {
+    let Path((store, grant, subject)) = path?;
+    Ok(created(submit(&st, &p, &store, key, Command::WithdrawConsent { grant, subject }).await?))
 }

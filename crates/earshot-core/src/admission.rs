@@ -19,6 +19,9 @@ pub enum Reason {
     DeniedUnresolvedViewers,
     DeniedNotCurrent,
     DeniedUnknownItem,
+    /// Only grants still waiting for (or withdrawn from) a subject's consent would contain the
+    /// viewers (SPEC §6.3).
+    DeniedConsentPending,
 }
 
 impl Reason {
@@ -31,6 +34,7 @@ impl Reason {
             Reason::DeniedUnresolvedViewers => "denied_unresolved_viewers",
             Reason::DeniedNotCurrent => "denied_not_current",
             Reason::DeniedUnknownItem => "denied_unknown_item",
+            Reason::DeniedConsentPending => "denied_consent_pending",
         }
     }
 }
@@ -48,6 +52,10 @@ pub struct AuthSet<'a, P, G> {
     pub grant: Option<G>,
     pub members: MemberSet<'a, P>,
     pub digest: &'a AudienceDigest,
+    /// A grant still missing a subject's consent (SPEC §6.3, see [`crate::consent`]): it admits
+    /// nothing and is never a basis; it only names the denial `denied_consent_pending` when it
+    /// alone would have contained the viewers. Always `false` for the origin audience.
+    pub pending: bool,
 }
 
 impl<P, G: Copy> Clone for AuthSet<'_, P, G> {
@@ -84,7 +92,9 @@ pub fn grant_is_live(revoked: bool, expires_at_ms: Option<i64>, now_ms: i64) -> 
 /// `origin` is `Aud(m)`; `grants` are the item's grants that are live at the snapshot (see
 /// [`grant_is_live`]). Each authorized audience is tested **separately**: nothing here ever forms
 /// the union of two audiences. The basis is deterministic: the origin audience if it contains
-/// `V`, else the smallest admitting grant audience, ties broken by digest.
+/// `V`, else the smallest admitting grant audience, ties broken by digest, among effective grants
+/// only. A pending grant (SPEC §6.3) admits nothing; when only pending grants would contain `V`,
+/// the denial is `denied_consent_pending`.
 pub fn decide<'a, P: Ord, G: Copy, I>(
     viewers: &Viewers<P>,
     currentness: Currentness<I>,
@@ -104,8 +114,13 @@ pub fn decide<'a, P: Ord, G: Copy, I>(
         return Decision { admitted: true, reason, basis: Some(Basis::Origin), blocked_by: None };
     }
     let mut best: Option<AuthSet<'a, P, G>> = None;
+    let mut pending = false;
     for g in grants {
         if g.grant.is_none() || !g.members.contains_all(viewers) {
+            continue;
+        }
+        if g.pending {
+            pending = true;
             continue;
         }
         let better = match &best {
@@ -124,6 +139,7 @@ pub fn decide<'a, P: Ord, G: Copy, I>(
             blocked_by: None,
         },
         None if viewers == &Viewers::Unresolved => Decision::deny(Reason::DeniedUnresolvedViewers),
+        None if pending => Decision::deny(Reason::DeniedConsentPending),
         None => Decision::deny(Reason::DeniedNotInAudience),
     }
 }
@@ -144,10 +160,10 @@ mod tests {
         let g1 = [o, b, c];
         let g2 = [o, b];
         let (d0, d1, d2) = (dg(&["o"]), dg(&["o", "b", "c"]), dg(&["o", "b"]));
-        let origin = AuthSet { grant: None, members: MemberSet::Only(&origin_m[..]), digest: &d0 };
+        let origin = AuthSet { grant: None, members: MemberSet::Only(&origin_m[..]), digest: &d0, pending: false };
         let grants = [
-            AuthSet { grant: Some(10), members: MemberSet::Only(&g1[..]), digest: &d1 },
-            AuthSet { grant: Some(20), members: MemberSet::Only(&g2[..]), digest: &d2 },
+            AuthSet { grant: Some(10), members: MemberSet::Only(&g1[..]), digest: &d1, pending: false },
+            AuthSet { grant: Some(20), members: MemberSet::Only(&g2[..]), digest: &d2, pending: false },
         ];
         let d: Decision<u32, i32> = decide(&Viewers::Resolved(vec![o, b]), Currentness::Current, origin, grants);
         assert_eq!((d.admitted, d.reason, d.basis), (true, Reason::AdmittedGrant, Some(Basis::Grant(20))));
@@ -165,10 +181,10 @@ mod tests {
         let oc = [1, 3];
         let only_o = [1];
         let (d0, d1, d2) = (dg(&["o"]), dg(&["o", "b"]), dg(&["o", "c"]));
-        let origin = AuthSet { grant: None, members: MemberSet::Only(&only_o[..]), digest: &d0 };
+        let origin = AuthSet { grant: None, members: MemberSet::Only(&only_o[..]), digest: &d0, pending: false };
         let grants = [
-            AuthSet { grant: Some(1), members: MemberSet::Only(&ob[..]), digest: &d1 },
-            AuthSet { grant: Some(2), members: MemberSet::Only(&oc[..]), digest: &d2 },
+            AuthSet { grant: Some(1), members: MemberSet::Only(&ob[..]), digest: &d1, pending: false },
+            AuthSet { grant: Some(2), members: MemberSet::Only(&oc[..]), digest: &d2, pending: false },
         ];
         let d: Decision<u32, i32> = decide(&Viewers::Resolved(vec![1, 2, 3]), Currentness::Current, origin, grants);
         assert!(!d.admitted);
@@ -177,7 +193,7 @@ mod tests {
     #[test]
     fn not_current_denies_before_anything_else() {
         let d0 = dg(&[]);
-        let origin = AuthSet::<i32, i32> { grant: None, members: MemberSet::Everyone, digest: &d0 };
+        let origin = AuthSet::<i32, i32> { grant: None, members: MemberSet::Everyone, digest: &d0, pending: false };
         let d: Decision<u32, i32> = decide(
             &Viewers::Unresolved,
             Currentness::NotCurrent { state: State::Frozen, ancestor: Some(7) },
@@ -210,6 +226,7 @@ mod tests {
             (Reason::DeniedUnresolvedViewers, "denied_unresolved_viewers"),
             (Reason::DeniedNotCurrent, "denied_not_current"),
             (Reason::DeniedUnknownItem, "denied_unknown_item"),
+            (Reason::DeniedConsentPending, "denied_consent_pending"),
         ];
         for (r, s) in all {
             assert_eq!(r.as_str(), s);
@@ -223,12 +240,41 @@ mod tests {
         let only_o = [1];
         let ob = [1, 2];
         let (d0, d1) = (dg(&["o"]), dg(&["o", "b"]));
-        let origin = AuthSet { grant: None, members: MemberSet::Only(&only_o[..]), digest: &d0 };
+        let origin = AuthSet { grant: None, members: MemberSet::Only(&only_o[..]), digest: &d0, pending: false };
         let grants = [
-            AuthSet { grant: Some(7), members: MemberSet::Only(&ob[..]), digest: &d1 },
-            AuthSet { grant: Some(8), members: MemberSet::Only(&ob[..]), digest: &d1 },
+            AuthSet { grant: Some(7), members: MemberSet::Only(&ob[..]), digest: &d1, pending: false },
+            AuthSet { grant: Some(8), members: MemberSet::Only(&ob[..]), digest: &d1, pending: false },
         ];
         let d: Decision<u32, i32> = decide(&Viewers::Resolved(vec![1, 2]), Currentness::Current, origin, grants);
         assert_eq!(d.basis, Some(Basis::Grant(7)));
+    }
+
+    #[test]
+    fn a_pending_grant_admits_nothing_and_names_the_denial() {
+        let only_o = [1];
+        let ob = [1, 2];
+        let obc = [1, 2, 3];
+        let (d0, d1, d2) = (dg(&["o"]), dg(&["o", "b"]), dg(&["o", "b", "c"]));
+        let origin = AuthSet { grant: None, members: MemberSet::Only(&only_o[..]), digest: &d0, pending: false };
+        let pending_ob = AuthSet { grant: Some(1), members: MemberSet::Only(&ob[..]), digest: &d1, pending: true };
+        let effective_obc = AuthSet { grant: Some(2), members: MemberSet::Only(&obc[..]), digest: &d2, pending: false };
+        let v = Viewers::Resolved(vec![1, 2]);
+        // Only the pending grant contains {o, b}: denied, and the reason says why.
+        let d: Decision<u32, i32> = decide(&v, Currentness::Current, origin, [pending_ob]);
+        assert_eq!((d.admitted, d.reason, d.basis), (false, Reason::DeniedConsentPending, None));
+        // An effective grant admits, and the basis is chosen among effective grants only, even
+        // though the pending one is smaller.
+        let d: Decision<u32, i32> = decide(&v, Currentness::Current, origin, [pending_ob, effective_obc]);
+        assert_eq!((d.admitted, d.reason, d.basis), (true, Reason::AdmittedGrant, Some(Basis::Grant(2))));
+        // A pending grant that would not contain the viewers changes nothing.
+        let d: Decision<u32, i32> = decide(&Viewers::Resolved(vec![1, 4]), Currentness::Current, origin, [pending_ob]);
+        assert_eq!(d.reason, Reason::DeniedNotInAudience);
+        // The origin audience is unaffected by consent.
+        let d: Decision<u32, i32> = decide(&Viewers::Resolved(vec![1]), Currentness::Current, origin, [pending_ob]);
+        assert_eq!(d.reason, Reason::AdmittedOrigin);
+        // Not current still comes first.
+        let nc = Currentness::NotCurrent { state: State::Frozen, ancestor: None };
+        let d: Decision<u32, i32> = decide(&v, nc, origin, [pending_ob]);
+        assert_eq!(d.reason, Reason::DeniedNotCurrent);
     }
 }

@@ -1,4 +1,5 @@
-//! Pure rules of Earshot: identifiers, audiences and their digests, admission, derivation, lifecycle,
+//! Pure rules of Earshot: identifiers, audiences and their digests, admission, data-subject consent,
+//! derivation, lifecycle,
 //! and for devices (SPEC §2): path patterns, the relation schema, capability narrowing, conditions.
 //!
 //! Nothing in this crate does I/O, blocks, allocates threads or knows about async runtimes: every
@@ -10,6 +11,7 @@ pub mod aggregation;
 pub mod audience;
 pub mod capability;
 pub mod condition;
+pub mod consent;
 pub mod derivation;
 pub mod id;
 pub mod lifecycle;

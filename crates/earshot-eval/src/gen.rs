@@ -295,6 +295,7 @@ impl Builder<'_> {
             }
         };
         self.records.items.push(ItemRecord {
+            subjects: Vec::new(),
             id: name.clone(),
             seq: *self.seq,
             owner: self.owner.clone(),
@@ -326,6 +327,7 @@ impl Builder<'_> {
         let digest = self.digest_of(&members);
         let id = format!("h{}.g{}", self.h, *self.grant_seq);
         self.records.grants.push(GrantRecord {
+            consent: None,
             id,
             seq: *self.grant_seq,
             item: item.to_string(),

@@ -172,6 +172,8 @@ impl Snapshot {
             Command::Derive { request, issuer } => a.derive(request, &issuer).map(from_memory),
             Command::Grant { item, grant, issuer } => a.grant(&item, grant, &issuer).map(from_memory),
             Command::RevokeGrant { grant } => a.revoke_grant(&grant).map(from_memory),
+            Command::Consent { grant, subject } => a.decide_consent(&grant, &subject, true).map(from_memory),
+            Command::WithdrawConsent { grant, subject } => a.decide_consent(&grant, &subject, false).map(from_memory),
             Command::PutSchema(s) => device_write(&mut a, d, dd, |w| w.put_schema(&s.schema)),
             Command::CreateDevice(new) => create_device(&mut a, d, dd, new),
             Command::CreateRelation(r) => device_write(&mut a, d, dd, |w| w.create_relation(r)),
@@ -473,6 +475,10 @@ fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
         }
         Command::Grant { item, issuer, .. } => json!({"kind": "grant_created", "item": item, "issuer": issuer}),
         Command::RevokeGrant { grant } => json!({"kind": "grant_revoked", "grant": grant}),
+        Command::Consent { grant, subject } => json!({"kind": "consent_given", "grant": grant, "subject": subject}),
+        Command::WithdrawConsent { grant, subject } => {
+            json!({"kind": "consent_withdrawn", "grant": grant, "subject": subject})
+        }
         Command::PutSchema(_) => json!({"kind": "schema_put"}),
         Command::CreateDevice(d) => json!({"kind": "device_created", "device": d.id, "owner": d.owner}),
         Command::CreateRelation(r) => json!({

@@ -42,6 +42,13 @@ pub enum StoreError {
     GrantNotFound(String),
     #[error("grant `{0}` is already revoked")]
     GrantAlreadyRevoked(String),
+    /// A subject named for a new item is not a participant of the store (SPEC §6.3).
+    #[error("subject `{0}` is not a participant of the store")]
+    SubjectNotFound(String),
+    /// Only a subject whose consent a grant needs (a subject of its item other than the owner,
+    /// still in the store) may consent to it or withdraw (SPEC §6.3).
+    #[error("`{subject}` is not a subject whose consent grant `{grant}` needs")]
+    NotASubject { grant: String, subject: String },
     #[error("consistency token is malformed")]
     InvalidToken,
     #[error("consistency token belongs to another store")]
@@ -167,6 +174,8 @@ impl StoreError {
             E::PartitionMixedAudiences { .. } => "partition_mixed_audiences",
             E::GrantNotFound(_) => "grant_not_found",
             E::GrantAlreadyRevoked(_) => "grant_already_revoked",
+            E::SubjectNotFound(_) => "subject_not_found",
+            E::NotASubject { .. } => "not_a_subject",
             E::InvalidToken => "invalid_consistency_token",
             E::TokenStoreMismatch => "consistency_token_store_mismatch",
             E::RevisionExpired { .. } => "revision_expired",

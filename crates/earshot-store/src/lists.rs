@@ -496,6 +496,7 @@ impl Snapshot {
                 digest: a.digest.to_hex(),
                 members: self.member_names(a),
                 expires_at: None,
+                consent: None,
             },
             grants: rec.grants().iter().filter_map(|g| self.grant(*g)).map(|g| g.name.to_string()).collect(),
             sources: rec.sources().iter().map(|s| name_of(*s)).collect(),
@@ -563,6 +564,7 @@ impl Snapshot {
             expires_at: g.expires_at_ms.map(format_time),
             revoked: g.revoked,
             live: g.is_live(now_ms),
+            consent: g.consent.as_deref().map(|c| c.view(true)),
         })
     }
 

@@ -33,6 +33,16 @@ pub enum Command {
     RevokeGrant {
         grant: String,
     },
+    /// SPEC §6.3: `subject` consents to `grant` (one of its item's subjects other than the owner).
+    Consent {
+        grant: String,
+        subject: String,
+    },
+    /// SPEC §6.3: `subject` withdraws its consent to `grant`; it stops admitting from this revision.
+    WithdrawConsent {
+        grant: String,
+        subject: String,
+    },
     PutSchema(SchemaInput),
     CreateDevice(NewDevice),
     CreateRelation(NewRelation),
@@ -61,7 +71,7 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct WriteOutcome {
     /// `created`, `updated`, `removed`, `granted`, `exists` (a replayed live grant: nothing written),
-    /// `revoked`, `quarantined` or `suppressed`.
+    /// `revoked`, `quarantined`, `suppressed`, `consented` or `withdrawn`.
     pub outcome: String,
     /// Ids of items, participants or grants created or changed.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -70,7 +80,9 @@ pub struct WriteOutcome {
     /// revoked; their chain view names the revoked one as `invalidated_by`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub invalidated: Vec<String>,
-    /// For a suppressed or quarantined derivation: why, and which source.
+    /// For a suppressed or quarantined derivation: why, and which source. For a grant, a
+    /// declassification or a consent decision: `consent_pending` while the grant still waits
+    /// for a subject's consent (SPEC §6.3).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -257,7 +257,14 @@ impl World {
                     _ => OriginInput::Viewers(self.viewers(r)),
                 };
                 let id = if r.below(6) == 0 { None } else { Some(self.fresh()) };
-                Command::CreateItem(NewItem { id, owner, content: Some("c".into()), attributes: None, origin })
+                Command::CreateItem(NewItem {
+                    subjects: Vec::new(),
+                    id,
+                    owner,
+                    content: Some("c".into()),
+                    attributes: None,
+                    origin,
+                })
             }
             3 | 4 => {
                 let mut members = r.subset(&PARTS);
@@ -268,6 +275,7 @@ impl World {
                 if r.below(4) == 0 {
                     Command::Derive {
                         request: DeriveRequest {
+                            subjects: Vec::new(),
                             disposition: Disposition::Declassification,
                             owner: self.store.latest().item_view(&item, self.now).map_or(owner, |v| v.owner),
                             sources: vec![item],
@@ -340,10 +348,17 @@ impl World {
                     }
                     let outputs = groups
                         .into_iter()
-                        .map(|(_, sources)| PartitionOutput { id: None, content: None, attributes: None, sources })
+                        .map(|(_, sources)| PartitionOutput {
+                            subjects: Vec::new(),
+                            id: None,
+                            content: None,
+                            attributes: None,
+                            sources,
+                        })
                         .collect();
                     Command::Derive {
                         request: DeriveRequest {
+                            subjects: Vec::new(),
                             disposition: Disposition::Partition,
                             owner,
                             sources,
@@ -362,6 +377,7 @@ impl World {
                     let disposition = if r.below(4) == 0 { Disposition::Quarantine } else { Disposition::Intersection };
                     Command::Derive {
                         request: DeriveRequest {
+                            subjects: Vec::new(),
                             disposition,
                             owner,
                             sources,
@@ -698,6 +714,7 @@ fn a_running_store_spells_its_tokens_as_encode_does() {
 fn only_a_participant_without_items_can_be_removed() {
     let mut w = World::new();
     w.write(Command::CreateItem(NewItem {
+        subjects: Vec::new(),
         id: Some("m".into()),
         owner: "p0".into(),
         content: None,
@@ -717,6 +734,7 @@ fn only_a_participant_without_items_can_be_removed() {
 fn a_suppress_disposition_writes_nothing_and_says_so() {
     let mut w = World::new();
     w.write(Command::CreateItem(NewItem {
+        subjects: Vec::new(),
         id: Some("m".into()),
         owner: "p0".into(),
         content: None,
@@ -725,6 +743,7 @@ fn a_suppress_disposition_writes_nothing_and_says_so() {
     }));
     let before = w.store.latest().revision();
     let request = DeriveRequest {
+        subjects: Vec::new(),
         disposition: Disposition::Suppress,
         owner: "p0".into(),
         sources: vec!["m".into()],

@@ -265,7 +265,7 @@ impl Snapshot {
         Ok(ReachableView { principal: principal.into(), reaches })
     }
 
-    /// The authorized audiences of a current item (origin first, then each live grant), or
+    /// The authorized audiences of a current item (origin first, then each effective grant), or
     /// none, with why the item is not current.
     fn admitting(&self, item: &str, now_ms: i64) -> Result<(bool, Option<BlockedBy>, Vec<AudienceOf<'_>>)> {
         let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
@@ -277,7 +277,8 @@ impl Snapshot {
         let origin = self.aud(rec.aud).ok_or_else(|| StoreError::Integrity(format!("audience {} missing", rec.aud)))?;
         let mut out = vec![AudienceOf { grant: None, expires_at_ms: None, aud: origin }];
         for &gid in rec.grants() {
-            let Some(g) = self.grant(gid).filter(|g| g.is_live(now_ms)) else { continue };
+            // Only effective grants: a pending one (SPEC §6.3) admits no viewer set.
+            let Some(g) = self.grant(gid).filter(|g| g.is_effective(now_ms)) else { continue };
             let Some(a) = self.aud(g.aud) else { continue };
             out.push(AudienceOf { grant: Some(g.name.to_string()), expires_at_ms: g.expires_at_ms, aud: a });
         }

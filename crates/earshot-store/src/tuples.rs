@@ -66,6 +66,10 @@ pub struct Tuple {
     /// `granted`: whether the grant counts now (not revoked, not expired).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub live: Option<bool>,
+    /// `granted`: present (`true`) while the grant still waits for a subject's consent (SPEC
+    /// §6.3): it then admits nothing, live or not.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub consent_pending: Option<bool>,
 }
 
 impl Tuple {
@@ -80,6 +84,7 @@ impl Tuple {
             device: None,
             revoked: None,
             live: None,
+            consent_pending: None,
         }
     }
 }
@@ -353,6 +358,7 @@ impl Snapshot {
                 t.expires_at = g.expires_at_ms.map(format_time);
                 t.revoked = Some(g.revoked);
                 t.live = Some(g.is_live(now_ms));
+                t.consent_pending = g.is_pending().then_some(true);
                 Some(t)
             };
             if !sink.push(seq(2, gid, 0), t) {

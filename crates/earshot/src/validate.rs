@@ -92,6 +92,10 @@ struct Step {
     derive: Option<DeriveStep>,
     grant: Option<GrantStep>,
     revoke_grant: Option<String>,
+    /// SPEC §6.3: a subject consents to a grant (`{grant: <alias or id>, subject}`).
+    consent: Option<ConsentStep>,
+    /// SPEC §6.3: a subject withdraws its consent to a grant.
+    withdraw_consent: Option<ConsentStep>,
     lifecycle: Option<LifecycleStep>,
     remove_participant: Option<String>,
     advance_clock_ms: Option<i64>,
@@ -136,6 +140,16 @@ struct ItemStep {
     origin: OriginSpec,
     content: Option<String>,
     attributes: Option<Value>,
+    /// The participants the item is about (SPEC §6.3).
+    subjects: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConsentStep {
+    /// A grant alias (from an earlier `as`) or a grant id.
+    grant: String,
+    subject: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -151,6 +165,8 @@ struct DeriveStep {
     members: Option<Vec<String>>,
     reason: Option<String>,
     expires_at: Option<String>,
+    /// Intersection or quarantine: subjects beyond those inherited from the sources.
+    subjects: Option<Vec<String>>,
     #[serde(rename = "as")]
     alias: Option<String>,
 }
@@ -163,6 +179,8 @@ struct OutputStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<String>,
     sources: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subjects: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -277,6 +295,9 @@ enum AudSpec {
 struct AudFull {
     members: Vec<String>,
     grant: Option<String>,
+    /// A JSON subset of the grant's consent state (SPEC §6.3), e.g. `{effective: false,
+    /// missing: [bob]}`.
+    consent: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -293,6 +314,8 @@ struct ViewExpect {
     /// Other items whose origin audience must be a different record.
     #[serde(default)]
     other_audience_than: Vec<String>,
+    /// The item's subjects (SPEC §6.3), sorted.
+    subjects: Option<Vec<String>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,6 +329,7 @@ enum Action<'a> {
     Derive(&'a DeriveStep),
     Grant(&'a GrantStep),
     RevokeGrant(&'a str),
+    Consent(&'a ConsentStep, bool),
     Lifecycle(&'a LifecycleStep),
     RemoveParticipant(&'a str),
     AdvanceClock(i64),
@@ -338,6 +362,12 @@ impl Step {
         }
         if let Some(v) = &self.revoke_grant {
             found.push(Action::RevokeGrant(v));
+        }
+        if let Some(v) = &self.consent {
+            found.push(Action::Consent(v, true));
+        }
+        if let Some(v) = &self.withdraw_consent {
+            found.push(Action::Consent(v, false));
         }
         if let Some(v) = &self.lifecycle {
             found.push(Action::Lifecycle(v));
@@ -396,6 +426,8 @@ impl Action<'_> {
             Action::Derive(d) => format!("derive {} from {:?}", d.disposition, d.sources),
             Action::Grant(g) => format!("grant on {} to {:?}", g.item, g.members),
             Action::RevokeGrant(g) => format!("revoke_grant {g}"),
+            Action::Consent(c, true) => format!("consent of {} to {}", c.subject, c.grant),
+            Action::Consent(c, false) => format!("withdraw_consent of {} from {}", c.subject, c.grant),
             Action::Lifecycle(l) => format!("lifecycle {} {}", l.action, l.item),
             Action::RemoveParticipant(p) => format!("remove_participant {p}"),
             Action::AdvanceClock(ms) => format!("advance_clock_ms {ms}"),
@@ -633,6 +665,7 @@ impl<'a, T: Target> Runner<'a, T> {
                 m.insert("owner".into(), json!(i.owner));
                 insert_some(&mut m, "content", &i.content);
                 insert_some(&mut m, "attributes", &i.attributes);
+                insert_some(&mut m, "subjects", &i.subjects);
                 let origin = match &i.origin {
                     OriginSpec::List(ps) => json!({ "participants": ps }),
                     OriginSpec::Other(o) => serde_json::to_value(o).unwrap_or(Value::Null),
@@ -655,6 +688,19 @@ impl<'a, T: Target> Runner<'a, T> {
                 writes_only("revoke_grant")?;
                 let id = self.aliases.get(*alias).cloned().unwrap_or_else(|| alias.to_string());
                 self.send("DELETE", &Self::store_path(&format!("grants/{id}")), None, err).await.map(drop)
+            }
+            Action::Consent(c, given) => {
+                writes_only(if *given { "consent" } else { "withdraw_consent" })?;
+                let id = self.aliases.get(&c.grant).cloned().unwrap_or_else(|| c.grant.clone());
+                if *given {
+                    let body = json!({ "subject": c.subject });
+                    self.send("POST", &Self::store_path(&format!("grants/{id}/consents")), Some(body), err)
+                        .await
+                        .map(drop)
+                } else {
+                    let path = Self::store_path(&format!("grants/{id}/consents/{}", c.subject));
+                    self.send("DELETE", &path, None, err).await.map(drop)
+                }
             }
             Action::Lifecycle(l) => {
                 writes_only("lifecycle")?;
@@ -737,6 +783,7 @@ impl<'a, T: Target> Runner<'a, T> {
         insert_some(&mut m, "members", &d.members);
         insert_some(&mut m, "reason", &d.reason);
         insert_some(&mut m, "expires_at", &d.expires_at);
+        insert_some(&mut m, "subjects", &d.subjects);
         let before = self.app.revision(STORE);
         let Some(resp) = self.send("POST", &Self::store_path("derivations"), Some(Value::Object(m)), err).await? else {
             return Ok(());
@@ -986,7 +1033,15 @@ impl<'a, T: Target> Runner<'a, T> {
             }
             AudSpec::Keyword(k) => return Err(format!("unknown audience keyword `{k}` (only `public`)")),
             AudSpec::Members(m) => (m, None),
-            AudSpec::Full(f) => (&f.members, f.grant.as_deref()),
+            AudSpec::Full(f) => {
+                if let Some(c) = &f.consent {
+                    let got_consent = got.get("consent").cloned().unwrap_or(Value::Null);
+                    if !subset(c, &got_consent) {
+                        return Err(format!("expected a consent state containing {c}, got {got}"));
+                    }
+                }
+                (&f.members, f.grant.as_deref())
+            }
         };
         let mut want_sorted = want_members.clone();
         want_sorted.sort();
@@ -1054,6 +1109,12 @@ impl<'a, T: Target> Runner<'a, T> {
         if let Some(src) = &e.sources {
             if resp.get("sources") != Some(&json!(src)) {
                 why.push(format!("sources {src:?}"));
+            }
+        }
+        if let Some(subjects) = &e.subjects {
+            let got = resp.get("subjects").cloned().unwrap_or_else(|| json!([]));
+            if got != json!(subjects) {
+                why.push(format!("subjects {subjects:?}"));
             }
         }
         if let Some(by) = &e.superseded_by {

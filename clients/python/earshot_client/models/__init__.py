@@ -26,6 +26,9 @@ from .chain_link import ChainLink
 from .chain_response import ChainResponse
 from .check_request import CheckRequest
 from .check_response import CheckResponse
+from .consent_event import ConsentEvent
+from .consent_event_action import ConsentEventAction
+from .consent_state import ConsentState
 from .consistency_type_2 import ConsistencyType2
 from .consistency_type_3 import ConsistencyType3
 from .constraints import Constraints
@@ -79,6 +82,7 @@ from .list_relations_consistency import ListRelationsConsistency
 from .lookup_request import LookupRequest
 from .lookup_response import LookupResponse
 from .new_capability import NewCapability
+from .new_consent import NewConsent
 from .new_device import NewDevice
 from .new_grant import NewGrant
 from .new_identity import NewIdentity
@@ -164,6 +168,9 @@ __all__ = (
     "ChainResponse",
     "CheckRequest",
     "CheckResponse",
+    "ConsentEvent",
+    "ConsentEventAction",
+    "ConsentState",
     "ConsistencyType2",
     "ConsistencyType3",
     "Constraints",
@@ -217,6 +224,7 @@ __all__ = (
     "LookupRequest",
     "LookupResponse",
     "NewCapability",
+    "NewConsent",
     "NewDevice",
     "NewGrant",
     "NewIdentity",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -10,6 +10,10 @@ from attrs import field as _attrs_field
 from ..models.audience_kind import AudienceKind
 from ..models.audience_view_source import AudienceViewSource
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.consent_state import ConsentState
+
 
 T = TypeVar("T", bound="AudienceView")
 
@@ -26,6 +30,8 @@ class AudienceView:
         grant (str | Unset): With source `grant`: the grant id.
         expires_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
             `2026-01-01T00:00:00.000Z`.
+        consent (ConsentState | Unset): The consent state of a grant on an item with subjects (SPEC §6.3). The grant
+            admits only while `effective` (and live).
     """
 
     source: AudienceViewSource
@@ -34,6 +40,7 @@ class AudienceView:
     members: list[str]
     grant: str | Unset = UNSET
     expires_at: datetime.datetime | Unset = UNSET
+    consent: ConsentState | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,6 +58,10 @@ class AudienceView:
         if not isinstance(self.expires_at, Unset):
             expires_at = self.expires_at.isoformat()
 
+        consent: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.consent, Unset):
+            consent = self.consent.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -65,11 +76,15 @@ class AudienceView:
             field_dict["grant"] = grant
         if expires_at is not UNSET:
             field_dict["expires_at"] = expires_at
+        if consent is not UNSET:
+            field_dict["consent"] = consent
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.consent_state import ConsentState  # noqa: PLC0415
+
         d = dict(src_dict)
         source = AudienceViewSource(d.pop("source"))
 
@@ -88,6 +103,13 @@ class AudienceView:
         else:
             expires_at = datetime.datetime.fromisoformat(_expires_at)
 
+        _consent = d.pop("consent", UNSET)
+        consent: ConsentState | Unset
+        if isinstance(_consent, Unset):
+            consent = UNSET
+        else:
+            consent = ConsentState.from_dict(_consent)
+
         audience_view = cls(
             source=source,
             kind=kind,
@@ -95,6 +117,7 @@ class AudienceView:
             members=members,
             grant=grant,
             expires_at=expires_at,
+            consent=consent,
         )
 
         audience_view.additional_properties = d

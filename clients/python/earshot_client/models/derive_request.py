@@ -41,6 +41,8 @@ class DeriveRequest:
                 adds.
             reason (None | str | Unset): Declassification only. At most 1024 bytes.
             expires_at (datetime.datetime | None | Unset): Declassification only.
+            subjects (list[str] | Unset): Intersection or quarantine only: subjects named beyond those the new item inherits
+                (the union of its sources' subjects, SPEC §6.3); at most 32 in all.
     """
 
     disposition: Disposition
@@ -54,6 +56,7 @@ class DeriveRequest:
     members: list[str] | None | Unset = UNSET
     reason: None | str | Unset = UNSET
     expires_at: datetime.datetime | None | Unset = UNSET
+    subjects: list[str] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attributes import Attributes  # noqa: PLC0415
@@ -128,6 +131,10 @@ class DeriveRequest:
         else:
             expires_at = self.expires_at
 
+        subjects: list[str] | Unset = UNSET
+        if not isinstance(self.subjects, Unset):
+            subjects = self.subjects
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -153,6 +160,8 @@ class DeriveRequest:
             field_dict["reason"] = reason
         if expires_at is not UNSET:
             field_dict["expires_at"] = expires_at
+        if subjects is not UNSET:
+            field_dict["subjects"] = subjects
 
         return field_dict
 
@@ -286,6 +295,8 @@ class DeriveRequest:
 
         expires_at = _parse_expires_at(d.pop("expires_at", UNSET))
 
+        subjects = cast(list[str], d.pop("subjects", UNSET))
+
         derive_request = cls(
             disposition=disposition,
             owner=owner,
@@ -298,6 +309,7 @@ class DeriveRequest:
             members=members,
             reason=reason,
             expires_at=expires_at,
+            subjects=subjects,
         )
 
         return derive_request

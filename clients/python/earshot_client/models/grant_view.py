@@ -2,13 +2,17 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.audience_kind import AudienceKind
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.consent_state import ConsentState
+
 
 T = TypeVar("T", bound="GrantView")
 
@@ -30,6 +34,8 @@ class GrantView:
         reason (str | Unset):
         expires_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
             `2026-01-01T00:00:00.000Z`.
+        consent (ConsentState | Unset): The consent state of a grant on an item with subjects (SPEC §6.3). The grant
+            admits only while `effective` (and live).
     """
 
     id: str
@@ -43,6 +49,7 @@ class GrantView:
     live: bool
     reason: str | Unset = UNSET
     expires_at: datetime.datetime | Unset = UNSET
+    consent: ConsentState | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,6 +77,10 @@ class GrantView:
         if not isinstance(self.expires_at, Unset):
             expires_at = self.expires_at.isoformat()
 
+        consent: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.consent, Unset):
+            consent = self.consent.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -89,11 +100,15 @@ class GrantView:
             field_dict["reason"] = reason
         if expires_at is not UNSET:
             field_dict["expires_at"] = expires_at
+        if consent is not UNSET:
+            field_dict["consent"] = consent
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.consent_state import ConsentState  # noqa: PLC0415
+
         d = dict(src_dict)
         id = d.pop("id")
 
@@ -122,6 +137,13 @@ class GrantView:
         else:
             expires_at = datetime.datetime.fromisoformat(_expires_at)
 
+        _consent = d.pop("consent", UNSET)
+        consent: ConsentState | Unset
+        if isinstance(_consent, Unset):
+            consent = UNSET
+        else:
+            consent = ConsentState.from_dict(_consent)
+
         grant_view = cls(
             id=id,
             item=item,
@@ -134,6 +156,7 @@ class GrantView:
             live=live,
             reason=reason,
             expires_at=expires_at,
+            consent=consent,
         )
 
         grant_view.additional_properties = d

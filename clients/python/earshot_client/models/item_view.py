@@ -42,6 +42,7 @@ class ItemView:
         attributes (Attributes | Unset): Free-form attributes: at most 64 entries, names of 1 to 64 bytes, values a
             string, number or boolean of at most 1024 bytes as JSON. Violations are refused with `invalid_request` or
             `limit_exceeded`.
+        subjects (list[str] | Unset): The participants the item is about (SPEC §6.3), sorted; absent when none.
     """
 
     id: str
@@ -58,6 +59,7 @@ class ItemView:
     superseded_by: str | Unset = UNSET
     content: str | Unset = UNSET
     attributes: Attributes | Unset = UNSET
+    subjects: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +98,10 @@ class ItemView:
         if not isinstance(self.attributes, Unset):
             attributes = self.attributes.to_dict()
 
+        subjects: list[str] | Unset = UNSET
+        if not isinstance(self.subjects, Unset):
+            subjects = self.subjects
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -120,6 +126,8 @@ class ItemView:
             field_dict["content"] = content
         if attributes is not UNSET:
             field_dict["attributes"] = attributes
+        if subjects is not UNSET:
+            field_dict["subjects"] = subjects
 
         return field_dict
 
@@ -174,6 +182,8 @@ class ItemView:
         else:
             attributes = Attributes.from_dict(_attributes)
 
+        subjects = cast(list[str], d.pop("subjects", UNSET))
+
         item_view = cls(
             id=id,
             owner=owner,
@@ -189,6 +199,7 @@ class ItemView:
             superseded_by=superseded_by,
             content=content,
             attributes=attributes,
+            subjects=subjects,
         )
 
         item_view.additional_properties = d

@@ -28,6 +28,9 @@ class NewItem:
         id (None | str | Unset): Item id; a random one is generated when absent.
         content (None | str | Unset): Text, at most 65536 bytes. Never influences the audience.
         attributes (Attributes | None | Unset):
+        subjects (list[str] | Unset): The participants the item is about (SPEC §6.3), each a participant of the store
+            (else `subject_not_found`). A grant on an item with subjects other than its owner admits nothing until each of
+            them consents.
     """
 
     owner: str
@@ -35,6 +38,7 @@ class NewItem:
     id: None | str | Unset = UNSET
     content: None | str | Unset = UNSET
     attributes: Attributes | None | Unset = UNSET
+    subjects: list[str] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attributes import Attributes  # noqa: PLC0415
@@ -67,6 +71,10 @@ class NewItem:
         else:
             attributes = self.attributes
 
+        subjects: list[str] | Unset = UNSET
+        if not isinstance(self.subjects, Unset):
+            subjects = self.subjects
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -81,6 +89,8 @@ class NewItem:
             field_dict["content"] = content
         if attributes is not UNSET:
             field_dict["attributes"] = attributes
+        if subjects is not UNSET:
+            field_dict["subjects"] = subjects
 
         return field_dict
 
@@ -144,12 +154,15 @@ class NewItem:
 
         attributes = _parse_attributes(d.pop("attributes", UNSET))
 
+        subjects = cast(list[str], d.pop("subjects", UNSET))
+
         new_item = cls(
             owner=owner,
             origin=origin,
             id=id,
             content=content,
             attributes=attributes,
+            subjects=subjects,
         )
 
         return new_item

@@ -24,12 +24,15 @@ class PartitionOutput:
         id (None | str | Unset): Output item id; generated when absent.
         content (None | str | Unset): At most 65536 bytes.
         attributes (Attributes | None | Unset):
+        subjects (list[str] | Unset): Subjects named for this output beyond those it inherits: a derived item's subjects
+            are the union of its sources' (SPEC §6.3); at most 32 in all.
     """
 
     sources: list[str]
     id: None | str | Unset = UNSET
     content: None | str | Unset = UNSET
     attributes: Attributes | None | Unset = UNSET
+    subjects: list[str] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attributes import Attributes  # noqa: PLC0415
@@ -56,6 +59,10 @@ class PartitionOutput:
         else:
             attributes = self.attributes
 
+        subjects: list[str] | Unset = UNSET
+        if not isinstance(self.subjects, Unset):
+            subjects = self.subjects
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -69,6 +76,8 @@ class PartitionOutput:
             field_dict["content"] = content
         if attributes is not UNSET:
             field_dict["attributes"] = attributes
+        if subjects is not UNSET:
+            field_dict["subjects"] = subjects
 
         return field_dict
 
@@ -114,11 +123,14 @@ class PartitionOutput:
 
         attributes = _parse_attributes(d.pop("attributes", UNSET))
 
+        subjects = cast(list[str], d.pop("subjects", UNSET))
+
         partition_output = cls(
             sources=sources,
             id=id,
             content=content,
             attributes=attributes,
+            subjects=subjects,
         )
 
         return partition_output

@@ -5,6 +5,7 @@ class Reason(StrEnum):
     ADMITTED_GRANT = "admitted_grant"
     ADMITTED_ORIGIN = "admitted_origin"
     ADMITTED_PUBLIC = "admitted_public"
+    DENIED_CONSENT_PENDING = "denied_consent_pending"
     DENIED_HISTORICAL_REVISION = "denied_historical_revision"
     DENIED_NOT_CURRENT = "denied_not_current"
     DENIED_NOT_IN_AUDIENCE = "denied_not_in_audience"

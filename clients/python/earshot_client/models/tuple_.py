@@ -32,6 +32,8 @@ class Tuple:
         device (str | Unset): `delegated_from`, `held_by`: the capability's device.
         revoked (bool | Unset):
         live (bool | Unset): `granted`: counts now.
+        consent_pending (bool | Unset): `granted`: present (true) while the grant waits for a subject's consent (SPEC
+            §6.3); it then admits nothing.
     """
 
     resource: ObjectRef
@@ -43,6 +45,7 @@ class Tuple:
     device: str | Unset = UNSET
     revoked: bool | Unset = UNSET
     live: bool | Unset = UNSET
+    consent_pending: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,6 +69,8 @@ class Tuple:
 
         live = self.live
 
+        consent_pending = self.consent_pending
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -87,6 +92,8 @@ class Tuple:
             field_dict["revoked"] = revoked
         if live is not UNSET:
             field_dict["live"] = live
+        if consent_pending is not UNSET:
+            field_dict["consent_pending"] = consent_pending
 
         return field_dict
 
@@ -118,6 +125,8 @@ class Tuple:
 
         live = d.pop("live", UNSET)
 
+        consent_pending = d.pop("consent_pending", UNSET)
+
         tuple_ = cls(
             resource=resource,
             relation=relation,
@@ -128,6 +137,7 @@ class Tuple:
             device=device,
             revoked=revoked,
             live=live,
+            consent_pending=consent_pending,
         )
 
         tuple_.additional_properties = d

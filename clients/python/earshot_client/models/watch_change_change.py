@@ -14,10 +14,10 @@ T = TypeVar("T", bound="WatchChangeChange")
 @_attrs_define
 class WatchChangeChange:
     """`kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created,
-    item_lifecycle, item_derived, grant_created, grant_revoked, schema_put, device_created, relation_created,
-    relation_revoked, capability_created, capability_revoked, use_consumed; the other fields name what it touched
-    (`item`, `grant`, `participant`, `device`, `edge`, `capability`, `issuer`, `by`, `owner`, `sources`) and `ids` what
-    it created or changed.
+    item_lifecycle, item_derived, grant_created, grant_revoked, consent_given, consent_withdrawn, schema_put,
+    device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed; the other
+    fields name what it touched (`item`, `grant`, `participant`, `subject`, `device`, `edge`, `capability`, `issuer`,
+    `by`, `owner`, `sources`) and `ids` what it created or changed.
 
         Attributes:
             kind (str):

@@ -3,6 +3,7 @@ from enum import StrEnum
 
 class WriteOutcomeOutcome(StrEnum):
     ALLOWED = "allowed"
+    CONSENTED = "consented"
     CONSUMED = "consumed"
     CREATED = "created"
     DENIED = "denied"
@@ -13,6 +14,7 @@ class WriteOutcomeOutcome(StrEnum):
     REVOKED = "revoked"
     SUPPRESSED = "suppressed"
     UPDATED = "updated"
+    WITHDRAWN = "withdrawn"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class WriteOutcomeReason(StrEnum):
+    CONSENT_PENDING = "consent_pending"
     REQUESTED = "requested"
     SOURCE_NOT_ADMISSIBLE = "source_not_admissible"
     SOURCE_NOT_CURRENT = "source_not_current"

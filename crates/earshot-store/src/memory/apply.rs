@@ -23,6 +23,10 @@ use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 
+/// One output of a partition, planned before any is created: id, audience, sources, subjects
+/// (SPEC §6.3) and content.
+type PlannedOutput = (String, Aid, Vec<Iid>, Box<[Arc<str>]>, NewContent);
+
 /// Content and attributes of a newly created item (durable only; never in the index).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NewContent {
@@ -291,6 +295,7 @@ impl Apply<'_> {
         let id = self.fresh_item_id(i.id)?;
         let owner = self.owner_pid(&i.owner)?;
         check_content(i.content.as_deref(), i.attributes.as_ref())?;
+        let subjects = self.subjects_for(&i.subjects, &[])?;
         // Write-time binding (SPEC §1.4): the audience comes from the origin, never the content.
         let aid = match &i.origin {
             OriginInput::Keyword(OriginKeyword::Public) => PUBLIC_AID,
@@ -305,13 +310,23 @@ impl Apply<'_> {
             owner,
             aid,
             State::Active,
-            &[],
+            (&[], subjects),
             NewContent { content: i.content, attributes: i.attributes },
         );
         Ok(outcome("created", vec![id]))
     }
 
-    fn push_item(&mut self, id: &str, owner: Pid, aud: Aid, state: State, sources: &[Iid], content: NewContent) -> Iid {
+    /// Adds an item; `links` are its sources and its subjects (SPEC §6.3).
+    fn push_item(
+        &mut self,
+        id: &str,
+        owner: Pid,
+        aud: Aid,
+        state: State,
+        links: (&[Iid], Box<[Arc<str>]>),
+        content: NewContent,
+    ) -> Iid {
+        let (sources, subjects) = links;
         let iid = self.snap.items.len() as Iid;
         let current = Currentness::derive(state, sources.iter().map(|s| (*s, self.current_of(*s))));
         let name: Arc<str> = Arc::from(id);
@@ -325,6 +340,12 @@ impl Apply<'_> {
             created_rev: self.snap.revision + 1,
             created_at_ms: self.now_ms,
         });
+        if !subjects.is_empty() {
+            if let Some(mut rec) = self.snap.item(iid).cloned() {
+                rec.edit_links(|l| l.subjects = subjects);
+                self.snap.items.set(iid as usize, rec);
+            }
+        }
         self.snap.iids.insert(name, iid);
         let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
         posting.push(iid);
@@ -341,6 +362,13 @@ impl Apply<'_> {
         self.dirty.items.push(iid);
         self.dirty.contents.push((iid, content));
         iid
+    }
+
+    /// A derived item's subjects: the union of its sources' and those it names (SPEC §6.3).
+    fn inherited_subjects(&self, sources: &[Iid], named: &[String]) -> Result<Box<[Arc<str>]>> {
+        let inherited: Vec<&[Arc<str>]> =
+            sources.iter().filter_map(|s| self.snap.item(*s)).map(|r| r.subjects()).collect();
+        self.subjects_for(named, &inherited)
     }
 
     fn current_of(&self, iid: Iid) -> Currentness<Iid> {
@@ -434,6 +462,7 @@ impl Apply<'_> {
         only("id", req.id.is_some() && !creates_one, "intersection or quarantine")?;
         only("content", req.content.is_some() && !creates_one, "intersection or quarantine")?;
         only("attributes", req.attributes.is_some() && !creates_one, "intersection or quarantine")?;
+        only("subjects", !req.subjects.is_empty() && !creates_one, "intersection or quarantine")?;
 
         if d == Disposition::Declassification {
             // An authenticated, object-specific decision: one grant on one existing item.
@@ -468,7 +497,7 @@ impl Apply<'_> {
                 let by_grant = container.as_ref().is_some_and(|v| {
                     rec.grants().iter().any(|g| {
                         self.snap.grant(*g).is_some_and(|g| {
-                            g.is_live(self.now_ms)
+                            g.is_effective(self.now_ms)
                                 && self.snap.aud(g.aud).is_some_and(|a| a.member_set().contains_all(v))
                         })
                     })
@@ -501,6 +530,7 @@ impl Apply<'_> {
                 let members = intersection_audience(&sets);
                 let id = self.fresh_item_id(req.id)?;
                 check_content(req.content.as_deref(), req.attributes.as_ref())?;
+                let subjects = self.inherited_subjects(&sources, &req.subjects)?;
                 let aid = self.audience_from(members)?;
                 let state = if d == Disposition::Quarantine { State::Quarantined } else { State::Active };
                 self.push_item(
@@ -508,7 +538,7 @@ impl Apply<'_> {
                     owner,
                     aid,
                     state,
-                    &sources,
+                    (&sources, subjects),
                     NewContent { content: req.content, attributes: req.attributes },
                 );
                 Ok(Outcome {
@@ -540,7 +570,7 @@ impl Apply<'_> {
         if outputs.is_empty() || outputs.len() > limits::MAX_OUTPUTS {
             return Err(StoreError::LimitExceeded { field: "outputs", limit: limits::MAX_OUTPUTS });
         }
-        let mut plan: Vec<(String, Aid, Vec<Iid>, NewContent)> = Vec::with_capacity(outputs.len());
+        let mut plan: Vec<PlannedOutput> = Vec::with_capacity(outputs.len());
         let mut seen: Vec<Iid> = Vec::new();
         let mut ids: Vec<String> = Vec::new();
         for (n, out) in outputs.iter().enumerate() {
@@ -571,6 +601,7 @@ impl Apply<'_> {
                 }
             };
             check_content(out.content.as_deref(), out.attributes.as_ref())?;
+            let subjects = self.inherited_subjects(&out_sources, &out.subjects)?;
             let id = self.fresh_item_id(out.id.clone())?;
             if ids.contains(&id) {
                 return Err(StoreError::ItemExists(id));
@@ -580,14 +611,15 @@ impl Apply<'_> {
                 id,
                 aid,
                 out_sources,
+                subjects,
                 NewContent { content: out.content.clone(), attributes: out.attributes.clone() },
             ));
         }
         if seen.len() != sources.len() {
             return Err(StoreError::input("outputs", "every source must go to exactly one output"));
         }
-        for (id, aid, out_sources, content) in plan {
-            self.push_item(&id, owner, aid, State::Active, &out_sources, content);
+        for (id, aid, out_sources, subjects, content) in plan {
+            self.push_item(&id, owner, aid, State::Active, (&out_sources, subjects), content);
         }
         Ok(outcome("created", ids))
     }
@@ -618,6 +650,9 @@ impl Apply<'_> {
             return Ok(outcome("exists", vec![twin]));
         }
         let aid = self.intern_audience(members)?;
+        // SPEC §6.3: on an item with subjects other than its owner, the grant waits for them.
+        let consent = crate::memory::consent::for_new_grant(&self.snap, &rec);
+        let pending = consent.as_deref().is_some_and(|c| !c.effective);
         let gid = self.snap.grants.len() as Gid;
         let name = (self.new_id)();
         check_id("grant", &name)?;
@@ -632,6 +667,7 @@ impl Apply<'_> {
             created_rev: self.snap.revision + 1,
             expires_at_ms,
             revoked: false,
+            consent,
         });
         self.snap.gids.insert(name.clone(), gid);
         let mut rec = rec;
@@ -645,7 +681,8 @@ impl Apply<'_> {
         posting.push(gid);
         self.snap.aud_grants.insert(aid, posting);
         self.dirty.grants.push(gid);
-        Ok(outcome("granted", vec![name.to_string()]))
+        let reason = pending.then(|| "consent_pending".to_string());
+        Ok(Outcome { reason, ..outcome("granted", vec![name.to_string()]) })
     }
 
     /// The name of a live grant of `rec` with exactly these (sorted) members, reason and expiry.

@@ -15,12 +15,14 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{dec, enc, key, Op};
 use crate::memory::apply::Dirty;
+use crate::memory::consent::{ConsentRecord, GrantConsent};
 use crate::memory::graph::Provenance;
 use crate::memory::layered::{IdTable, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
+use earshot_core::consent::MAX_SUBJECTS;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -58,6 +60,10 @@ pub struct ItemRecord {
     pub superseded_by: Option<String>,
     pub created_rev: u64,
     pub created_at_ms: i64,
+    /// The participants the item is about (SPEC §6.3), sorted; absent in records written
+    /// before subjects existed and for items without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -82,6 +88,10 @@ pub struct GrantRecord {
     #[serde(default)]
     pub expires_at_ms: Option<i64>,
     pub revoked: bool,
+    /// The consent the grant needs and the decisions recorded (SPEC §6.3); absent when it
+    /// needs none (and in records written before consent existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentRecord>,
 }
 
 /// The memory records of one store, borrowed from the composed `Records` (see `crate::compose`).
@@ -191,6 +201,7 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
                 superseded_by: i.superseded_by().map(name_of),
                 created_rev: i.created_rev,
                 created_at_ms: i.created_at_ms,
+                subjects: i.subjects().iter().map(|x| x.to_string()).collect(),
             })?,
         ));
     }
@@ -225,6 +236,7 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
                 created_rev: g.created_rev,
                 expires_at_ms: g.expires_at_ms,
                 revoked: g.revoked,
+                consent: g.consent.as_deref().map(GrantConsent::record),
             })?,
         ));
     }
@@ -340,7 +352,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         );
         current.push(c);
         let name: Arc<str> = Arc::from(i.id.as_str());
-        s.items.push_back(ItemRec {
+        let mut rec = ItemRec {
             name: name.clone(),
             owner,
             aud,
@@ -349,7 +361,20 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             links: ItemRec::links_from_sources(&sources),
             created_rev: i.created_rev,
             created_at_ms: i.created_at_ms,
-        });
+        };
+        if !i.subjects.is_empty() {
+            // Subjects are names (a removed subject stays named), sorted and distinct.
+            if i.subjects.windows(2).any(|w| w.first() >= w.get(1)) || i.subjects.len() > MAX_SUBJECTS {
+                return Err(bad(format!("item `{}` has an unsorted, repeated or oversized subject list", i.id)));
+            }
+            for subject in &i.subjects {
+                earshot_core::validate_id(subject)
+                    .map_err(|e| bad(format!("item `{}` names a malformed subject: {e}", i.id)))?;
+            }
+            let subjects: Box<[Arc<str>]> = i.subjects.iter().map(|x| Arc::from(x.as_str())).collect();
+            rec.edit_links(|l| l.subjects = subjects);
+        }
+        s.items.push_back(rec);
         if iids.insert(name, iid).is_some() {
             return Err(bad(format!("item `{}` stored twice", i.id)));
         }
@@ -386,6 +411,13 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         }
         let item = *iids.get(g.item.as_str()).ok_or_else(|| bad(format!("grant `{}` names unknown item", g.id)))?;
         let aud = aid_of(&g.audience)?;
+        let consent = match (&g.consent, s.item(item)) {
+            (None, _) => None,
+            (Some(c), Some(rec)) => {
+                Some(Arc::new(GrantConsent::from_record(c, rec).map_err(|e| bad(format!("grant `{}` {e}", g.id)))?))
+            }
+            (Some(_), None) => return Err(bad(format!("grant `{}` names unknown item", g.id))),
+        };
         let name: Arc<str> = Arc::from(g.id.as_str());
         s.grants.push_back(GrantRec {
             name: name.clone(),
@@ -397,6 +429,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             created_rev: g.created_rev,
             expires_at_ms: g.expires_at_ms,
             revoked: g.revoked,
+            consent,
         });
         if gids.insert(name, g.seq).is_some() {
             return Err(bad(format!("grant `{}` stored twice", g.id)));

@@ -113,7 +113,7 @@ impl<'a> Flat<'a> {
         }
         let mut best: Option<(usize, &str, &str)> = None;
         for g in self.records.grants {
-            if g.item != item || !grant_is_live(g.revoked, g.expires_at_ms, now_ms) {
+            if g.item != item || !grant_is_live(g.revoked, g.expires_at_ms, now_ms) || !consent_complete(g) {
                 continue;
             }
             if self.contains(&g.audience, viewers, &public) {
@@ -140,4 +140,14 @@ impl<'a> Flat<'a> {
             .map(|i| i.id.clone())
             .collect()
     }
+}
+
+/// SPEC §6.3 read straight from the grant record: every required subject's last recorded
+/// decision is a consent (no consent record: nothing is required).
+fn consent_complete(g: &crate::memory::durable::GrantRecord) -> bool {
+    let Some(c) = &g.consent else { return true };
+    c.required.iter().all(|r| {
+        let last = c.events.iter().rev().find(|e| &e.subject == r);
+        last.is_some_and(|e| e.action == crate::memory::model::ConsentAction::Consented)
+    })
 }

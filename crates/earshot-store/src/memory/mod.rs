@@ -5,6 +5,7 @@
 //! projection, attempts and backend), is composed at the crate root (`crate::context`).
 
 pub(crate) mod apply;
+pub mod consent;
 pub mod durable;
 pub mod flat;
 pub(crate) mod graph;

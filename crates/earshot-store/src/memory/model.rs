@@ -115,6 +115,9 @@ pub struct NewItem {
     #[serde(default)]
     pub attributes: Option<Attributes>,
     pub origin: OriginInput,
+    /// The participants the item is about (SPEC §6.3): grants on it need their consent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +140,9 @@ pub struct PartitionOutput {
     #[serde(default)]
     pub attributes: Option<Attributes>,
     pub sources: Vec<String>,
+    /// Subjects named beyond those inherited from the output's sources (SPEC §6.3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,6 +170,53 @@ pub struct DeriveRequest {
     pub reason: Option<String>,
     #[serde(default)]
     pub expires_at: Option<String>,
+    /// Intersection or quarantine only: subjects named beyond those inherited from the sources
+    /// (SPEC §6.3; a derived item's subjects are the union of its sources').
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<String>,
+}
+
+/// `POST /grants/{grant}/consents`: the subject who consents to the grant (SPEC §6.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewConsent {
+    pub subject: String,
+}
+
+/// A consent decision's kind, as records and views spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentAction {
+    Consented,
+    Withdrawn,
+}
+
+/// One recorded consent decision (audit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsentEventView {
+    pub subject: String,
+    pub action: ConsentAction,
+    pub at: String,
+    /// The revision that recorded it.
+    pub revision: u64,
+}
+
+/// The consent state of a grant on an item with subjects (SPEC §6.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsentView {
+    /// The item's subjects other than its owner: each must consent.
+    pub required: Vec<String>,
+    /// Those whose consent is in force.
+    pub consented: Vec<String>,
+    /// Required subjects without consent in force (never consented, or withdrawn).
+    pub missing: Vec<String>,
+    /// Those of `missing` whose last decision was a withdrawal.
+    pub withdrawn: Vec<String>,
+    /// Whether consent is complete (the grant then admits while it is live).
+    pub effective: bool,
+    /// Every decision, in order (the item's admin view; absent from expand).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub history: Vec<ConsentEventView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,6 +258,10 @@ pub struct AudienceView {
     pub members: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// A grant on an item with subjects: its consent state (SPEC §6.3); a grant whose consent
+    /// is not `effective` admits nothing.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub consent: Option<ConsentView>,
 }
 
 /// A grant as the admin view shows it.
@@ -223,6 +280,9 @@ pub struct GrantView {
     pub expires_at: Option<String>,
     pub revoked: bool,
     pub live: bool,
+    /// On an item with subjects: the consent state with its history (SPEC §6.3).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub consent: Option<ConsentView>,
 }
 
 /// The admin view of one item.
@@ -247,6 +307,9 @@ pub struct ItemView {
     pub revision: u64,
     /// Consistency token for `revision`.
     pub token: String,
+    /// The participants the item is about (SPEC §6.3), sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub subjects: Vec<String>,
 }
 
 /// Why a container did not resolve (its viewers are then `U`: only public items are admitted).

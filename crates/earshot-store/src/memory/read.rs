@@ -109,14 +109,16 @@ impl MemorySnapshot {
         let Some(origin) = self.aud(item.aud) else {
             return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
         };
-        let origin_set = AuthSet { grant: None, members: origin.member_set(), digest: &origin.digest };
+        let origin_set = AuthSet { grant: None, members: origin.member_set(), digest: &origin.digest, pending: false };
         let grants = item.grants().iter().filter_map(|&gid| {
             let g = self.grant(gid)?;
             if !g.is_live(now_ms) {
                 return None;
             }
             let a = self.aud(g.aud)?;
-            Some(AuthSet { grant: Some(gid), members: a.member_set(), digest: &a.digest })
+            // SPEC §6.3: a grant still missing a subject's consent admits nothing (the core
+            // then names the denial `denied_consent_pending`).
+            Some(AuthSet { grant: Some(gid), members: a.member_set(), digest: &a.digest, pending: g.is_pending() })
         });
         decide(viewers, item.current, origin_set, grants)
     }
@@ -241,7 +243,7 @@ impl MemorySnapshot {
                     if let Some(gs) = self.aud_grants.get(&aid) {
                         for gid in gs.iter() {
                             if let Some(g) = self.grant(gid) {
-                                if g.item >= start && g.is_live(now_ms) {
+                                if g.item >= start && g.is_effective(now_ms) {
                                     granted.push(g.item);
                                 }
                             }
@@ -343,6 +345,8 @@ impl MemorySnapshot {
             if g.is_live(now_ms) {
                 let mut v = self.audience_view(g.aud, Some(g.name.to_string()))?;
                 v.expires_at = g.expires_at_ms.map(format_time);
+                // A pending grant is listed with its consent state (`effective: false`).
+                v.consent = g.consent.as_deref().map(|c| c.view(false));
                 out.push(v);
             }
         }
@@ -358,6 +362,7 @@ impl MemorySnapshot {
             digest: a.digest.to_hex(),
             members: self.member_names(a),
             expires_at: None,
+            consent: None,
         })
     }
 
@@ -388,6 +393,7 @@ impl MemorySnapshot {
                 expires_at: g.expires_at_ms.map(format_time),
                 revoked: g.revoked,
                 live: g.is_live(now_ms),
+                consent: g.consent.as_deref().map(|c| c.view(true)),
             });
         }
         Ok(ItemView {
@@ -405,6 +411,7 @@ impl MemorySnapshot {
             attributes: None,
             revision: self.revision,
             token: crate::kernel::token::encode(&self.store, self.revision),
+            subjects: rec.subjects().iter().map(|s| s.to_string()).collect(),
         })
     }
 

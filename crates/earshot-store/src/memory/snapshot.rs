@@ -10,6 +10,7 @@ use earshot_core::audience::MemberSet;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
 use std::sync::Arc;
 
+use crate::memory::consent::GrantConsent;
 use crate::memory::layered::{ChunkedVec, IdTable, NameMap, Posting};
 use crate::memory::model::ParticipantKind;
 
@@ -128,6 +129,10 @@ pub(crate) struct ItemLinks {
     pub sources: Box<[Iid]>,
     pub grants: Box<[Gid]>,
     pub superseded_by: Option<Iid>,
+    /// The participants the item is about (SPEC §6.3), sorted names: names rather than
+    /// interned ids, because a subject stays named after its removal (§1.8; see
+    /// `crate::memory::consent`).
+    pub subjects: Box<[Arc<str>]>,
 }
 
 impl ItemRec {
@@ -140,11 +145,17 @@ impl ItemRec {
     pub fn superseded_by(&self) -> Option<Iid> {
         self.links.as_deref().and_then(|l| l.superseded_by)
     }
+    pub fn subjects(&self) -> &[Arc<str>] {
+        self.links.as_deref().map_or(&[], |l| &l.subjects)
+    }
     /// Changes the links, dropping the pointer when nothing is left.
     pub fn edit_links(&mut self, f: impl FnOnce(&mut ItemLinks)) {
         let mut links = self.links.as_deref().cloned().unwrap_or_default();
         f(&mut links);
-        let empty = links.sources.is_empty() && links.grants.is_empty() && links.superseded_by.is_none();
+        let empty = links.sources.is_empty()
+            && links.grants.is_empty()
+            && links.superseded_by.is_none()
+            && links.subjects.is_empty();
         self.links = (!empty).then(|| Arc::new(links));
     }
     /// Links holding only `sources` (none when empty).
@@ -164,11 +175,22 @@ pub(crate) struct GrantRec {
     pub created_rev: u64,
     pub expires_at_ms: Option<i64>,
     pub revoked: bool,
+    /// The consent the grant needs from its item's subjects (SPEC §6.3); `None` when it needs
+    /// none (the item has no subject other than its owner), which is every grant's common case.
+    pub consent: Option<Arc<GrantConsent>>,
 }
 
 impl GrantRec {
     pub fn is_live(&self, now_ms: i64) -> bool {
         earshot_core::admission::grant_is_live(self.revoked, self.expires_at_ms, now_ms)
+    }
+    /// Still waiting for (or withdrawn from) a subject's consent: it admits nothing.
+    pub fn is_pending(&self) -> bool {
+        self.consent.as_deref().is_some_and(|c| !c.effective)
+    }
+    /// Live and not pending: the grant admits whoever its audience contains.
+    pub fn is_effective(&self, now_ms: i64) -> bool {
+        self.is_live(now_ms) && !self.is_pending()
     }
 }
 

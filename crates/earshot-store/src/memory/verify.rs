@@ -51,6 +51,14 @@ pub fn facts(s: &MemorySnapshot) -> Vec<String> {
             i.created_rev
         ));
     }
+    for i in s.items.iter().filter(|i| !i.subjects().is_empty()) {
+        out.push(format!("subjects {} {:?}", i.name, i.subjects()));
+    }
+    for g in s.grants.iter() {
+        if let Some(c) = g.consent.as_deref() {
+            out.push(format!("consent {} {:?}", g.name, c));
+        }
+    }
     for (gid, g) in s.grants.iter().enumerate() {
         out.push(format!(
             "grant #{gid} {} item={} aud={} issuer={} reason={:?} at={} exp={:?} revoked={}",

@@ -134,8 +134,9 @@ def sync_detailed(
 
      The grant's issuer is the calling token's name. Idempotent on replay: the same members, reason and
     expiry as a live (unrevoked, unexpired) grant of the item answer that grant (200, `outcome`
-    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant.
-    Needs the `admin` scope on the store.
+    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant. On
+    an item with subjects other than its owner the grant is pending (`reason` `consent_pending`) until
+    each consents (`POST /grants/{grant}/consents`, SPEC §6.3). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -177,8 +178,9 @@ def sync(
 
      The grant's issuer is the calling token's name. Idempotent on replay: the same members, reason and
     expiry as a live (unrevoked, unexpired) grant of the item answer that grant (200, `outcome`
-    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant.
-    Needs the `admin` scope on the store.
+    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant. On
+    an item with subjects other than its owner the grant is pending (`reason` `consent_pending`) until
+    each consents (`POST /grants/{grant}/consents`, SPEC §6.3). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -215,8 +217,9 @@ async def asyncio_detailed(
 
      The grant's issuer is the calling token's name. Idempotent on replay: the same members, reason and
     expiry as a live (unrevoked, unexpired) grant of the item answer that grant (200, `outcome`
-    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant.
-    Needs the `admin` scope on the store.
+    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant. On
+    an item with subjects other than its owner the grant is pending (`reason` `consent_pending`) until
+    each consents (`POST /grants/{grant}/consents`, SPEC §6.3). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -256,8 +259,9 @@ async def asyncio(
 
      The grant's issuer is the calling token's name. Idempotent on replay: the same members, reason and
     expiry as a live (unrevoked, unexpired) grant of the item answer that grant (200, `outcome`
-    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant.
-    Needs the `admin` scope on the store.
+    `exists`, its id, nothing written, the revision unchanged); any other body creates a new grant. On
+    an item with subjects other than its owner the grant is pending (`reason` `consent_pending`) until
+    each consents (`POST /grants/{grant}/consents`, SPEC §6.3). Needs the `admin` scope on the store.
 
     Args:
         store (str):

@@ -1,0 +1,287 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.new_consent import NewConsent
+from ...models.write_outcome import WriteOutcome
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    store: str,
+    grant: str,
+    *,
+    body: NewConsent,
+    idempotency_key: str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/stores/{store}/grants/{grant}/consents".format(
+            store=quote(str(store), safe=""),
+            grant=quote(str(grant), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | WriteOutcome | None:
+    if response.status_code == 200:
+        response_200 = WriteOutcome.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 507:
+        response_507 = Error.from_dict(response.json())
+
+        return response_507
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | WriteOutcome]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    store: str,
+    grant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewConsent,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Error | WriteOutcome]:
+    """A subject consents to a grant
+
+     SPEC §6.3: a grant on an item with subjects is pending (admits nothing; decisions it alone would
+    admit are `denied_consent_pending`) until every subject of the item other than its owner has
+    consented. Only such a subject may consent (`not_a_subject`); a revoked grant takes no decision
+    (`grant_already_revoked`). Recorded as a write (a revision) in the grant's history; consenting again
+    while consent is in force writes nothing and answers the same. `reason` is `consent_pending` while
+    other subjects' consent is still missing. Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        grant (str):
+        idempotency_key (str | Unset):
+        body (NewConsent): A subject's consent to a grant (SPEC §6.3).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | WriteOutcome]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        grant=grant,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    store: str,
+    grant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewConsent,
+    idempotency_key: str | Unset = UNSET,
+) -> Error | WriteOutcome | None:
+    """A subject consents to a grant
+
+     SPEC §6.3: a grant on an item with subjects is pending (admits nothing; decisions it alone would
+    admit are `denied_consent_pending`) until every subject of the item other than its owner has
+    consented. Only such a subject may consent (`not_a_subject`); a revoked grant takes no decision
+    (`grant_already_revoked`). Recorded as a write (a revision) in the grant's history; consenting again
+    while consent is in force writes nothing and answers the same. `reason` is `consent_pending` while
+    other subjects' consent is still missing. Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        grant (str):
+        idempotency_key (str | Unset):
+        body (NewConsent): A subject's consent to a grant (SPEC §6.3).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | WriteOutcome
+    """
+
+    return sync_detailed(
+        store=store,
+        grant=grant,
+        client=client,
+        body=body,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    store: str,
+    grant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewConsent,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Error | WriteOutcome]:
+    """A subject consents to a grant
+
+     SPEC §6.3: a grant on an item with subjects is pending (admits nothing; decisions it alone would
+    admit are `denied_consent_pending`) until every subject of the item other than its owner has
+    consented. Only such a subject may consent (`not_a_subject`); a revoked grant takes no decision
+    (`grant_already_revoked`). Recorded as a write (a revision) in the grant's history; consenting again
+    while consent is in force writes nothing and answers the same. `reason` is `consent_pending` while
+    other subjects' consent is still missing. Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        grant (str):
+        idempotency_key (str | Unset):
+        body (NewConsent): A subject's consent to a grant (SPEC §6.3).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | WriteOutcome]
+    """
+
+    kwargs = _get_kwargs(
+        store=store,
+        grant=grant,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    store: str,
+    grant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewConsent,
+    idempotency_key: str | Unset = UNSET,
+) -> Error | WriteOutcome | None:
+    """A subject consents to a grant
+
+     SPEC §6.3: a grant on an item with subjects is pending (admits nothing; decisions it alone would
+    admit are `denied_consent_pending`) until every subject of the item other than its owner has
+    consented. Only such a subject may consent (`not_a_subject`); a revoked grant takes no decision
+    (`grant_already_revoked`). Recorded as a write (a revision) in the grant's history; consenting again
+    while consent is in force writes nothing and answers the same. `reason` is `consent_pending` while
+    other subjects' consent is still missing. Needs the `admin` scope on the store.
+
+    Args:
+        store (str):
+        grant (str):
+        idempotency_key (str | Unset):
+        body (NewConsent): A subject's consent to a grant (SPEC §6.3).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | WriteOutcome
+    """
+
+    return (
+        await asyncio_detailed(
+            store=store,
+            grant=grant,
+            client=client,
+            body=body,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

@@ -49,7 +49,7 @@ use serde_json::{json, Value};
 
 use crate::context_fault::{RankingFault, RankingFaultTarget};
 use crate::device_faults::{DeviceFault, DeviceFaultTarget};
-use crate::oracle::{contains, grant_live, Audience, OGrant, OOutcome, ORefusal, OViewers, Oracle};
+use crate::oracle::{contains, grant_live, Audience, OGrant, OOutcome, ORefusal, ORole, OViewers, Oracle};
 use crate::properties::{universe, Backing, Harness};
 use crate::scenarios::{fixture_files, parse, run_scenario_on, Target};
 
@@ -77,10 +77,11 @@ pub enum Fault {
     AuthorizedAfterRanking,
     GlobalRankingStatistics,
     AggregationIgnored,
+    RoleNotPropagated,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 21] = [
+    pub const ALL: [Fault; 22] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -102,6 +103,7 @@ impl Fault {
         Fault::AuthorizedAfterRanking,
         Fault::GlobalRankingStatistics,
         Fault::AggregationIgnored,
+        Fault::RoleNotPropagated,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the issue's list.
@@ -182,6 +184,11 @@ impl Fault {
             Fault::AggregationIgnored => {
                 ("aggregation_ignored", "§6.4", "an explicit use that completes a schema conflict is allowed")
             }
+            Fault::RoleNotPropagated => (
+                "role_not_propagated",
+                "§6.2",
+                "an item's role comes from its own author only, not from its transitive sources'",
+            ),
         }
     }
 
@@ -303,6 +310,14 @@ pub fn decide(
         });
     }
     Some(deny(if *v == OViewers::Everyone { "denied_unresolved_viewers" } else { "denied_not_in_audience" }))
+}
+
+/// SPEC §6.2 trust under a fault (the oracle dispatches here when `fault` is set).
+pub fn trusted(o: &Oracle, fault: Fault, item: &str) -> bool {
+    match fault {
+        Fault::RoleNotPropagated => o.item(item).is_some_and(|i| o.author_trusted(i)),
+        _ => o.trusted(item),
+    }
 }
 
 /// Admission under the oracle's fault (the oracle dispatches here when `fault` is set).
@@ -489,6 +504,10 @@ impl FaultTarget {
                 Command::Grant { item: (*item).to_string(), grant, issuer: "admin".into() }
             }
             ("DELETE", ["grants", g]) => Command::RevokeGrant { grant: (*g).to_string() },
+            ("POST", ["trust"]) => {
+                Command::CreateTrust { trust: serde_json::from_value(from(body)).ok()?, issuer: "admin".into() }
+            }
+            ("DELETE", ["trust", t]) => Command::RevokeTrust { trust: (*t).to_string() },
             ("POST", ["derivations"]) => {
                 let mut r: DeriveRequest = serde_json::from_value(from(body)).ok()?;
                 r.expires_at = r.expires_at.as_deref().map(utc);
@@ -507,13 +526,41 @@ impl FaultTarget {
         })
     }
 
-    fn render(d: &ODecision, out: &mut Value) {
+    fn render(d: &ODecision, role: Option<ORole>, out: &mut Value) {
         out["admitted"] = json!(d.admitted);
         out["reason"] = json!(d.reason);
         let Some(m) = out.as_object_mut() else { return };
         m.remove("basis");
         m.remove("grant");
         m.remove("blocked_by");
+        // SPEC §6.2: the role of an admitted answer is the oracle's. The source a data answer
+        // names is kept from the service when the oracle counts it untrusted too (the oracle
+        // knows the set, not the service's walk order); otherwise one of the oracle's.
+        let source = m.remove("untrusted_source");
+        m.remove("data_reason");
+        m.remove("author");
+        m.remove("role");
+        if let (true, Some(r)) = (d.admitted, role) {
+            if r.instruction {
+                m.insert("role".into(), json!("instruction"));
+            } else {
+                m.insert("role".into(), json!("data"));
+                m.insert("author".into(), json!(r.author));
+                let item = m.get("item").and_then(Value::as_str).unwrap_or("").to_string();
+                if r.untrusted.iter().any(|(i, _)| *i == item) {
+                    m.insert("data_reason".into(), json!("untrusted_author"));
+                } else {
+                    m.insert("data_reason".into(), json!("untrusted_source"));
+                    let named = source.as_ref().and_then(|s| {
+                        let pair = (s.get("item")?.as_str()?.to_string(), s.get("author")?.as_str()?.to_string());
+                        r.untrusted.contains(&pair).then_some(pair)
+                    });
+                    if let Some((i, a)) = named.or_else(|| r.untrusted.iter().next().cloned()) {
+                        m.insert("untrusted_source".into(), json!({ "item": i, "author": a }));
+                    }
+                }
+            }
+        }
         if d.admitted {
             m.insert("basis".into(), json!(if d.grant.is_some() { "grant" } else { "origin" }));
         }
@@ -538,10 +585,12 @@ impl FaultTarget {
         let o = self.oracle();
         let v = o.resolve_container(&c);
         let decision = |item: &str, access: Access| decide(&o, o.fault, item, &v, now, access);
+        let role = |item: &str| o.role(item);
         match rest {
             "check" => {
-                if let Some(d) = body.get("item").and_then(Value::as_str).and_then(|i| decision(i, Access::Check)) {
-                    Self::render(&d, resp);
+                let item = body.get("item").and_then(Value::as_str).unwrap_or("");
+                if let Some(d) = decision(item, Access::Check) {
+                    Self::render(&d, role(item), resp);
                 }
             }
             "check/bulk" => {
@@ -553,7 +602,7 @@ impl FaultTarget {
                 if let Some(results) = resp.get_mut("results").and_then(Value::as_array_mut) {
                     for (item, out) in items.iter().zip(results.iter_mut()) {
                         if let Some(d) = decision(item, Access::Check) {
-                            Self::render(&d, out);
+                            Self::render(&d, role(item), out);
                         }
                     }
                 }
@@ -580,7 +629,7 @@ impl FaultTarget {
                     .take(limit)
                     .map(|(id, d)| {
                         let mut out = json!({ "item": id });
-                        Self::render(d, &mut out);
+                        Self::render(d, role(id), &mut out);
                         out
                     })
                     .collect();
@@ -619,8 +668,10 @@ impl Target for FaultTarget {
             return (status, resp);
         }
         let Some(cmd) = self.command(method, &rest, &body, &resp) else { return (status, resp) };
-        let grant_id = match resp.get("outcome").and_then(Value::as_str) {
-            Some("granted") => resp.pointer("/ids/0").and_then(Value::as_str).unwrap_or("").to_string(),
+        let grant_id = match (resp.get("outcome").and_then(Value::as_str), &cmd) {
+            (Some("granted"), _) | (Some("created" | "exists"), Command::CreateTrust { .. }) => {
+                resp.pointer("/ids/0").and_then(Value::as_str).unwrap_or("").to_string()
+            }
             _ => self.fresh_id(),
         };
         let mut oracle = self.oracle();
@@ -707,6 +758,10 @@ fn property_verdict(fault: Fault) -> Option<String> {
         // post-filter also satisfies: this fault loses entitled items, which the fixtures catch.
         return None;
     }
+    if fault == Fault::RoleNotPropagated {
+        // SPEC §6.2 has its own harness in `integrity.rs` (the fault on its oracle side).
+        return crate::integrity::property_verdict(fault, PROPERTY_CASES);
+    }
     if fault == Fault::GlobalRankingStatistics {
         // Its property (SPEC §6.1) has its own harness in `selection.rs`, whose control is this
         // fault and is required to fail there (`the_property_fails_for_whole_index_statistics`).
@@ -741,7 +796,8 @@ fn render_table(verdicts: &[(Fault, Verdict)]) -> String {
         t,
         "{killed} of {} faults killed{}. Property column: killed by \
          `store_agrees_with_the_oracle`'s harness (SPEC §1), `authorize_agrees_with_the_reference`'s \
-         (SPEC §2) or `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) within \
+         (SPEC §2), `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) or \
+         `roles_agree_with_the_oracle`'s (SPEC §6.2) within \
          {PROPERTY_CASES} deterministic cases; context assembly has no property that a post-filter \
          breaks (it loses entitled items, never admits a forbidden one), so its fault is killed by the \
          slot-noninterference fixture; the §6.1 fault is the control of `selection.rs`'s property \

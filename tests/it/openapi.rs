@@ -289,6 +289,9 @@ fn every_store_error() -> Vec<StoreError> {
         StoreError::datastore_unavailable(s()),
         E::WriteConflict(s()),
         E::ImportInvalid { line: 1, message: s() },
+        E::AuthorNotFound(s()),
+        E::TrustNotFound(s()),
+        E::TrustSelf(s()),
     ]
 }
 
@@ -355,9 +358,12 @@ fn variant_index(e: &StoreError) -> usize {
         E::WriteConflict(_) => 55,
         E::IdempotencyKeyReused(_) => 56,
         E::ImportInvalid { .. } => 57,
+        E::AuthorNotFound(_) => 58,
+        E::TrustNotFound(_) => 59,
+        E::TrustSelf(_) => 60,
     }
 }
-const STORE_VARIANTS: usize = 58;
+const STORE_VARIANTS: usize = 61;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

@@ -545,6 +545,7 @@ impl Harness {
                         Origin::OwnerPrivate => OriginInput::Keyword(OriginKeyword::OwnerPrivate),
                         Origin::Viewers(ev) => OriginInput::Viewers(viewers(ev)),
                     },
+                    author: None,
                 })
             }
             Step::Life { item, action, by } => {
@@ -1205,6 +1206,7 @@ fn the_oracle_mirrors_the_spec_examples() {
         content: None,
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+        author: None,
     };
     o.apply(&Command::CreateItem(item), "").unwrap_or_else(|e| panic!("{e:?}"));
     for (g, m) in [("g1", "bob"), ("g2", "cat")] {

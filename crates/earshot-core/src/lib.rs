@@ -1,5 +1,5 @@
 //! Pure rules of Earshot: identifiers, audiences and their digests, admission, derivation, lifecycle,
-//! and for devices (SPEC §2): path patterns, the relation schema, capability narrowing, conditions.
+//! origin-bound integrity (SPEC §6.2), and for devices (SPEC §2): path patterns, the relation schema, capability narrowing, conditions.
 //!
 //! Nothing in this crate does I/O, blocks, allocates threads or knows about async runtimes: every
 //! function is a function of its arguments. The store feeds it a snapshot; the API never calls it
@@ -12,6 +12,7 @@ pub mod capability;
 pub mod condition;
 pub mod derivation;
 pub mod id;
+pub mod integrity;
 pub mod lifecycle;
 pub mod path;
 pub mod schema;
@@ -21,5 +22,6 @@ pub use admission::{decide, AuthSet, Basis, Decision, Reason};
 pub use audience::{AudienceDigest, AudienceKind, MemberSet};
 pub use derivation::{Disposition, SuppressReason};
 pub use id::{validate_id, IdError, MAX_ID_LEN};
+pub use integrity::Role;
 pub use lifecycle::{Action, Currentness, State, TransitionError};
 pub use viewers::{Quality, Viewers};

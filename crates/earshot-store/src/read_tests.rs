@@ -257,7 +257,14 @@ impl World {
                     _ => OriginInput::Viewers(self.viewers(r)),
                 };
                 let id = if r.below(6) == 0 { None } else { Some(self.fresh()) };
-                Command::CreateItem(NewItem { id, owner, content: Some("c".into()), attributes: None, origin })
+                Command::CreateItem(NewItem {
+                    id,
+                    owner,
+                    content: Some("c".into()),
+                    attributes: None,
+                    origin,
+                    author: None,
+                })
             }
             3 | 4 => {
                 let mut members = r.subset(&PARTS);
@@ -703,6 +710,7 @@ fn only_a_participant_without_items_can_be_removed() {
         content: None,
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+        author: None,
     }));
     let err = w.store.write(Command::RemoveParticipant { id: "p0".into() }).unwrap_err();
     assert_eq!(err.code(), "participant_owns_items");
@@ -722,6 +730,7 @@ fn a_suppress_disposition_writes_nothing_and_says_so() {
         content: None,
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::Public),
+        author: None,
     }));
     let before = w.store.latest().revision();
     let request = DeriveRequest {

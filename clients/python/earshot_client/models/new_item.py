@@ -28,6 +28,8 @@ class NewItem:
         id (None | str | Unset): Item id; a random one is generated when absent.
         content (None | str | Unset): Text, at most 65536 bytes. Never influences the audience.
         attributes (Attributes | None | Unset):
+        author (None | str | Unset): SPEC §6.2: the participant whose words the item carries (e.g. the sender of an
+            email); a known participant, else 404 `author_not_found`. Default: the owner (the owner's own note).
     """
 
     owner: str
@@ -35,6 +37,7 @@ class NewItem:
     id: None | str | Unset = UNSET
     content: None | str | Unset = UNSET
     attributes: Attributes | None | Unset = UNSET
+    author: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attributes import Attributes  # noqa: PLC0415
@@ -67,6 +70,12 @@ class NewItem:
         else:
             attributes = self.attributes
 
+        author: None | str | Unset
+        if isinstance(self.author, Unset):
+            author = UNSET
+        else:
+            author = self.author
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -81,6 +90,8 @@ class NewItem:
             field_dict["content"] = content
         if attributes is not UNSET:
             field_dict["attributes"] = attributes
+        if author is not UNSET:
+            field_dict["author"] = author
 
         return field_dict
 
@@ -144,12 +155,22 @@ class NewItem:
 
         attributes = _parse_attributes(d.pop("attributes", UNSET))
 
+        def _parse_author(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        author = _parse_author(d.pop("author", UNSET))
+
         new_item = cls(
             owner=owner,
             origin=origin,
             id=id,
             content=content,
             attributes=attributes,
+            author=author,
         )
 
         return new_item

@@ -145,6 +145,7 @@ fn new_item(f: &Fixture) -> Command {
         content: Some("A note written by the benchmark, about as long as a real one.".into()),
         attributes: None,
         origin: OriginInput::Viewers(ViewersInput { participants: p.viewers3.clone(), ..ViewersInput::default() }),
+        author: None,
     })
 }
 

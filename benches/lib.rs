@@ -430,6 +430,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
             superseded_by: None,
             created_rev: seq as u64 + 2,
             created_at_ms: T0_MS + seq as i64,
+            author: None,
         });
     }
     let rev0 = items.len() as u64 + 2;

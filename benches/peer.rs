@@ -145,6 +145,7 @@ fn earshot_store(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
             superseded_by: None,
             created_rev: seq as u64 + 2,
             created_at_ms: T0_MS + seq as i64,
+            author: None,
         })
         .collect();
     let rev0 = items.len() as u64 + 2;

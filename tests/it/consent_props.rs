@@ -121,6 +121,7 @@ impl Run {
                     attributes: None,
                     origin,
                     subjects: names(subjects),
+                    author: None,
                 })
             }
             CStep::Grant { item, members, declassify, expiry_s } => {

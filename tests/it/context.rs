@@ -179,6 +179,7 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
                 content: Some(text.into()),
                 attributes: None,
                 origin: earshot_store::model::OriginInput::Viewers(c.viewers.clone()),
+                author: None,
             }))
             .expect("item");
         }
@@ -400,6 +401,7 @@ fn the_property_check_catches_a_disagreeing_oracle() {
         content: Some("content secret".into()),
         attributes: None,
         origin: earshot_store::model::OriginInput::Keyword(earshot_store::model::OriginKeyword::OwnerPrivate),
+        author: None,
     });
     h.write(&cmd).expect("write");
     contexts_agree_with_the_oracle(&h).expect("agrees before tampering");

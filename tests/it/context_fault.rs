@@ -61,7 +61,9 @@ impl RankingFaultTarget {
             .iter()
             .take(k)
             .enumerate()
-            .map(|(n, r)| json!({"rank": n + 1, "item": a.snapshot.item_name(r.iid), "score": r.score}))
+            .map(|(n, r)| {
+                with_role(&a, r.iid, json!({"rank": n + 1, "item": a.snapshot.item_name(r.iid), "score": r.score}))
+            })
             .collect();
         Some(Value::Array(items))
     }
@@ -80,10 +82,29 @@ impl RankingFaultTarget {
             .filter(|(iid, _)| a.snapshot.check_iid(*iid, &a.resolved.viewers, a.at_ms).admitted)
             .take(k)
             .enumerate()
-            .map(|(n, (iid, score))| json!({"rank": n + 1, "item": a.snapshot.item_name(iid), "score": score}))
+            .map(|(n, (iid, score))| {
+                with_role(&a, iid, json!({"rank": n + 1, "item": a.snapshot.item_name(iid), "score": score}))
+            })
             .collect();
         Some(Value::Array(items))
     }
+}
+
+/// A context item with its role (SPEC §6.2) as the service gives it: the ranking faults break
+/// the ranking only, so their items carry the real role and attribution.
+fn with_role(a: &earshot_store::Attempt, iid: u32, mut item: Value) -> Value {
+    let view = a.snapshot.item_name(iid).and_then(|name| a.snapshot.item_view(name, a.at_ms).ok());
+    if let (Some(v), Some(m)) = (view, item.as_object_mut()) {
+        m.insert("role".into(), json!(v.role));
+        if v.role == earshot_core::Role::Data {
+            m.insert("author".into(), json!(v.author));
+            m.insert("data_reason".into(), json!(v.data_reason));
+            if let Some(s) = v.untrusted_source {
+                m.insert("untrusted_source".into(), json!(s));
+            }
+        }
+    }
+    item
 }
 
 /// `/v1/stores/{store}/attempts/{attempt}[/context]` → (store, attempt).

@@ -49,7 +49,9 @@ use serde_json::{json, Value};
 
 use crate::context_fault::{RankingFault, RankingFaultTarget};
 use crate::device_faults::{DeviceFault, DeviceFaultTarget};
-use crate::oracle::{consent_complete, contains, grant_live, Audience, OGrant, OOutcome, ORefusal, OViewers, Oracle};
+use crate::oracle::{
+    consent_complete, contains, grant_live, Audience, OGrant, OOutcome, ORefusal, ORole, OViewers, Oracle,
+};
 use crate::properties::{universe, Backing, Harness};
 use crate::scenarios::{fixture_files, parse, run_scenario_on, Target};
 
@@ -79,10 +81,11 @@ pub enum Fault {
     AggregationIgnored,
     AggregationWindowIgnored,
     ConsentIgnored,
+    RoleNotPropagated,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 23] = [
+    pub const ALL: [Fault; 24] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -106,6 +109,7 @@ impl Fault {
         Fault::AggregationIgnored,
         Fault::AggregationWindowIgnored,
         Fault::ConsentIgnored,
+        Fault::RoleNotPropagated,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the issue's list.
@@ -194,6 +198,11 @@ impl Fault {
             Fault::ConsentIgnored => {
                 ("consent_ignored", "§6.3", "a grant admits while a subject's consent is missing or withdrawn")
             }
+            Fault::RoleNotPropagated => (
+                "role_not_propagated",
+                "§6.2",
+                "an item's role comes from its own author only, not from its transitive sources'",
+            ),
         }
     }
 
@@ -327,6 +336,14 @@ pub fn decide(
     } else {
         "denied_not_in_audience"
     }))
+}
+
+/// SPEC §6.2 trust under a fault (the oracle dispatches here when `fault` is set).
+pub fn trusted(o: &Oracle, fault: Fault, item: &str) -> bool {
+    match fault {
+        Fault::RoleNotPropagated => o.item(item).is_some_and(|i| o.author_trusted(i)),
+        _ => o.trusted(item),
+    }
 }
 
 /// Admission under the oracle's fault (the oracle dispatches here when `fault` is set).
@@ -520,6 +537,10 @@ impl FaultTarget {
             ("DELETE", ["grants", g, "consents", subject]) => {
                 Command::WithdrawConsent { grant: (*g).to_string(), subject: (*subject).to_string() }
             }
+            ("POST", ["trust"]) => {
+                Command::CreateTrust { trust: serde_json::from_value(from(body)).ok()?, issuer: "admin".into() }
+            }
+            ("DELETE", ["trust", t]) => Command::RevokeTrust { trust: (*t).to_string() },
             ("POST", ["derivations"]) => {
                 let mut r: DeriveRequest = serde_json::from_value(from(body)).ok()?;
                 r.expires_at = r.expires_at.as_deref().map(utc);
@@ -538,13 +559,41 @@ impl FaultTarget {
         })
     }
 
-    fn render(d: &ODecision, out: &mut Value) {
+    fn render(d: &ODecision, role: Option<ORole>, out: &mut Value) {
         out["admitted"] = json!(d.admitted);
         out["reason"] = json!(d.reason);
         let Some(m) = out.as_object_mut() else { return };
         m.remove("basis");
         m.remove("grant");
         m.remove("blocked_by");
+        // SPEC §6.2: the role of an admitted answer is the oracle's. The source a data answer
+        // names is kept from the service when the oracle counts it untrusted too (the oracle
+        // knows the set, not the service's walk order); otherwise one of the oracle's.
+        let source = m.remove("untrusted_source");
+        m.remove("data_reason");
+        m.remove("author");
+        m.remove("role");
+        if let (true, Some(r)) = (d.admitted, role) {
+            if r.instruction {
+                m.insert("role".into(), json!("instruction"));
+            } else {
+                m.insert("role".into(), json!("data"));
+                m.insert("author".into(), json!(r.author));
+                let item = m.get("item").and_then(Value::as_str).unwrap_or("").to_string();
+                if r.untrusted.iter().any(|(i, _)| *i == item) {
+                    m.insert("data_reason".into(), json!("untrusted_author"));
+                } else {
+                    m.insert("data_reason".into(), json!("untrusted_source"));
+                    let named = source.as_ref().and_then(|s| {
+                        let pair = (s.get("item")?.as_str()?.to_string(), s.get("author")?.as_str()?.to_string());
+                        r.untrusted.contains(&pair).then_some(pair)
+                    });
+                    if let Some((i, a)) = named.or_else(|| r.untrusted.iter().next().cloned()) {
+                        m.insert("untrusted_source".into(), json!({ "item": i, "author": a }));
+                    }
+                }
+            }
+        }
         if d.admitted {
             m.insert("basis".into(), json!(if d.grant.is_some() { "grant" } else { "origin" }));
         }
@@ -569,10 +618,12 @@ impl FaultTarget {
         let o = self.oracle();
         let v = o.resolve_container(&c);
         let decision = |item: &str, access: Access| decide(&o, o.fault, item, &v, now, access);
+        let role = |item: &str| o.role(item);
         match rest {
             "check" => {
-                if let Some(d) = body.get("item").and_then(Value::as_str).and_then(|i| decision(i, Access::Check)) {
-                    Self::render(&d, resp);
+                let item = body.get("item").and_then(Value::as_str).unwrap_or("");
+                if let Some(d) = decision(item, Access::Check) {
+                    Self::render(&d, role(item), resp);
                 }
             }
             "check/bulk" => {
@@ -584,7 +635,7 @@ impl FaultTarget {
                 if let Some(results) = resp.get_mut("results").and_then(Value::as_array_mut) {
                     for (item, out) in items.iter().zip(results.iter_mut()) {
                         if let Some(d) = decision(item, Access::Check) {
-                            Self::render(&d, out);
+                            Self::render(&d, role(item), out);
                         }
                     }
                 }
@@ -611,7 +662,7 @@ impl FaultTarget {
                     .take(limit)
                     .map(|(id, d)| {
                         let mut out = json!({ "item": id });
-                        Self::render(d, &mut out);
+                        Self::render(d, role(id), &mut out);
                         out
                     })
                     .collect();
@@ -650,8 +701,10 @@ impl Target for FaultTarget {
             return (status, resp);
         }
         let Some(cmd) = self.command(method, &rest, &body, &resp) else { return (status, resp) };
-        let grant_id = match resp.get("outcome").and_then(Value::as_str) {
-            Some("granted") => resp.pointer("/ids/0").and_then(Value::as_str).unwrap_or("").to_string(),
+        let grant_id = match (resp.get("outcome").and_then(Value::as_str), &cmd) {
+            (Some("granted"), _) | (Some("created" | "exists"), Command::CreateTrust { .. }) => {
+                resp.pointer("/ids/0").and_then(Value::as_str).unwrap_or("").to_string()
+            }
             _ => self.fresh_id(),
         };
         let mut oracle = self.oracle();
@@ -743,6 +796,10 @@ fn property_verdict(fault: Fault) -> Option<String> {
         // subjects, grants, consents and withdrawals), run here with the same fault.
         return crate::consent_props::fault_verdict(fault, PROPERTY_CASES);
     }
+    if fault == Fault::RoleNotPropagated {
+        // SPEC §6.2 has its own harness in `integrity.rs` (the fault on its oracle side).
+        return crate::integrity::property_verdict(fault, PROPERTY_CASES);
+    }
     if fault == Fault::GlobalRankingStatistics {
         // Its property (SPEC §6.1) has its own harness in `selection.rs`, whose control is this
         // fault and is required to fail there (`the_property_fails_for_whole_index_statistics`).
@@ -777,8 +834,9 @@ fn render_table(verdicts: &[(Fault, Verdict)]) -> String {
         t,
         "{killed} of {} faults killed{}. Property column: killed by \
          `store_agrees_with_the_oracle`'s harness (SPEC §1), `authorize_agrees_with_the_reference`'s \
-         (SPEC §2), `consent_agrees_with_the_oracle`'s (SPEC §6.3) or \
-         `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) within \
+         (SPEC §2), `consent_agrees_with_the_oracle`'s (SPEC §6.3), \
+         `uses_agree_with_the_reference_and_never_aggregate`'s (SPEC §6.4) or \
+         `roles_agree_with_the_oracle`'s (SPEC §6.2) within \
          {PROPERTY_CASES} deterministic cases; context assembly has no property that a post-filter \
          breaks (it loses entitled items, never admits a forbidden one), so its fault is killed by the \
          slot-noninterference fixture; the §6.1 fault is the control of `selection.rs`'s property \

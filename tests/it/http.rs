@@ -1227,3 +1227,98 @@ async fn a_replayed_grant_answers_the_live_one() {
     ok(&after, 201);
     assert_ne!(after.1["ids"][0], id);
 }
+
+/// SPEC §6.2: the trust endpoints. A delegation is a revision; reading and listing show it; a
+/// revocation is another revision; every refusal has its code and writes nothing.
+#[tokio::test]
+async fn trust_delegations_are_recorded_read_listed_and_revoked() {
+    let app = TestApp::with_tokens(vec![
+        token("admin", ADMIN, Scope::Admin, None),
+        token("reader", READER, Scope::Reader, None),
+    ]);
+    let adm = Some(ADMIN);
+    setup(&app, adm).await;
+    let before = app.revision("s");
+    let body = json!({"owner": "owner", "participant": "alice", "reason": "my assistant"});
+    let created = app.call_with("POST", "/v1/stores/s/trust", Some(body.clone()), adm).await;
+    ok(&created, 201);
+    assert_eq!(created.1["outcome"], "created");
+    assert_eq!(app.revision("s"), before + 1, "a delegation is one revision");
+    let id = created.1["ids"][0].as_str().unwrap_or_default().to_string();
+    let view = app.call_with("GET", &format!("/v1/stores/s/trust/{id}"), None, adm).await;
+    ok(&view, 200);
+    assert_eq!(
+        (&view.1["owner"], &view.1["participant"], &view.1["issuer"], &view.1["reason"], &view.1["revoked"]),
+        (&json!("owner"), &json!("alice"), &json!("admin"), &json!("my assistant"), &json!(false)),
+        "{}",
+        view.1
+    );
+    assert_eq!(view.1["created_revision"], json!(before + 1));
+    // A retry answers the live delegation and writes nothing.
+    let again = app.call_with("POST", "/v1/stores/s/trust", Some(body), adm).await;
+    ok(&again, 200);
+    assert_eq!((again.1["outcome"].as_str(), again.1["ids"][0].as_str()), (Some("exists"), Some(id.as_str())));
+    assert_eq!(app.revision("s"), before + 1);
+    let list = app.call_with("GET", "/v1/stores/s/trust?owner=owner&live=true", None, adm).await;
+    ok(&list, 200);
+    assert_eq!(list.1["results"].as_array().map(Vec::len), Some(1), "{}", list.1);
+    let none = app.call_with("GET", "/v1/stores/s/trust?participant=bob", None, adm).await;
+    assert_eq!(none.1["results"], json!([]), "{}", none.1);
+
+    // Refusals, none of which writes.
+    let rev = app.revision("s");
+    let post = |b: Value| app.call_with("POST", "/v1/stores/s/trust", Some(b), adm);
+    refused(&post(json!({"owner": "nobody", "participant": "alice"})).await, 404, "participant_not_found");
+    refused(&post(json!({"owner": "owner", "participant": "nobody"})).await, 404, "participant_not_found");
+    refused(&post(json!({"owner": "owner", "participant": "owner"})).await, 422, "trust_self_delegation");
+    refused(&post(json!({"owner": "owner"})).await, 400, "invalid_request");
+    refused(&post(json!({"owner": "owner", "participant": "alice", "bogus": 1})).await, 400, "invalid_request");
+    refused(&post(json!({"owner": "Owner!", "participant": "alice"})).await, 400, "invalid_id");
+    refused(
+        &post(json!({"owner": "owner", "participant": "bob", "reason": "x".repeat(2000)})).await,
+        400,
+        "limit_exceeded",
+    );
+    let reader = app
+        .call_with("POST", "/v1/stores/s/trust", Some(json!({"owner": "owner", "participant": "bob"})), Some(READER))
+        .await;
+    refused(&reader, 403, "forbidden");
+    refused(&app.call_with("GET", "/v1/stores/s/trust", None, Some(READER)).await, 403, "forbidden");
+    refused(&app.call_with("DELETE", &format!("/v1/stores/s/trust/{id}"), None, Some(READER)).await, 403, "forbidden");
+    refused(&app.call_with("DELETE", "/v1/stores/s/trust/no-such", None, adm).await, 404, "trust_not_found");
+    refused(&app.call_with("GET", "/v1/stores/s/trust/no-such", None, adm).await, 404, "trust_not_found");
+    refused(&app.call_with("GET", "/v1/stores/s/trust?live=maybe", None, adm).await, 400, "invalid_request");
+    let bad_author = json!({"id": "x", "owner": "owner", "origin": "owner_private", "author": "nobody"});
+    refused(&app.call_with("POST", "/v1/stores/s/items", Some(bad_author), adm).await, 404, "author_not_found");
+    assert_eq!(app.revision("s"), rev, "a refused request writes nothing");
+
+    // An item by alice is data until the delegation counts, and again after its revocation.
+    let by_alice = json!({"id": "a1", "owner": "owner", "origin": {"participants": ["alice"]}, "author": "alice"});
+    ok(&app.call_with("POST", "/v1/stores/s/items", Some(by_alice), adm).await, 201);
+    let check = || {
+        app.call_with(
+            "POST",
+            "/v1/stores/s/check",
+            Some(json!({"item": "a1", "container": container("owner", &[])})),
+            Some(READER),
+        )
+    };
+    assert_eq!(check().await.1["role"], "instruction");
+    let revoked = app.call_with("DELETE", &format!("/v1/stores/s/trust/{id}"), None, adm).await;
+    ok(&revoked, 200);
+    assert_eq!(revoked.1["outcome"], "revoked");
+    let d = check().await.1;
+    assert_eq!(
+        (&d["role"], &d["author"], &d["data_reason"]),
+        (&json!("data"), &json!("alice"), &json!("untrusted_author")),
+        "{d}"
+    );
+    refused(&app.call_with("DELETE", &format!("/v1/stores/s/trust/{id}"), None, adm).await, 409, "already_revoked");
+    let view = app.call_with("GET", &format!("/v1/stores/s/trust/{id}"), None, adm).await;
+    assert_eq!(view.1["revoked"], true, "{}", view.1);
+    assert!(view.1["revoked_revision"].as_u64().is_some() && view.1["revoked_at"].is_string(), "{}", view.1);
+    let item = app.call_with("GET", "/v1/stores/s/items/a1", None, adm).await;
+    assert_eq!((&item.1["author"], &item.1["role"]), (&json!("alice"), &json!("data")), "{}", item.1);
+    // The author keeps its participant.
+    refused(&app.call_with("DELETE", "/v1/stores/s/participants/alice", None, adm).await, 409, "participant_in_use");
+}

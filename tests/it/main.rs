@@ -22,6 +22,7 @@ mod fuzz_replay;
 mod hostile;
 mod http;
 mod idempotency;
+mod integrity;
 mod lists;
 mod model;
 mod observability;

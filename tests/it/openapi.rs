@@ -291,6 +291,9 @@ fn every_store_error() -> Vec<StoreError> {
         StoreError::datastore_unavailable(s()),
         E::WriteConflict(s()),
         E::ImportInvalid { line: 1, message: s() },
+        E::AuthorNotFound(s()),
+        E::TrustNotFound(s()),
+        E::TrustSelf(s()),
     ]
 }
 
@@ -359,9 +362,12 @@ fn variant_index(e: &StoreError) -> usize {
         E::ImportInvalid { .. } => 57,
         E::SubjectNotFound(_) => 58,
         E::NotASubject { .. } => 59,
+        E::AuthorNotFound(_) => 60,
+        E::TrustNotFound(_) => 61,
+        E::TrustSelf(_) => 62,
     }
 }
-const STORE_VARIANTS: usize = 60;
+const STORE_VARIANTS: usize = 63;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

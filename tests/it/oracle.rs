@@ -1,6 +1,7 @@
 //! Owns the reference oracle: a deliberately naive model of SPEC §1 (participants, identities,
-//! items, derivations, grants, lifecycle, member removal, admission Eq. (1)) and of SPEC §6.3
-//! (items' subjects, consent to grants and its withdrawal) that the property and differential
+//! items, derivations, grants, lifecycle, member removal, admission Eq. (1)), of SPEC §6.2
+//! (item authors, trust delegations, the role of an item) and of SPEC §6.3 (items' subjects,
+//! consent to grants and its withdrawal) that the property and differential
 //! tests compare the store against.
 //!
 //! Nothing here calls admission, derivation, lifecycle or audience logic of `earshot-core` or
@@ -40,6 +41,26 @@ pub struct OItem {
     pub sources: Vec<String>,
     /// SPEC §6.3: the participants the item is about.
     pub subjects: BTreeSet<String>,
+    /// SPEC §6.2: whose words it carries (the owner for the owner's notes and for derived items).
+    pub author: String,
+}
+
+/// SPEC §6.2: `owner` trusts `participant`'s words while not revoked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OTrust {
+    pub id: String,
+    pub owner: String,
+    pub participant: String,
+    pub revoked: bool,
+}
+
+/// SPEC §6.2: an item's role and, for data, its author and every untrusted-authored item in its
+/// provenance (itself included), as (item, author).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ORole {
+    pub instruction: bool,
+    pub author: String,
+    pub untrusted: BTreeSet<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +132,8 @@ pub struct Oracle {
     pub items: Vec<OItem>,
     /// In creation order.
     pub grants: Vec<OGrant>,
+    /// Trust delegations (SPEC §6.2), in creation order.
+    pub trust: Vec<OTrust>,
     /// A deliberately broken rule (`faults.rs`); `None` for the reference oracle. Only the
     /// entry points below dispatch on it, so the reference rules themselves stay untouched.
     pub fault: Option<crate::faults::Fault>,
@@ -286,6 +309,47 @@ impl Oracle {
         self.admits_v(item, v, now_ms)
     }
 
+    /// SPEC §6.2: "its author is the owner or a participant the owner has explicitly delegated
+    /// authority to (a revocable, recorded delegation)".
+    pub fn author_trusted(&self, item: &OItem) -> bool {
+        item.author == item.owner
+            || self.trust.iter().any(|t| !t.revoked && t.owner == item.owner && t.participant == item.author)
+    }
+
+    /// SPEC §6.2: "a derived item is trusted only when every transitive source is".
+    pub fn trusted(&self, id: &str) -> bool {
+        self.item(id).is_some_and(|i| self.author_trusted(i) && i.sources.iter().all(|s| self.trusted(s)))
+    }
+
+    /// Every item of `id`'s provenance (itself and its transitive sources) whose author its
+    /// owner does not trust, as (item, author).
+    pub fn untrusted_in_provenance(&self, id: &str) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        let mut todo = vec![id.to_string()];
+        let mut seen = BTreeSet::new();
+        while let Some(x) = todo.pop() {
+            if !seen.insert(x.clone()) {
+                continue;
+            }
+            let Some(i) = self.item(&x) else { continue };
+            if !self.author_trusted(i) {
+                out.insert((i.id.clone(), i.author.clone()));
+            }
+            todo.extend(i.sources.iter().cloned());
+        }
+        out
+    }
+
+    /// The role of an item (SPEC §6.2), under the oracle's fault when one is set.
+    pub fn role(&self, id: &str) -> Option<ORole> {
+        let i = self.item(id)?;
+        let instruction = match self.fault {
+            Some(f) => crate::faults::trusted(self, f, id),
+            None => self.trusted(id),
+        };
+        Some(ORole { instruction, author: i.author.clone(), untrusted: self.untrusted_in_provenance(id) })
+    }
+
     /// Applies one write. Every refusal is decided before anything changes. `grant_id` names the
     /// grant a `Grant` or declassification creates (the store chooses grant ids).
     pub fn apply(&mut self, cmd: &Command, grant_id: &str) -> OResult {
@@ -332,6 +396,11 @@ impl Oracle {
                     return no("participant_not_found");
                 }
                 let subjects = self.named_subjects(&i.subjects, BTreeSet::new())?;
+                // SPEC §6.2: the author is a known participant; the owner when not given.
+                let author = i.author.clone().unwrap_or_else(|| i.owner.clone());
+                if !self.participants.contains(&author) {
+                    return no("author_not_found");
+                }
                 // Write-time binding: the origin decides, never the content.
                 let audience = match &i.origin {
                     OriginInput::Keyword(OriginKeyword::Public) => None,
@@ -348,6 +417,7 @@ impl Oracle {
                     state: State::Active,
                     sources: vec![],
                     subjects,
+                    author,
                 });
                 self.item_requests.insert(id.clone(), i.clone());
                 ok("created", vec![id])
@@ -385,6 +455,39 @@ impl Oracle {
             },
             Command::Consent { grant, subject } => self.decide_consent(grant, subject, true),
             Command::WithdrawConsent { grant, subject } => self.decide_consent(grant, subject, false),
+            Command::CreateTrust { trust, .. } => {
+                for p in [&trust.owner, &trust.participant] {
+                    if !self.participants.contains(p) {
+                        return no("participant_not_found");
+                    }
+                }
+                if trust.owner == trust.participant {
+                    return no("trust_self_delegation");
+                }
+                // reading: a live delegation between the same two is the request retried.
+                let live = self
+                    .trust
+                    .iter()
+                    .find(|t| !t.revoked && t.owner == trust.owner && t.participant == trust.participant);
+                if let Some(t) = live {
+                    return ok("exists", vec![t.id.clone()]);
+                }
+                self.trust.push(OTrust {
+                    id: grant_id.to_string(),
+                    owner: trust.owner.clone(),
+                    participant: trust.participant.clone(),
+                    revoked: false,
+                });
+                ok("created", vec![grant_id.to_string()])
+            }
+            Command::RevokeTrust { trust } => match self.trust.iter_mut().find(|t| &t.id == trust) {
+                None => no("trust_not_found"),
+                Some(t) if t.revoked => no("already_revoked"),
+                Some(t) => {
+                    t.revoked = true;
+                    ok("revoked", vec![trust.clone()])
+                }
+            },
             // Devices (SPEC §2) have their own reference in `devices_reference.rs`.
             _ => no("not_modelled_here"),
         }
@@ -398,6 +501,11 @@ impl Oracle {
         }
         if self.items.iter().any(|i| i.owner == id) {
             return no("participant_owns_items");
+        }
+        // reading (SPEC §6.2): records that name it as an author or in a delegation keep it.
+        if self.items.iter().any(|i| i.author == id) || self.trust.iter().any(|t| t.owner == id || t.participant == id)
+        {
+            return no("participant_in_use");
         }
         self.participants.remove(id);
         self.participant_requests.remove(id);
@@ -580,6 +688,8 @@ impl Oracle {
                     state,
                     sources: r.sources.clone(),
                     subjects,
+                    // SPEC §6.2: a derived item is the owner's agent's words.
+                    author: r.owner.clone(),
                 });
                 ok(outcome, vec![id])
             }
@@ -628,6 +738,7 @@ impl Oracle {
                         state: State::Active,
                         sources,
                         subjects,
+                        author: r.owner.clone(),
                     });
                 }
                 ok("created", ids)

@@ -546,6 +546,7 @@ impl Harness {
                         Origin::OwnerPrivate => OriginInput::Keyword(OriginKeyword::OwnerPrivate),
                         Origin::Viewers(ev) => OriginInput::Viewers(viewers(ev)),
                     },
+                    author: None,
                 })
             }
             Step::Life { item, action, by } => {
@@ -1218,6 +1219,7 @@ fn the_oracle_mirrors_the_spec_examples() {
         content: None,
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+        author: None,
     };
     o.apply(&Command::CreateItem(item), "").unwrap_or_else(|e| panic!("{e:?}"));
     for (g, m) in [("g1", "bob"), ("g2", "cat")] {

@@ -72,6 +72,7 @@ fn record(store: &StoreHandle, items: &[GenItem]) -> Result<(), String> {
             content: Some(it.words.join(" ")),
             attributes: None,
             origin: origin(it.admissible)?,
+            author: None,
         };
         store.write(Command::CreateItem(item)).map_err(|e| e.to_string())?;
     }

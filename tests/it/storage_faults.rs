@@ -48,6 +48,7 @@ fn item(id: &str) -> Command {
         content: Some(format!("content of {id}")),
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+        author: None,
     })
 }
 

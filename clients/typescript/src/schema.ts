@@ -1018,6 +1018,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stores/{store}/trust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List trust delegations
+         * @description In creation order, filtered by `owner`, `participant` and `live`. Needs the `admin` scope on the store. One page is read at one snapshot and looks at no more than 10,000 records: a filtered page may hold fewer than `limit` results and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
+         */
+        get: operations["listTrust"];
+        put?: never;
+        /**
+         * Delegate trust to a participant
+         * @description SPEC §6.2: the owner trusts the participant's words: the participant's items in the owner's memory (and what is derived only from trusted items) are `instruction`s from the next revision. A revision like any write; the issuer is the authenticated caller. A live delegation between the same two already there is answered (`outcome` `exists`, its id) and nothing is written. Needs the `admin` scope on the store.
+         */
+        post: operations["createTrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}/trust/{trust}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Trust delegation id. */
+                trust: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a trust delegation
+         * @description At the latest revision. Needs the `admin` scope on the store.
+         */
+        get: operations["getTrust"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a trust delegation
+         * @description From the next revision the participant's items in the owner's memory, and everything derived from them, are `data`. Needs the `admin` scope on the store.
+         */
+        delete: operations["revokeTrust"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1138,6 +1194,8 @@ export interface components {
             origin: components["schemas"]["Origin"];
             /** @description The participants the item is about (SPEC §6.3), each a participant of the store (else `subject_not_found`). A grant on an item with subjects other than its owner admits nothing until each of them consents. */
             subjects?: components["schemas"]["Id"][];
+            /** @description SPEC §6.2: the participant whose words the item carries (e.g. the sender of an email); a known participant, else 404 `author_not_found`. Default: the owner (the owner's own note). */
+            author?: components["schemas"]["Id"] | null;
         };
         LifecycleRequest: {
             action: components["schemas"]["Action"];
@@ -1287,6 +1345,14 @@ export interface components {
             blocked_by?: components["schemas"]["BlockedBy"];
             /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level decision is then never an admission or allow (reason `denied_historical_revision`); the decision as it was at `revision` is kept here, for audit and explanation only. */
             historical?: components["schemas"]["Decision"];
+            /** @description SPEC §6.2, on every admitted answer (absent on a denial). */
+            role?: components["schemas"]["Role"];
+            /** @description For data: the item's author (a derived item's author is its owner). */
+            author?: string;
+            /** @description For data: why. */
+            data_reason?: components["schemas"]["DataReason"];
+            /** @description For data made so by a transitive source. */
+            untrusted_source?: components["schemas"]["UntrustedSource"];
         };
         CheckResponse: {
             item: string;
@@ -1402,6 +1468,14 @@ export interface components {
             token: components["schemas"]["Token"];
             /** @description The participants the item is about (SPEC §6.3), sorted; absent when none. */
             subjects?: string[];
+            /** @description The participant whose words the item carries (SPEC §6.2): the owner unless the create named another; a derived item's is its owner. */
+            author: string;
+            /** @description The item's role at this revision (SPEC §6.2). */
+            role: components["schemas"]["Role"];
+            /** @description For data: why. */
+            data_reason?: components["schemas"]["DataReason"];
+            /** @description For data made so by a transitive source. */
+            untrusted_source?: components["schemas"]["UntrustedSource"];
         };
         ExpandResponse: {
             item: string;
@@ -1432,7 +1506,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1482,6 +1556,14 @@ export interface components {
             grant?: string;
             /** @description The content; in the assembling response only, never in the sealed record. */
             content?: string;
+            /** @description SPEC §6.2: the item's role at the attempt's snapshot (absent only in contexts sealed before roles existed). */
+            role?: components["schemas"]["Role"];
+            /** @description For data: the item's author (a derived item's author is its owner). */
+            author?: string;
+            /** @description For data: why. */
+            data_reason?: components["schemas"]["DataReason"];
+            /** @description For data made so by a transitive source. */
+            untrusted_source?: components["schemas"]["UntrustedSource"];
         };
         /** @description The exact context of one attempt, sealed when assembled. */
         SealedContext: {
@@ -1676,7 +1758,7 @@ export interface components {
             token: components["schemas"]["Token"];
             /** Format: date-time */
             committed_at: string;
-            /** @description `kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created, item_lifecycle, item_derived, grant_created, grant_revoked, consent_given, consent_withdrawn, schema_put, device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed; the other fields name what it touched (`item`, `grant`, `participant`, `subject`, `device`, `edge`, `capability`, `issuer`, `by`, `owner`, `sources`) and `ids` what it created or changed. */
+            /** @description `kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created, item_lifecycle, item_derived, grant_created, grant_revoked, consent_given, consent_withdrawn, schema_put, device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed, trust_created, trust_revoked; the other fields name what it touched (`item`, `grant`, `participant`, `subject`, `device`, `edge`, `capability`, `trust`, `issuer`, `by`, `owner`, `sources`) and `ids` what it created or changed. */
             change: {
                 kind: string;
                 outcome: string;
@@ -2044,6 +2126,55 @@ export interface components {
         NewConsent: {
             /** @description A subject of the grant's item other than its owner (else `not_a_subject`). */
             subject: components["schemas"]["Id"];
+        };
+        /**
+         * @description SPEC §6.2: `instruction` when the item's author is its owner or a participant the owner trusts (a live trust delegation) and every transitive source is trusted too; otherwise `data`: to be read, never obeyed.
+         * @enum {string}
+         */
+        Role: "instruction" | "data";
+        /**
+         * @description Why an item is data: its own author is not trusted by its owner; a transitive source's author is not (named by `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
+         * @enum {string}
+         */
+        DataReason: "untrusted_author" | "untrusted_source" | "provenance_incomplete";
+        /** @description The transitive source that made a derived item data, and its untrusted author (the first met in a depth-first walk of the sources in their recorded order). */
+        UntrustedSource: {
+            item: string;
+            author: string;
+        };
+        NewTrust: {
+            /** @description The owner whose memory trusts the participant's words. */
+            owner: components["schemas"]["Id"];
+            /** @description The participant trusted; not the owner itself. */
+            participant: components["schemas"]["Id"];
+            /** @description Free text, at most 1024 bytes. */
+            reason?: string | null;
+        };
+        /** @description A trust delegation (SPEC §6.2). */
+        TrustView: {
+            id: string;
+            owner: string;
+            participant: string;
+            /** @description The authenticated caller that recorded it. */
+            issuer: string;
+            reason?: string;
+            created_at: components["schemas"]["Timestamp"];
+            created_revision: number;
+            revoked: boolean;
+            revoked_at?: components["schemas"]["Timestamp"];
+            /** @description The revision from which the delegation no longer counts. */
+            revoked_revision?: number;
+        };
+        /** @description Trust delegations in creation order. */
+        TrustPage: {
+            results: components["schemas"]["TrustView"][];
+            /** @description Present when more elements remain: pass it as `cursor` for the next page. */
+            next_cursor?: string;
+            /** @description The revision every page element was read at. */
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description The newest revision, when `revision` is older (an `at_exact` read). */
+            latest_revision?: number;
         };
     };
     responses: never;
@@ -3044,7 +3175,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found: `subject_not_found`, `participant_not_found`, `store_not_found`. */
+            /** @description Not found: `author_not_found`, `subject_not_found`, `participant_not_found`, `store_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7042,6 +7173,426 @@ export interface operations {
                 };
             };
             /** @description Conflict: `grant_already_revoked`, `write_conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `anonymous_participant`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTrust: {
+        parameters: {
+            query?: {
+                /** @description Only this owner's delegations. */
+                owner?: string;
+                /** @description Only delegations to this participant. */
+                participant?: string;
+                /** @description `true`: only live delegations; `false`: only revoked ones. */
+                live?: "true" | "false";
+                /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */
+                cursor?: string;
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustPage"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_cursor`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `consistency_timeout`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this write safe: the first request under a key that writes records the key, the fingerprint of the request (the route, its path parameters and body, and the authenticated caller) and its answer in the same revision as the write, durably, for 24 hours. A retry with the same key and the same request answers the recorded outcome (the same `ids`, `revision` and `token`) without writing; the same key with another request is refused with 422 `idempotency_key_reused`. A write that changes nothing (a denied or uncounted use, a grant answering `exists`, a suppressed derivation) and a refused write record nothing, so their retry runs again. Keys are per store; 1 to 255 visible ASCII characters (a UUID is a good key); anything else, or the header twice, is 400 `invalid_idempotency_key`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Store id. */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewTrust"];
+            };
+        };
+        responses: {
+            /** @description A live delegation between the two already exists (`outcome` `exists`, its id); nothing written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteOutcome"];
+                };
+            };
+            /** @description Recorded (`outcome` `created`, `ids` holds the delegation's id). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteOutcome"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `malformed_json`, `invalid_request`, `invalid_id`, `limit_exceeded`, `invalid_idempotency_key`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `participant_not_found`, `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `write_conflict` (another writer committed first; not applied, safe to retry). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload too large: `body_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `trust_self_delegation`, `anonymous_participant`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: `insufficient_storage` (the disk is below the free-space reserve; nothing was written). */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Trust delegation id. */
+                trust: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delegation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustView"];
+                };
+            };
+            /** @description Bad request: `invalid_path`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `trust_not_found`, `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (the item's content could not be read because the database is being reopened). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeTrust: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this write safe: the first request under a key that writes records the key, the fingerprint of the request (the route, its path parameters and body, and the authenticated caller) and its answer in the same revision as the write, durably, for 24 hours. A retry with the same key and the same request answers the recorded outcome (the same `ids`, `revision` and `token`) without writing; the same key with another request is refused with 422 `idempotency_key_reused`. A write that changes nothing (a denied or uncounted use, a grant answering `exists`, a suppressed derivation) and a refused write record nothing, so their retry runs again. Keys are per store; 1 to 255 visible ASCII characters (a UUID is a good key); anything else, or the header twice, is 400 `invalid_idempotency_key`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Store id. */
+                store: string;
+                /** @description Trust delegation id. */
+                trust: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (`outcome` is `revoked`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteOutcome"];
+                };
+            };
+            /** @description Bad request: `invalid_path`, `invalid_id`, `invalid_idempotency_key`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated: `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `trust_not_found`, `store_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `already_revoked`; `write_conflict` (another writer committed first; not applied, safe to retry). */
             409: {
                 headers: {
                     [name: string]: unknown;

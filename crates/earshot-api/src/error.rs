@@ -87,7 +87,9 @@ impl From<StoreError> for ApiError {
             | E::SourceNotFound(_)
             | E::GrantNotFound(_)
             | E::SubjectNotFound(_)
-            | E::AttemptNotFound(_) => StatusCode::NOT_FOUND,
+            | E::AttemptNotFound(_)
+            | E::AuthorNotFound(_)
+            | E::TrustNotFound(_) => StatusCode::NOT_FOUND,
             E::SchemaInvalid(_)
             | E::UnknownRelation(_)
             | E::CapabilityNotWithinParent(_)
@@ -123,7 +125,8 @@ impl From<StoreError> for ApiError {
             | E::SourceOwnerMismatch { .. }
             | E::PartitionMixedAudiences { .. }
             | E::IdempotencyKeyReused(_)
-            | E::ImportInvalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            | E::ImportInvalid { .. }
+            | E::TrustSelf(_) => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
             E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } | E::StorageUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE

@@ -15,6 +15,7 @@ mod reads;
 pub mod requests;
 pub mod server;
 mod transfer;
+mod trust;
 mod watch;
 mod writes;
 
@@ -144,6 +145,12 @@ pub fn routes() -> Vec<RouteSpec> {
         route("/v1/stores/{store}/grants/{grant}", REMOVE, delete(writes::revoke_grant)),
         route("/v1/stores/{store}/grants/{grant}/consents", WRITE, post(writes::consent)),
         route("/v1/stores/{store}/grants/{grant}/consents/{subject}", REMOVE, delete(writes::withdraw_consent)),
+        route("/v1/stores/{store}/trust", LIST_WRITE, get(trust::list).post(trust::create)),
+        route(
+            "/v1/stores/{store}/trust/{trust}",
+            &[("get", Access::Admin), ("delete", Access::Admin)],
+            get(trust::read).delete(trust::revoke),
+        ),
         route("/v1/stores/{store}/check", QUERY, post(reads::check)),
         route("/v1/stores/{store}/check/bulk", QUERY, post(reads::check_bulk)),
         route("/v1/stores/{store}/lookup", QUERY, post(reads::lookup)),

@@ -33,7 +33,7 @@ use crate::AppState;
 type StorePath = Result<Path<String>, PathRejection>;
 type StoreAndId = Result<Path<(String, String)>, PathRejection>;
 type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
-type Listed<T> = ApiResult<Json<AtRevision<Page<T>>>>;
+pub(crate) type Listed<T> = ApiResult<Json<AtRevision<Page<T>>>>;
 
 /// Most query parameters a list request may carry (filters, paging, consistency).
 const MAX_QUERY_PARAMS: usize = 16;
@@ -143,6 +143,17 @@ pub async fn grants(
     q: RawQuery,
 ) -> Listed<earshot_store::model::GrantView> {
     list(&st, &p, path, Scope::Admin, q, |s, f: &GrantFilter, pg, now| s.list_grants(f, pg, now)).await
+}
+
+/// `GET /trust` (see `crate::trust`).
+pub(crate) async fn trust(
+    State(st): State<AppState>,
+    Extension(p): Extension<Principal>,
+    path: StorePath,
+    q: RawQuery,
+) -> Listed<earshot_store::model::TrustView> {
+    let read = |s: &Snapshot, f: &earshot_store::model::TrustFilter, pg: &Paging, _| s.list_trust(f, pg);
+    list(&st, &p, path, Scope::Admin, q, read).await
 }
 
 pub async fn devices(

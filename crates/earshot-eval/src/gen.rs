@@ -305,6 +305,7 @@ impl Builder<'_> {
             superseded_by: None,
             created_rev: 2,
             created_at_ms: 0,
+            author: None,
         });
         *self.seq += 1;
         self.contents.insert(name.clone(), text);

@@ -26,6 +26,7 @@ use crate::memory::durable::{
 use crate::memory::graph::Provenance;
 use crate::memory::model::{NewParticipant, Outcome, ParticipantKind};
 use crate::memory::snapshot::MemorySnapshot;
+use crate::memory::trust::TrustRecord;
 use crate::model::{Command, WriteOutcome};
 
 /// The composed snapshot is the kernel's state: memory and devices records project into it, and
@@ -163,9 +164,9 @@ impl Snapshot {
         let not_a_device = |pid| !self.dev.devices.contains_key(&pid);
         let out = match cmd {
             Command::CreateParticipant(p) => a.create_participant(p, &not_a_device).map(from_memory),
-            Command::RemoveParticipant { id } => {
-                a.remove_participant(&id, &|pid| self.dev.role_of(pid)).map(from_memory)
-            }
+            Command::RemoveParticipant { id } => a
+                .remove_participant(&id, &|pid| self.dev.role_of(pid).or_else(|| self.mem.trust.role_of(pid)))
+                .map(from_memory),
             Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
             Command::CreateItem(i) => create_item(&mut a, &mut idem, &mut idem_dirty, i),
             Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),
@@ -174,6 +175,8 @@ impl Snapshot {
             Command::RevokeGrant { grant } => a.revoke_grant(&grant).map(from_memory),
             Command::Consent { grant, subject } => a.decide_consent(&grant, &subject, true).map(from_memory),
             Command::WithdrawConsent { grant, subject } => a.decide_consent(&grant, &subject, false).map(from_memory),
+            Command::CreateTrust { trust, issuer } => a.create_trust(trust, &issuer).map(from_memory),
+            Command::RevokeTrust { trust } => a.revoke_trust(&trust).map(from_memory),
             Command::PutSchema(s) => device_write(&mut a, d, dd, |w| w.put_schema(&s.schema)),
             Command::CreateDevice(new) => create_device(&mut a, d, dd, new),
             Command::CreateRelation(r) => device_write(&mut a, d, dd, |w| w.create_relation(r)),
@@ -365,6 +368,8 @@ pub struct Records {
     pub grants: Vec<GrantRecord>,
     pub devices: DeviceRecords,
     pub idempotency: IdempotencyRecords,
+    /// Trust delegations (SPEC §6.2).
+    pub trust: Vec<TrustRecord>,
 }
 
 impl Records {
@@ -403,6 +408,7 @@ impl Records {
             items: &self.items,
             contents: &self.contents,
             grants: &self.grants,
+            trust: &self.trust,
         }
     }
 
@@ -414,6 +420,7 @@ impl Records {
             items: &mut self.items,
             contents: &mut self.contents,
             grants: &mut self.grants,
+            trust: &mut self.trust,
         }
     }
 }
@@ -479,6 +486,10 @@ fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
         Command::WithdrawConsent { grant, subject } => {
             json!({"kind": "consent_withdrawn", "grant": grant, "subject": subject})
         }
+        Command::CreateTrust { trust, issuer } => json!({
+            "kind": "trust_created", "owner": trust.owner, "participant": trust.participant, "issuer": issuer
+        }),
+        Command::RevokeTrust { trust } => json!({"kind": "trust_revoked", "trust": trust}),
         Command::PutSchema(_) => json!({"kind": "schema_put"}),
         Command::CreateDevice(d) => json!({"kind": "device_created", "device": d.id, "owner": d.owner}),
         Command::CreateRelation(r) => json!({

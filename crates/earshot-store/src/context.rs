@@ -230,7 +230,15 @@ impl StoreHandle {
                 reason: r.decision.reason.as_str().into(),
                 grant,
                 content: None,
+                role: None,
+                author: None,
+                data_reason: None,
+                untrusted_source: None,
             });
+            // SPEC §6.2: every context item carries its role, decided at the attempt's snapshot.
+            if let Some(item) = items.last_mut() {
+                item.set_role(snap.role_view(r.iid));
+            }
         }
         let searched = if req.owners.is_empty() {
             a.resolved.owner.map(|o| vec![snap.part_name(o).to_string()]).unwrap_or_default()

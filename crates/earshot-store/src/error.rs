@@ -142,6 +142,14 @@ pub enum StoreError {
     /// of it was kept.
     #[error("the import was refused at line {line}: {message}")]
     ImportInvalid { line: u64, message: String },
+    /// An item create names an `author` that is not a participant of the store.
+    #[error("author `{0}` is not a participant of the store")]
+    AuthorNotFound(String),
+    #[error("trust delegation `{0}` does not exist")]
+    TrustNotFound(String),
+    /// An owner trusts its own words by definition; a delegation to itself is refused.
+    #[error("`{0}` cannot delegate trust to itself")]
+    TrustSelf(String),
 }
 
 /// Marks a `StoreError::StorageUnavailable` reason as the shared datastore's (see
@@ -217,6 +225,9 @@ impl StoreError {
             E::InvalidIdempotencyKey => "invalid_idempotency_key",
             E::IdempotencyKeyReused(_) => "idempotency_key_reused",
             E::ImportInvalid { .. } => "import_invalid",
+            E::AuthorNotFound(_) => "author_not_found",
+            E::TrustNotFound(_) => "trust_not_found",
+            E::TrustSelf(_) => "trust_self_delegation",
         }
     }
 

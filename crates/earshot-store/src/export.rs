@@ -13,7 +13,8 @@
 //!
 //! Kinds (key prefix → kind): `p/` participant, `x/` identity (key `transport\0identifier`),
 //! `a/` audience, `i/` item, `c/` content, `g/` grant, `s` schema (key `""`), `d/` device,
-//! `r/` relation, `k/` capability, `u/` use, `q/` idempotency_key, `h/` item_digest. Every exported key
+//! `r/` relation, `k/` capability, `u/` use, `q/` idempotency_key, `h/` item_digest, `w/` trust
+//! (a trust delegation, SPEC §6.2). Every exported key
 //! is an identifier, so keys are JSON strings; no binary key is exported.
 //!
 //! Left out, on purpose: the revision log (`l/`) and sealed contexts (`t/`). The log is how
@@ -75,7 +76,7 @@ pub const IMPORT_CHUNK: usize = 10_000;
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Record kinds by key prefix. The schema record's key is the single byte `s`.
-const KINDS: [(u8, &str); 13] = [
+const KINDS: [(u8, &str); 14] = [
     (b'a', "audience"),
     (b'c', "content"),
     (b'd', "device"),
@@ -88,6 +89,7 @@ const KINDS: [(u8, &str); 13] = [
     (b'r', "relation"),
     (b's', "schema"),
     (b'u', "use"),
+    (b'w', "trust"),
     (b'x', "identity"),
 ];
 
@@ -547,6 +549,7 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     canonical.extend(records.audiences.iter().map(|r| key(b'a', &r.digest)));
     canonical.extend(records.items.iter().map(|r| key(b'i', &r.id)));
     canonical.extend(records.grants.iter().map(|r| key(b'g', &r.id)));
+    canonical.extend(records.trust.iter().map(|r| key(b'w', &r.id)));
     if records.devices.schema.is_some() {
         canonical.push(b"s".to_vec());
     }
@@ -579,6 +582,9 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     }
     if let Some(g) = records.grants.iter().find(|g| g.created_rev > revision) {
         return Err(after("grant", &g.id, g.created_rev));
+    }
+    if let Some(t) = records.trust.iter().find(|t| t.created_rev > revision || t.revoked_rev > Some(revision)) {
+        return Err(after("trust delegation", &t.id, t.created_rev.max(t.revoked_rev.unwrap_or(0))));
     }
     if let Some(e) = records.devices.edges.iter().find(|e| e.created_rev > revision) {
         return Err(after("relation", &e.id, e.created_rev));

@@ -507,6 +507,28 @@ impl Snapshot {
 
     /// `GET /grants`, in creation order. Indexed: `item` (the item's grants), `member` (the
     /// grant postings of the audiences listing the member); `status` alone scans.
+    /// `GET /trust` (SPEC §6.2), in creation order; the filters scan from the cursor (trust
+    /// delegations are few).
+    pub fn list_trust(
+        &self,
+        f: &crate::memory::trust::TrustFilter,
+        paging: &Paging,
+    ) -> Result<Page<crate::memory::trust::TrustView>> {
+        let pager = Pager::new("trust", self.store(), paging)?;
+        let owner = filter_pid(self, "owner", f.owner.as_ref())?;
+        let participant = filter_pid(self, "participant", f.participant.as_ref())?;
+        if owner == Some(None) || participant == Some(None) {
+            return Ok(pager.finish(Vec::new()));
+        }
+        let (owner, participant) = (owner.flatten(), participant.flatten());
+        let keep = |t: &&crate::memory::trust::TrustRec| {
+            owner.is_none_or(|o| t.owner == o)
+                && participant.is_none_or(|p| t.participant == p)
+                && f.live.is_none_or(|live| live == t.revoked.is_none())
+        };
+        Ok(walk(&pager, self.trust.dels.len(), |i| self.trust.get(i), keep, |t| self.trust_view_of(t)))
+    }
+
     pub fn list_grants(&self, f: &GrantFilter, paging: &Paging, now_ms: i64) -> Result<Page<GrantView>> {
         let pager = Pager::new("grants", self.store(), paging)?;
         let member = filter_pid(self, "member", f.member.as_ref())?;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::devices::model::{AuthorizeRequest, AuthorizeView, NewCapability, NewDevice, NewRelation, SchemaInput};
 pub use crate::memory::model::*;
+pub use crate::memory::trust::{NewTrust, RoleView, TrustFilter, TrustView, UntrustedSource};
 
 /// A write as the writer applies it. `issuer` is the authenticated caller, filled in by the API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +43,14 @@ pub enum Command {
     WithdrawConsent {
         grant: String,
         subject: String,
+    },
+    /// SPEC §6.2: `issuer` is the authenticated caller.
+    CreateTrust {
+        trust: NewTrust,
+        issuer: String,
+    },
+    RevokeTrust {
+        trust: String,
     },
     PutSchema(SchemaInput),
     CreateDevice(NewDevice),

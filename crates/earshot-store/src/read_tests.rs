@@ -264,6 +264,7 @@ impl World {
                     content: Some("c".into()),
                     attributes: None,
                     origin,
+                    author: None,
                 })
             }
             3 | 4 => {
@@ -720,6 +721,7 @@ fn only_a_participant_without_items_can_be_removed() {
         content: None,
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
+        author: None,
     }));
     let err = w.store.write(Command::RemoveParticipant { id: "p0".into() }).unwrap_err();
     assert_eq!(err.code(), "participant_owns_items");
@@ -740,6 +742,7 @@ fn a_suppress_disposition_writes_nothing_and_says_so() {
         content: None,
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::Public),
+        author: None,
     }));
     let before = w.store.latest().revision();
     let request = DeriveRequest {

@@ -117,6 +117,9 @@ struct Step {
     dependents: Option<String>,
     chain: Option<String>,
     context: Option<ContextStep>,
+    // Origin-bound integrity (SPEC §6.2).
+    trust: Option<TrustStep>,
+    revoke_trust: Option<String>,
     // Expectations.
     expect: Option<serde_yaml::Value>,
     expect_error: Option<ErrorExpect>,
@@ -142,6 +145,8 @@ struct ItemStep {
     attributes: Option<Value>,
     /// The participants the item is about (SPEC §6.3).
     subjects: Option<Vec<String>>,
+    /// Whose words the item carries (SPEC §6.2); the owner when absent.
+    author: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -150,6 +155,18 @@ struct ConsentStep {
     /// A grant alias (from an earlier `as`) or a grant id.
     grant: String,
     subject: String,
+}
+
+/// `trust`: the owner delegates authority to a participant (SPEC §6.2); `as` names the
+/// delegation for a later `revoke_trust` (the same alias space as grants).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustStep {
+    owner: String,
+    participant: String,
+    reason: Option<String>,
+    #[serde(rename = "as")]
+    alias: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -263,6 +280,36 @@ struct CheckFull {
     basis: Option<String>,
     grant: Option<String>,
     blocked_by: Option<BlockedSpec>,
+    /// SPEC §6.2: `instruction` or `data`.
+    role: Option<String>,
+    /// For data: the item's author.
+    author: Option<String>,
+    /// For data made so by a source: that source and its author.
+    untrusted_source: Option<UntrustedSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UntrustedSpec {
+    item: String,
+    author: String,
+}
+
+/// A context's expectation: the item ids in order, or each with its role (SPEC §6.2).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ContextExpect {
+    Ids(Vec<String>),
+    Full(Vec<ContextItemExpect>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextItemExpect {
+    item: String,
+    role: Option<String>,
+    author: Option<String>,
+    untrusted_source: Option<UntrustedSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -340,6 +387,8 @@ enum Action<'a> {
     Request(&'a RequestStep),
     Device(devices::DeviceAction<'a>),
     Context(&'a ContextStep),
+    Trust(&'a TrustStep),
+    RevokeTrust(&'a str),
 }
 
 impl Step {
@@ -397,6 +446,12 @@ impl Step {
         if let Some(v) = &self.context {
             found.push(Action::Context(v));
         }
+        if let Some(v) = &self.trust {
+            found.push(Action::Trust(v));
+        }
+        if let Some(v) = &self.revoke_trust {
+            found.push(Action::RevokeTrust(v));
+        }
         if found.len() != 1 {
             return Err(format!("a step needs exactly one action, found {}", found.len()));
         }
@@ -440,8 +495,37 @@ impl Action<'_> {
             Action::Request(r) => format!("request {} {}", r.method, r.path),
             Action::Device(d) => d.label(),
             Action::Context(c) => format!("context `{}` in {}", c.query, container_label(&c.container)),
+            Action::Trust(t) => format!("trust {} -> {}", t.owner, t.participant),
+            Action::RevokeTrust(t) => format!("revoke_trust {t}"),
         }
     }
+}
+
+/// Compares the role of a decision or context item with what a step expects (SPEC §6.2).
+fn compare_role(
+    role: Option<&str>,
+    author: Option<&str>,
+    source: Option<&UntrustedSpec>,
+    got: &Value,
+) -> Result<(), String> {
+    let field = |k: &str| got.get(k).and_then(Value::as_str);
+    if let Some(r) = role {
+        if field("role") != Some(r) {
+            return Err(format!("expected role {r}"));
+        }
+    }
+    if let Some(a) = author {
+        if field("author") != Some(a) {
+            return Err(format!("expected author {a}"));
+        }
+    }
+    if let Some(s) = source {
+        let want = json!({ "item": s.item, "author": s.author });
+        if got.get("untrusted_source") != Some(&want) {
+            return Err(format!("expected untrusted_source {want}"));
+        }
+    }
+    Ok(())
 }
 
 fn container_label(c: &ContainerRef) -> String {
@@ -666,6 +750,7 @@ impl<'a, T: Target> Runner<'a, T> {
                 insert_some(&mut m, "content", &i.content);
                 insert_some(&mut m, "attributes", &i.attributes);
                 insert_some(&mut m, "subjects", &i.subjects);
+                insert_some(&mut m, "author", &i.author);
                 let origin = match &i.origin {
                     OriginSpec::List(ps) => json!({ "participants": ps }),
                     OriginSpec::Other(o) => serde_json::to_value(o).unwrap_or(Value::Null),
@@ -701,6 +786,20 @@ impl<'a, T: Target> Runner<'a, T> {
                     let path = Self::store_path(&format!("grants/{id}/consents/{}", c.subject));
                     self.send("DELETE", &path, None, err).await.map(drop)
                 }
+            }
+            Action::Trust(t) => {
+                writes_only("trust")?;
+                let mut m = Map::new();
+                m.insert("owner".into(), json!(t.owner));
+                m.insert("participant".into(), json!(t.participant));
+                insert_some(&mut m, "reason", &t.reason);
+                let resp = self.send("POST", &Self::store_path("trust"), Some(Value::Object(m)), err).await?;
+                self.remember_grant(t.alias.as_deref(), resp.as_ref())
+            }
+            Action::RevokeTrust(alias) => {
+                writes_only("revoke_trust")?;
+                let id = self.aliases.get(*alias).cloned().unwrap_or_else(|| alias.to_string());
+                self.send("DELETE", &Self::store_path(&format!("trust/{id}")), None, err).await.map(drop)
             }
             Action::Lifecycle(l) => {
                 writes_only("lifecycle")?;
@@ -836,6 +935,20 @@ impl<'a, T: Target> Runner<'a, T> {
         if !coherent {
             return fail("incoherent decision (reason, admitted, basis and grant disagree)".into());
         }
+        // SPEC §6.2: an admitted answer carries its role, data with its author; a denial none.
+        let role = got.get("role").and_then(Value::as_str);
+        let author = got.get("author").and_then(Value::as_str);
+        let role_coherent = match (admitted, role) {
+            (Some(true), Some("instruction")) => author.is_none() && got.get("untrusted_source").is_none(),
+            (Some(true), Some("data")) => author.is_some() && got.get("data_reason").is_some(),
+            (Some(false), None) => author.is_none(),
+            _ => false,
+        };
+        if !role_coherent {
+            return fail(
+                "incoherent role (an admitted answer carries `role`, data its `author`, a denial neither)".into(),
+            );
+        }
         if got.get("item").and_then(Value::as_str) != Some(item) {
             return fail("decision names another item".into());
         }
@@ -867,7 +980,7 @@ impl<'a, T: Target> Runner<'a, T> {
                 return fail(format!("expected blocked_by {want}"));
             }
         }
-        Ok(())
+        compare_role(full.role.as_deref(), full.author.as_deref(), full.untrusted_source.as_ref(), got).or_else(fail)
     }
 
     async fn check(&self, c: &CheckStep, expect: Option<&serde_yaml::Value>, err: Option<&ErrorExpect>) -> StepResult {
@@ -991,26 +1104,42 @@ impl<'a, T: Target> Runner<'a, T> {
         let ids: Vec<String> =
             items.iter().map(|i| i.get("item").and_then(Value::as_str).unwrap_or("").to_string()).collect();
         let e = expect.ok_or("a context needs `expect: [item ids in context order]`")?;
-        let want: Vec<String> = from_yaml(e, "list of item ids")?;
-        if ids != want {
-            return Err(format!("expected {want:?}, got {ids:?} ({resp})"));
+        let want: ContextExpect = from_yaml(e, "list of item ids, or of {item, role, author, untrusted_source}")?;
+        let want_ids: Vec<String> = match &want {
+            ContextExpect::Ids(v) => v.clone(),
+            ContextExpect::Full(v) => v.iter().map(|i| i.item.clone()).collect(),
+        };
+        if ids != want_ids {
+            return Err(format!("expected {want_ids:?}, got {ids:?} ({resp})"));
         }
-        // Every item of the context passes a check under the same attempt.
-        for item in &ids {
+        if let ContextExpect::Full(v) = &want {
+            for (w, got) in v.iter().zip(items) {
+                compare_role(w.role.as_deref(), w.author.as_deref(), w.untrusted_source.as_ref(), got)
+                    .map_err(|why| format!("context item {}: {why}; got {got}", w.item))?;
+            }
+        }
+        // Every item of the context passes a check under the same attempt, with the same role.
+        for (item, got) in ids.iter().zip(items) {
             let body = json!({ "item": item, "attempt": id });
             let (status, d) = self.app.call("POST", &Self::store_path("check"), Some(body)).await;
             if !status.is_success() || d.get("admitted") != Some(&json!(true)) {
                 return Err(format!("the context holds {item} but a check under its attempt says {status} {d}"));
             }
+            if got.get("role").is_none() || d.get("role") != got.get("role") || d.get("author") != got.get("author") {
+                return Err(format!("context item {item} has another role than its check: {got} vs {d}"));
+            }
         }
         let (status, back) = self.app.call("GET", &Self::store_path(&format!("attempts/{id}")), None).await;
-        let sealed: Vec<&str> = back
-            .pointer("/context/items")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|i| i.get("item").and_then(Value::as_str)).collect())
-            .unwrap_or_default();
+        let sealed_items = back.pointer("/context/items").and_then(Value::as_array).cloned().unwrap_or_default();
+        let sealed: Vec<&str> = sealed_items.iter().filter_map(|i| i.get("item").and_then(Value::as_str)).collect();
         if !status.is_success() || sealed != ids.iter().map(String::as_str).collect::<Vec<_>>() {
             return Err(format!("the attempt's readback does not hold the sealed context: {status} {back}"));
+        }
+        // The sealed record keeps each item's role for audit.
+        let roles =
+            |v: &[Value]| v.iter().map(|i| (i.get("role").cloned(), i.get("author").cloned())).collect::<Vec<_>>();
+        if roles(&sealed_items) != roles(items) {
+            return Err(format!("the sealed context's roles differ from the response's: {back}"));
         }
         Ok(())
     }

@@ -39,6 +39,7 @@ from .container_resolution_reason import ContainerResolutionReason
 from .context_candidate import ContextCandidate
 from .context_item import ContextItem
 from .context_request import ContextRequest
+from .data_reason import DataReason
 from .decision import Decision
 from .dependents_response import DependentsResponse
 from .derive_request import DeriveRequest
@@ -79,6 +80,8 @@ from .list_identities_consistency import ListIdentitiesConsistency
 from .list_items_consistency import ListItemsConsistency
 from .list_participants_consistency import ListParticipantsConsistency
 from .list_relations_consistency import ListRelationsConsistency
+from .list_trust_consistency import ListTrustConsistency
+from .list_trust_live import ListTrustLive
 from .lookup_request import LookupRequest
 from .lookup_response import LookupResponse
 from .new_capability import NewCapability
@@ -90,6 +93,7 @@ from .new_item import NewItem
 from .new_participant import NewParticipant
 from .new_relation import NewRelation
 from .new_store import NewStore
+from .new_trust import NewTrust
 from .object_ref import ObjectRef
 from .object_ref_type import ObjectRefType
 from .openapi_response_200 import OpenapiResponse200
@@ -112,6 +116,7 @@ from .ready_status import ReadyStatus
 from .reason import Reason
 from .replication import Replication
 from .request_context import RequestContext
+from .role import Role
 from .schema_input import SchemaInput
 from .schema_response import SchemaResponse
 from .schema_response_conflicts_item import SchemaResponseConflictsItem
@@ -122,8 +127,11 @@ from .state import State
 from .store_info import StoreInfo
 from .store_page import StorePage
 from .store_summary import StoreSummary
+from .trust_page import TrustPage
+from .trust_view import TrustView
 from .tuple_ import Tuple
 from .tuple_page import TuplePage
+from .untrusted_source import UntrustedSource
 from .viewer_audience import ViewerAudience
 from .viewer_audience_source import ViewerAudienceSource
 from .viewer_sets_consistency import ViewerSetsConsistency
@@ -181,6 +189,7 @@ __all__ = (
     "ContextCandidate",
     "ContextItem",
     "ContextRequest",
+    "DataReason",
     "Decision",
     "DependentsResponse",
     "DeriveRequest",
@@ -221,6 +230,8 @@ __all__ = (
     "ListItemsConsistency",
     "ListParticipantsConsistency",
     "ListRelationsConsistency",
+    "ListTrustConsistency",
+    "ListTrustLive",
     "LookupRequest",
     "LookupResponse",
     "NewCapability",
@@ -232,6 +243,7 @@ __all__ = (
     "NewParticipant",
     "NewRelation",
     "NewStore",
+    "NewTrust",
     "ObjectRef",
     "ObjectRefType",
     "OpenapiResponse200",
@@ -254,6 +266,7 @@ __all__ = (
     "Reason",
     "Replication",
     "RequestContext",
+    "Role",
     "SchemaInput",
     "SchemaResponse",
     "SchemaResponseConflictsItem",
@@ -264,8 +277,11 @@ __all__ = (
     "StoreInfo",
     "StorePage",
     "StoreSummary",
+    "TrustPage",
+    "TrustView",
     "Tuple",
     "TuplePage",
+    "UntrustedSource",
     "ViewerAudience",
     "ViewerAudienceSource",
     "Viewers",

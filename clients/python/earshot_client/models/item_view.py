@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.data_reason import DataReason
+from ..models.role import Role
 from ..models.state import State
 from ..types import UNSET, Unset
 
@@ -14,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.audience_view import AudienceView
     from ..models.blocked_by import BlockedBy
     from ..models.grant_view import GrantView
+    from ..models.untrusted_source import UntrustedSource
 
 
 T = TypeVar("T", bound="ItemView")
@@ -36,6 +39,10 @@ class ItemView:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
+        author (str): The participant whose words the item carries (SPEC §6.2): the owner unless the create named
+            another; a derived item's is its owner.
+        role (Role): SPEC §6.2: `instruction` when the item's author is its owner or a participant the owner trusts (a
+            live trust delegation) and every transitive source is trusted too; otherwise `data`: to be read, never obeyed.
         blocked_by (BlockedBy | Unset): Why an item is not current.
         superseded_by (str | Unset):
         content (str | Unset):
@@ -43,6 +50,11 @@ class ItemView:
             string, number or boolean of at most 1024 bytes as JSON. Violations are refused with `invalid_request` or
             `limit_exceeded`.
         subjects (list[str] | Unset): The participants the item is about (SPEC §6.3), sorted; absent when none.
+        data_reason (DataReason | Unset): Why an item is data: its own author is not trusted by its owner; a transitive
+            source's author is not (named by `untrusted_source`); or its provenance could not be walked in full (more than
+            4,096 items: fail closed).
+        untrusted_source (UntrustedSource | Unset): The transitive source that made a derived item data, and its
+            untrusted author (the first met in a depth-first walk of the sources in their recorded order).
     """
 
     id: str
@@ -55,11 +67,15 @@ class ItemView:
     created_revision: int
     revision: int
     token: str
+    author: str
+    role: Role
     blocked_by: BlockedBy | Unset = UNSET
     superseded_by: str | Unset = UNSET
     content: str | Unset = UNSET
     attributes: Attributes | Unset = UNSET
     subjects: list[str] | Unset = UNSET
+    data_reason: DataReason | Unset = UNSET
+    untrusted_source: UntrustedSource | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,6 +102,10 @@ class ItemView:
 
         token = self.token
 
+        author = self.author
+
+        role = self.role.value
+
         blocked_by: dict[str, Any] | Unset = UNSET
         if not isinstance(self.blocked_by, Unset):
             blocked_by = self.blocked_by.to_dict()
@@ -102,6 +122,14 @@ class ItemView:
         if not isinstance(self.subjects, Unset):
             subjects = self.subjects
 
+        data_reason: str | Unset = UNSET
+        if not isinstance(self.data_reason, Unset):
+            data_reason = self.data_reason.value
+
+        untrusted_source: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.untrusted_source, Unset):
+            untrusted_source = self.untrusted_source.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -116,6 +144,8 @@ class ItemView:
                 "created_revision": created_revision,
                 "revision": revision,
                 "token": token,
+                "author": author,
+                "role": role,
             }
         )
         if blocked_by is not UNSET:
@@ -128,6 +158,10 @@ class ItemView:
             field_dict["attributes"] = attributes
         if subjects is not UNSET:
             field_dict["subjects"] = subjects
+        if data_reason is not UNSET:
+            field_dict["data_reason"] = data_reason
+        if untrusted_source is not UNSET:
+            field_dict["untrusted_source"] = untrusted_source
 
         return field_dict
 
@@ -137,6 +171,7 @@ class ItemView:
         from ..models.audience_view import AudienceView  # noqa: PLC0415
         from ..models.blocked_by import BlockedBy  # noqa: PLC0415
         from ..models.grant_view import GrantView  # noqa: PLC0415
+        from ..models.untrusted_source import UntrustedSource  # noqa: PLC0415
 
         d = dict(src_dict)
         id = d.pop("id")
@@ -164,6 +199,10 @@ class ItemView:
 
         token = d.pop("token")
 
+        author = d.pop("author")
+
+        role = Role(d.pop("role"))
+
         _blocked_by = d.pop("blocked_by", UNSET)
         blocked_by: BlockedBy | Unset
         if isinstance(_blocked_by, Unset):
@@ -184,6 +223,20 @@ class ItemView:
 
         subjects = cast(list[str], d.pop("subjects", UNSET))
 
+        _data_reason = d.pop("data_reason", UNSET)
+        data_reason: DataReason | Unset
+        if isinstance(_data_reason, Unset):
+            data_reason = UNSET
+        else:
+            data_reason = DataReason(_data_reason)
+
+        _untrusted_source = d.pop("untrusted_source", UNSET)
+        untrusted_source: UntrustedSource | Unset
+        if isinstance(_untrusted_source, Unset):
+            untrusted_source = UNSET
+        else:
+            untrusted_source = UntrustedSource.from_dict(_untrusted_source)
+
         item_view = cls(
             id=id,
             owner=owner,
@@ -195,11 +248,15 @@ class ItemView:
             created_revision=created_revision,
             revision=revision,
             token=token,
+            author=author,
+            role=role,
             blocked_by=blocked_by,
             superseded_by=superseded_by,
             content=content,
             attributes=attributes,
             subjects=subjects,
+            data_reason=data_reason,
+            untrusted_source=untrusted_source,
         )
 
         item_view.additional_properties = d

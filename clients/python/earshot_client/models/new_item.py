@@ -31,6 +31,8 @@ class NewItem:
         subjects (list[str] | Unset): The participants the item is about (SPEC §6.3), each a participant of the store
             (else `subject_not_found`). A grant on an item with subjects other than its owner admits nothing until each of
             them consents.
+        author (None | str | Unset): SPEC §6.2: the participant whose words the item carries (e.g. the sender of an
+            email); a known participant, else 404 `author_not_found`. Default: the owner (the owner's own note).
     """
 
     owner: str
@@ -39,6 +41,7 @@ class NewItem:
     content: None | str | Unset = UNSET
     attributes: Attributes | None | Unset = UNSET
     subjects: list[str] | Unset = UNSET
+    author: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attributes import Attributes  # noqa: PLC0415
@@ -75,6 +78,12 @@ class NewItem:
         if not isinstance(self.subjects, Unset):
             subjects = self.subjects
 
+        author: None | str | Unset
+        if isinstance(self.author, Unset):
+            author = UNSET
+        else:
+            author = self.author
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -91,6 +100,8 @@ class NewItem:
             field_dict["attributes"] = attributes
         if subjects is not UNSET:
             field_dict["subjects"] = subjects
+        if author is not UNSET:
+            field_dict["author"] = author
 
         return field_dict
 
@@ -156,6 +167,15 @@ class NewItem:
 
         subjects = cast(list[str], d.pop("subjects", UNSET))
 
+        def _parse_author(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        author = _parse_author(d.pop("author", UNSET))
+
         new_item = cls(
             owner=owner,
             origin=origin,
@@ -163,6 +183,7 @@ class NewItem:
             content=content,
             attributes=attributes,
             subjects=subjects,
+            author=author,
         )
 
         return new_item

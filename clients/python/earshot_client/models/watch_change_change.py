@@ -15,9 +15,9 @@ T = TypeVar("T", bound="WatchChangeChange")
 class WatchChangeChange:
     """`kind` is one of store_created, participant_created, participant_removed, identity_bound, item_created,
     item_lifecycle, item_derived, grant_created, grant_revoked, consent_given, consent_withdrawn, schema_put,
-    device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed; the other
-    fields name what it touched (`item`, `grant`, `participant`, `subject`, `device`, `edge`, `capability`, `issuer`,
-    `by`, `owner`, `sources`) and `ids` what it created or changed.
+    device_created, relation_created, relation_revoked, capability_created, capability_revoked, use_consumed,
+    trust_created, trust_revoked; the other fields name what it touched (`item`, `grant`, `participant`, `subject`,
+    `device`, `edge`, `capability`, `trust`, `issuer`, `by`, `owner`, `sources`) and `ids` what it created or changed.
 
         Attributes:
             kind (str):

@@ -46,6 +46,8 @@ pub(crate) struct Dirty {
     pub contents: Vec<(Iid, NewContent)>,
     pub content_deletes: Vec<Iid>,
     pub grants: Vec<Gid>,
+    /// Trust delegations (SPEC §6.2).
+    pub trust: Vec<crate::memory::trust::Tid>,
 }
 
 impl Dirty {
@@ -58,6 +60,7 @@ impl Dirty {
             && self.contents.is_empty()
             && self.content_deletes.is_empty()
             && self.grants.is_empty()
+            && self.trust.is_empty()
     }
 }
 
@@ -294,6 +297,7 @@ impl Apply<'_> {
     pub(crate) fn create_item(&mut self, i: NewItem) -> Result<Outcome> {
         let id = self.fresh_item_id(i.id)?;
         let owner = self.owner_pid(&i.owner)?;
+        let author = self.author_of(owner, i.author.as_deref())?;
         check_content(i.content.as_deref(), i.attributes.as_ref())?;
         let subjects = self.subjects_for(&i.subjects, &[])?;
         // Write-time binding (SPEC §1.4): the audience comes from the origin, never the content.
@@ -305,7 +309,7 @@ impl Apply<'_> {
                 Viewers::Resolved(members) => self.intern_audience(members)?,
             },
         };
-        self.push_item(
+        let iid = self.push_item(
             &id,
             owner,
             aid,
@@ -313,6 +317,9 @@ impl Apply<'_> {
             (&[], subjects),
             NewContent { content: i.content, attributes: i.attributes },
         );
+        if let Some(author) = author {
+            self.set_author(iid, author);
+        }
         Ok(outcome("created", vec![id]))
     }
 
@@ -732,7 +739,7 @@ fn integrity(msg: String) -> StoreError {
     StoreError::Integrity(msg)
 }
 
-fn check_text(field: &'static str, s: Option<&str>) -> Result<()> {
+pub(crate) fn check_text(field: &'static str, s: Option<&str>) -> Result<()> {
     if s.is_some_and(|s| s.len() > limits::MAX_TEXT_BYTES) {
         return Err(StoreError::LimitExceeded { field, limit: limits::MAX_TEXT_BYTES });
     }

@@ -22,6 +22,7 @@ use crate::memory::model::{Attributes, ParticipantKind};
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
+use crate::memory::trust::{TrustRecord, TRUST_PREFIX};
 use earshot_core::consent::MAX_SUBJECTS;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
@@ -64,6 +65,10 @@ pub struct ItemRecord {
     /// before subjects existed and for items without any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subjects: Vec<String>,
+    /// The author (SPEC §6.2), only when it is not the owner; absent in records written
+    /// before authors existed (their author is the owner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -103,6 +108,7 @@ pub struct MemoryRecords<'a> {
     pub items: &'a [ItemRecord],
     pub contents: &'a BTreeMap<String, ContentRecord>,
     pub grants: &'a [GrantRecord],
+    pub trust: &'a [TrustRecord],
 }
 
 /// Where decoded memory records go (the fields of the composed `Records`).
@@ -113,6 +119,7 @@ pub(crate) struct MemoryRecordsMut<'a> {
     pub items: &'a mut Vec<ItemRecord>,
     pub contents: &'a mut BTreeMap<String, ContentRecord>,
     pub grants: &'a mut Vec<GrantRecord>,
+    pub trust: &'a mut Vec<TrustRecord>,
 }
 
 impl MemoryRecordsMut<'_> {
@@ -127,6 +134,7 @@ impl MemoryRecordsMut<'_> {
                 self.contents.insert(String::from_utf8_lossy(rest).into_owned(), dec(k, v)?);
             }
             [b'g', b'/', ..] => self.grants.push(dec(k, v)?),
+            [TRUST_PREFIX, b'/', ..] => self.trust.push(dec(k, v)?),
             // Sealed contexts: audit records, read one by one, never projected.
             [b't', b'/', ..] => {}
             _ => return Ok(false),
@@ -138,6 +146,7 @@ impl MemoryRecordsMut<'_> {
     pub(crate) fn finish(&mut self) {
         self.items.sort_by_key(|i| i.seq);
         self.grants.sort_by_key(|g| g.seq);
+        self.trust.sort_by_key(|t| t.seq);
     }
 }
 
@@ -202,6 +211,7 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
                 created_rev: i.created_rev,
                 created_at_ms: i.created_at_ms,
                 subjects: i.subjects().iter().map(|x| x.to_string()).collect(),
+                author: i.links.as_deref().and_then(|l| l.author).map(|a| s.part_name(a).to_string()),
             })?,
         ));
     }
@@ -240,6 +250,7 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
             })?,
         ));
     }
+    crate::memory::trust::encode(s, &dirty.trust, &mut ops)?;
     Ok(ops)
 }
 
@@ -327,6 +338,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     let mut owner_public: Vec<Vec<Iid>> = vec![Vec::new(); pid_by_name.len()];
     let mut current: Vec<Currentness<Iid>> = Vec::with_capacity(r.items.len());
     let mut supersessions: Vec<(Iid, &str)> = Vec::new();
+    let mut authors: Vec<(Iid, Pid)> = Vec::new();
     let mut sources: Vec<Iid> = Vec::new();
     for (n, i) in r.items.iter().enumerate() {
         if i.seq as usize != n {
@@ -390,8 +402,19 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             }
         }
         graph.add_item(iid, &sources);
+        if let Some(author) = i.author.as_deref().map(pid_of).transpose()?.filter(|a| *a != owner) {
+            authors.push((iid, author));
+        }
         if let Some(by) = &i.superseded_by {
             supersessions.push((iid, by.as_str()));
+        }
+    }
+    for (iid, author) in authors {
+        if let Some(mut rec) = s.item(iid).cloned() {
+            rec.edit_links(|l| l.author = Some(author));
+            s.items.set(iid as usize, rec);
+            let n = s.trust.refs.get(&author).copied().unwrap_or(0);
+            s.trust.refs.insert(author, n.saturating_add(1));
         }
     }
     for (iid, by) in supersessions {
@@ -473,6 +496,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         let k = MemorySnapshot::ident_key(&x.transport, &x.identifier);
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
     }
+    crate::memory::trust::rebuild(&mut s, r.trust, &pid_of)?;
     Ok((s, graph))
 }
 
@@ -496,5 +520,6 @@ pub(crate) fn encode_records(r: MemoryRecords<'_>, ops: &mut Vec<Op>) -> Result<
     for g in r.grants {
         ops.push(Op::Put(key(b'g', &g.id), enc(g)?));
     }
+    crate::memory::trust::encode_records(r.trust, ops)?;
     Ok(())
 }

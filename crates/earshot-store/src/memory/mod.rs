@@ -14,4 +14,5 @@ pub mod model;
 pub(crate) mod read;
 pub mod search;
 pub(crate) mod snapshot;
+pub mod trust;
 pub mod verify;

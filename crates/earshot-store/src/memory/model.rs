@@ -3,7 +3,9 @@
 //! These are plain serde types with `deny_unknown_fields`, so the API can decode JSON straight
 //! into them; nothing here knows about HTTP.
 
-use earshot_core::{Action, AudienceKind, Disposition, Quality, State};
+use earshot_core::{Action, AudienceKind, Disposition, Quality, Role, State};
+
+use crate::memory::trust::{RoleView, UntrustedSource};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -118,6 +120,11 @@ pub struct NewItem {
     /// The participants the item is about (SPEC §6.3): grants on it need their consent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subjects: Vec<String>,
+    /// The participant whose words the item carries (SPEC §6.2); the owner when absent.
+    /// Left out of the serialized form when absent, so that the request digests of creates
+    /// recorded before authors existed still match their retries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -310,6 +317,16 @@ pub struct ItemView {
     /// The participants the item is about (SPEC §6.3), sorted.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub subjects: Vec<String>,
+    /// The participant whose words the item carries (SPEC §6.2).
+    pub author: String,
+    /// The item's role at this revision: `instruction` or `data` (SPEC §6.2).
+    pub role: Role,
+    /// For data: why (`untrusted_author`, `untrusted_source`, `provenance_incomplete`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_reason: Option<String>,
+    /// For data made so by a transitive source: that source and its untrusted author.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub untrusted_source: Option<UntrustedSource>,
 }
 
 /// Why a container did not resolve (its viewers are then `U`: only public items are admitted).
@@ -377,9 +394,32 @@ pub struct DecisionView {
     /// for audit and explanation only. The answer itself then never admits (SPEC §2.6).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub historical: Option<Box<DecisionView>>,
+    /// SPEC §6.2, on an admitted answer: `instruction` when the item and every transitive
+    /// source are trusted by its owner, else `data`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub role: Option<Role>,
+    /// For data: the item's author (a derived item's author is its owner).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub author: Option<String>,
+    /// For data: why (`untrusted_author`, `untrusted_source`, `provenance_incomplete`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_reason: Option<Cow<'static, str>>,
+    /// For data made so by a transitive source: that source and its untrusted author.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub untrusted_source: Option<UntrustedSource>,
 }
 
 pub use crate::common::HISTORICAL_REASON;
+
+impl DecisionView {
+    /// Sets the role of an admitted answer (SPEC §6.2).
+    pub(crate) fn set_role(&mut self, r: RoleView) {
+        self.role = Some(r.role);
+        self.author = r.author;
+        self.data_reason = r.reason.map(Cow::Borrowed);
+        self.untrusted_source = r.source;
+    }
+}
 
 impl DecisionView {
     /// This decision as a historical answer: not an admission, with the decision as it was
@@ -393,6 +433,10 @@ impl DecisionView {
             grant: None,
             blocked_by: None,
             historical: Some(Box::new(self)),
+            role: None,
+            author: None,
+            data_reason: None,
+            untrusted_source: None,
         }
     }
 }
@@ -450,6 +494,28 @@ pub struct ContextItem {
     /// (which keeps its digest).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub content: Option<String>,
+    /// SPEC §6.2: `instruction` or `data` (absent only in contexts sealed before roles existed).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub role: Option<Role>,
+    /// For data: the item's author.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub author: Option<String>,
+    /// For data: why (`untrusted_author`, `untrusted_source`, `provenance_incomplete`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_reason: Option<Cow<'static, str>>,
+    /// For data made so by a transitive source: that source and its untrusted author.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub untrusted_source: Option<UntrustedSource>,
+}
+
+impl ContextItem {
+    /// Sets the role of a context item (SPEC §6.2).
+    pub(crate) fn set_role(&mut self, r: RoleView) {
+        self.role = Some(r.role);
+        self.author = r.author;
+        self.data_reason = r.reason.map(Cow::Borrowed);
+        self.untrusted_source = r.source;
+    }
 }
 
 /// The exact context of one attempt, sealed and stored durably when it is assembled.

@@ -161,13 +161,18 @@ impl MemorySnapshot {
                     grant: None,
                     blocked_by: None,
                     historical: None,
+                    role: None,
+                    author: None,
+                    data_reason: None,
+                    untrusted_source: None,
                 },
             })
             .collect())
     }
 
     pub(crate) fn decision_view(&self, iid: Iid, d: &RawDecision) -> DecisionView {
-        let name = self.item(iid).map(|i| i.name.to_string()).unwrap_or_default();
+        let rec = self.item(iid);
+        let name = rec.map(|i| i.name.to_string()).unwrap_or_default();
         let (basis, grant) = match d.basis {
             Some(Basis::Origin) => (Some("origin".into()), None),
             Some(Basis::Grant(g)) => (Some("grant".into()), self.grant(g).map(|g| g.name.to_string())),
@@ -180,7 +185,7 @@ impl MemorySnapshot {
                 None => name.clone(),
             },
         });
-        DecisionView {
+        let mut view = DecisionView {
             item: name,
             admitted: d.admitted,
             reason: d.reason.as_str().into(),
@@ -188,7 +193,20 @@ impl MemorySnapshot {
             grant,
             blocked_by,
             historical: None,
+            role: None,
+            author: None,
+            data_reason: None,
+            untrusted_source: None,
+        };
+        if d.admitted {
+            // SPEC §6.2: every admitted answer carries the item's role. An item without links
+            // (an owner's own, underived note) is an instruction without any further lookup.
+            match rec {
+                Some(r) if r.links.is_none() => view.role = Some(earshot_core::Role::Instruction),
+                _ => view.set_role(self.role_view(iid)),
+            }
         }
+        view
     }
 
     /// Resolves the owner filter of a lookup: named owners, or the container's owner.
@@ -377,6 +395,7 @@ impl MemorySnapshot {
                 Some(BlockedBy { state, item: ancestor.map_or_else(|| rec.name.to_string(), name_of) })
             }
         };
+        let role = self.role_view(iid);
         let mut grants = Vec::new();
         for &gid in rec.grants() {
             let Some(g) = self.grant(gid) else { continue };
@@ -412,6 +431,10 @@ impl MemorySnapshot {
             revision: self.revision,
             token: crate::kernel::token::encode(&self.store, self.revision),
             subjects: rec.subjects().iter().map(|s| s.to_string()).collect(),
+            author: self.author_name(iid).unwrap_or_default(),
+            role: role.role,
+            data_reason: role.reason.map(str::to_string),
+            untrusted_source: role.source,
         })
     }
 

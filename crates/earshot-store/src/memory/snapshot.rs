@@ -133,6 +133,9 @@ pub(crate) struct ItemLinks {
     /// interned ids, because a subject stays named after its removal (§1.8; see
     /// `crate::memory::consent`).
     pub subjects: Box<[Arc<str>]>,
+    /// The author (SPEC §6.2), only when it is not the owner: an owner's own item (the common
+    /// case) has no links for it, so its check reads nothing more.
+    pub author: Option<Pid>,
 }
 
 impl ItemRec {
@@ -148,6 +151,11 @@ impl ItemRec {
     pub fn subjects(&self) -> &[Arc<str>] {
         self.links.as_deref().map_or(&[], |l| &l.subjects)
     }
+
+    /// The participant whose words the item carries (SPEC §6.2): the owner unless recorded.
+    pub fn author(&self) -> Pid {
+        self.links.as_deref().and_then(|l| l.author).unwrap_or(self.owner)
+    }
     /// Changes the links, dropping the pointer when nothing is left.
     pub fn edit_links(&mut self, f: impl FnOnce(&mut ItemLinks)) {
         let mut links = self.links.as_deref().cloned().unwrap_or_default();
@@ -155,7 +163,8 @@ impl ItemRec {
         let empty = links.sources.is_empty()
             && links.grants.is_empty()
             && links.superseded_by.is_none()
-            && links.subjects.is_empty();
+            && links.subjects.is_empty()
+            && links.author.is_none();
         self.links = (!empty).then(|| Arc::new(links));
     }
     /// Links holding only `sources` (none when empty).
@@ -225,6 +234,8 @@ pub struct MemorySnapshot {
     /// Postings: owner → its public items, ascending (so a lookup filtered by owner never
     /// walks the public items of every other owner).
     pub(crate) owner_public: Map<Pid, Posting>,
+    /// Trust delegations (SPEC §6.2), see `crate::memory::trust`.
+    pub(crate) trust: crate::memory::trust::Trust,
 }
 
 impl MemorySnapshot {
@@ -249,6 +260,7 @@ impl MemorySnapshot {
             aud_grants: Map::default(),
             owner_items: Map::default(),
             owner_public: Map::default(),
+            trust: crate::memory::trust::Trust::default(),
         };
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });

@@ -42,9 +42,10 @@ pub fn facts(s: &MemorySnapshot) -> Vec<String> {
         let sources: Vec<String> = i.sources().iter().map(|x| item_name(*x)).collect();
         let grants: Vec<String> = i.grants().iter().filter_map(|g| s.grant(*g)).map(|g| g.name.to_string()).collect();
         out.push(format!(
-            "item #{iid} {} owner={} aud={} {:?} {current} sources={sources:?} grants={grants:?} by={:?} rev={}",
+            "item #{iid} {} owner={} author={} aud={} {:?} {current} sources={sources:?} grants={grants:?} by={:?} rev={}",
             i.name,
             s.part_name(i.owner),
+            s.part_name(i.author()),
             aud_name(i.aud),
             i.state,
             i.superseded_by().map(item_name),
@@ -93,6 +94,7 @@ pub fn facts(s: &MemorySnapshot) -> Vec<String> {
         let v: Vec<String> = items.iter().map(item_name).collect();
         out.push(format!("posting owner-public {} {v:?}", s.part_name(*o)));
     }
+    crate::memory::trust::facts(s, &mut out);
     out.sort();
     out
 }

@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class DataReason(StrEnum):
+    PROVENANCE_INCOMPLETE = "provenance_incomplete"
+    UNTRUSTED_AUTHOR = "untrusted_author"
+    UNTRUSTED_SOURCE = "untrusted_source"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,407 @@
+//! Origin-bound integrity in the store (SPEC §6.2): trust delegations (the snapshot part, the
+//! writes that record and revoke them, their durable `w/<id>` records and rebuild, their facts),
+//! item authors, and the role of an item at one snapshot, decided by
+//! `earshot_core::integrity` from the snapshot alone (nothing is memoised, so a revocation
+//! counts from the next revision by construction).
+
+use std::sync::Arc;
+
+use earshot_core::integrity::{integrity, may_delegate, Integrity, Origin, ProvenanceView, Role, Taint};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_id, Result, StoreError};
+use crate::kernel::backend::{enc, key, Op};
+use crate::memory::apply::{check_text, outcome, Apply};
+use crate::memory::model::{format_time, Outcome};
+use crate::memory::snapshot::{Iid, Map, MemorySnapshot, Pid, Vector};
+
+/// Trust delegation index: its creation sequence number.
+pub type Tid = u32;
+
+/// Key prefix of a trust delegation's record (`w/<id>`).
+pub(crate) const TRUST_PREFIX: u8 = b'w';
+
+/// One trust delegation: `owner` trusts the words of `participant` (SPEC §6.2).
+#[derive(Debug, Clone)]
+pub(crate) struct TrustRec {
+    pub name: Arc<str>,
+    pub owner: Pid,
+    pub participant: Pid,
+    pub issuer: Arc<str>,
+    pub reason: Option<Arc<str>>,
+    pub created_at_ms: i64,
+    pub created_rev: u64,
+    /// The revision and time of the revocation.
+    pub revoked: Option<(u64, i64)>,
+}
+
+/// The trust part of a memory snapshot.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trust {
+    pub dels: Vector<TrustRec>,
+    pub by_name: Map<Arc<str>, Tid>,
+    /// (owner, participant) → its live delegation (at most one).
+    pub live: Map<(Pid, Pid), Tid>,
+    /// How many delegations and item authorships name each participant: a participant named
+    /// by either cannot be removed (its records would name no one).
+    pub refs: Map<Pid, u32>,
+}
+
+impl Trust {
+    fn add_ref(&mut self, p: Pid) {
+        let n = self.refs.get(&p).copied().unwrap_or(0);
+        self.refs.insert(p, n.saturating_add(1));
+    }
+
+    /// Why `p` cannot be removed, if a delegation or an item's authorship names it.
+    pub(crate) fn role_of(&self, p: Pid) -> Option<&'static str> {
+        self.refs.get(&p).is_some_and(|n| *n > 0).then_some("named by a trust delegation or as an item's author")
+    }
+
+    pub(crate) fn get(&self, tid: Tid) -> Option<&TrustRec> {
+        self.dels.get(tid as usize)
+    }
+}
+
+/// `POST /trust`: the owner delegates authority to a participant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewTrust {
+    pub owner: String,
+    pub participant: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A trust delegation as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustView {
+    pub id: String,
+    pub owner: String,
+    pub participant: String,
+    /// The authenticated caller that recorded it.
+    pub issuer: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    pub created_at: String,
+    pub created_revision: u64,
+    pub revoked: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub revoked_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub revoked_revision: Option<u64>,
+}
+
+/// Filters of `GET /trust`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustFilter {
+    #[serde(default)]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub participant: Option<String>,
+    /// Only live (`true`) or only revoked (`false`) delegations.
+    #[serde(default, deserialize_with = "bool_from_text")]
+    pub live: Option<bool>,
+}
+
+/// A query-string boolean (`true` / `false`), also accepted as a JSON boolean.
+fn bool_from_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum B {
+        B(bool),
+        S(String),
+    }
+    match B::deserialize(d)? {
+        B::B(b) => Ok(Some(b)),
+        B::S(s) if s == "true" => Ok(Some(true)),
+        B::S(s) if s == "false" => Ok(Some(false)),
+        B::S(_) => Err(serde::de::Error::custom("`live` is `true` or `false`")),
+    }
+}
+
+/// The durable record of a trust delegation (`w/<id>`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrustRecord {
+    pub id: String,
+    pub seq: u32,
+    pub owner: String,
+    pub participant: String,
+    pub issuer: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub created_at_ms: i64,
+    pub created_rev: u64,
+    #[serde(default)]
+    pub revoked_rev: Option<u64>,
+    #[serde(default)]
+    pub revoked_at_ms: Option<i64>,
+}
+
+/// Why an admitted item is data, in client terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntrustedSource {
+    pub item: String,
+    pub author: String,
+}
+
+/// The role of an item and, for data, its attribution, as answers carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleView {
+    pub role: Role,
+    /// For data: the item's author.
+    pub author: Option<String>,
+    /// For data: `untrusted_author`, `untrusted_source` or `provenance_incomplete`.
+    pub reason: Option<&'static str>,
+    /// For data made so by a source: that source and its author.
+    pub source: Option<UntrustedSource>,
+}
+
+impl RoleView {
+    const INSTRUCTION: RoleView = RoleView { role: Role::Instruction, author: None, reason: None, source: None };
+}
+
+impl ProvenanceView<Iid, Pid> for MemorySnapshot {
+    fn origin(&self, item: Iid) -> Option<Origin<'_, Iid, Pid>> {
+        self.item(item).map(|r| Origin { owner: r.owner, author: r.author(), sources: r.sources() })
+    }
+    fn delegated(&self, owner: Pid, participant: Pid) -> bool {
+        self.trust.live.contains_key(&(owner, participant))
+    }
+}
+
+impl MemorySnapshot {
+    /// The integrity of an item at this snapshot (SPEC §6.2). An item without links (an owner's
+    /// own note, not derived) is trusted without any further lookup.
+    pub fn integrity_of(&self, iid: Iid) -> Integrity<Iid, Pid> {
+        match self.item(iid) {
+            Some(r) if r.links.is_none() => Integrity::Trusted,
+            _ => integrity(iid, self),
+        }
+    }
+
+    /// [`MemorySnapshot::integrity_of`] in client terms.
+    pub(crate) fn role_view(&self, iid: Iid) -> RoleView {
+        match self.integrity_of(iid) {
+            Integrity::Trusted => RoleView::INSTRUCTION,
+            Integrity::Untrusted(t) => {
+                let author = self.item(iid).map(|r| self.part_name(r.author()).to_string());
+                let source = match t {
+                    Taint::Source { item, author } => Some(UntrustedSource {
+                        item: self.item(item).map(|r| r.name.to_string()).unwrap_or_default(),
+                        author: self.part_name(author).to_string(),
+                    }),
+                    Taint::Author | Taint::Incomplete => None,
+                };
+                RoleView { role: Role::Data, author, reason: Some(t.code()), source }
+            }
+        }
+    }
+
+    /// The author of an item by interned id, by name (`GET /items/{id}`).
+    pub(crate) fn author_name(&self, iid: Iid) -> Option<String> {
+        self.item(iid).map(|r| self.part_name(r.author()).to_string())
+    }
+
+    /// `GET /trust/{id}`.
+    pub fn trust_view(&self, id: &str) -> Result<TrustView> {
+        check_id("trust", id)?;
+        let tid = *self.trust.by_name.get(id).ok_or_else(|| StoreError::TrustNotFound(id.to_string()))?;
+        let t = self.trust.get(tid).ok_or_else(|| StoreError::TrustNotFound(id.to_string()))?;
+        Ok(self.trust_view_of(t))
+    }
+
+    pub(crate) fn trust_view_of(&self, t: &TrustRec) -> TrustView {
+        TrustView {
+            id: t.name.to_string(),
+            owner: self.part_name(t.owner).to_string(),
+            participant: self.part_name(t.participant).to_string(),
+            issuer: t.issuer.to_string(),
+            reason: t.reason.as_ref().map(|r| r.to_string()),
+            created_at: format_time(t.created_at_ms),
+            created_revision: t.created_rev,
+            revoked: t.revoked.is_some(),
+            revoked_at: t.revoked.map(|(_, at)| format_time(at)),
+            revoked_revision: t.revoked.map(|(rev, _)| rev),
+        }
+    }
+}
+
+impl Apply<'_> {
+    /// Records that `owner` trusts `participant` (SPEC §6.2). A live delegation between the two
+    /// already there is this request retried: it answers that delegation (`exists`) and writes
+    /// nothing.
+    pub(crate) fn create_trust(&mut self, t: NewTrust, issuer: &str) -> Result<Outcome> {
+        check_id("owner", &t.owner)?;
+        check_id("participant", &t.participant)?;
+        check_text("reason", t.reason.as_deref())?;
+        let owner = self.snap.pid(&t.owner).ok_or_else(|| StoreError::ParticipantNotFound(t.owner.clone()))?;
+        let participant =
+            self.snap.pid(&t.participant).ok_or_else(|| StoreError::ParticipantNotFound(t.participant.clone()))?;
+        if !may_delegate(&owner, &participant) {
+            return Err(StoreError::TrustSelf(t.owner));
+        }
+        if let Some(tid) = self.snap.trust.live.get(&(owner, participant)) {
+            let name = self.snap.trust.get(*tid).map(|r| r.name.to_string()).unwrap_or_default();
+            return Ok(outcome("exists", vec![name]));
+        }
+        let name = (self.new_id)();
+        check_id("trust", &name)?;
+        let name: Arc<str> = Arc::from(name);
+        let tid = self.snap.trust.dels.len() as Tid;
+        let trust = &mut self.snap.trust;
+        trust.dels.push_back(TrustRec {
+            name: name.clone(),
+            owner,
+            participant,
+            issuer: Arc::from(issuer),
+            reason: t.reason.map(Arc::from),
+            created_at_ms: self.now_ms,
+            created_rev: self.snap.revision + 1,
+            revoked: None,
+        });
+        trust.by_name.insert(name.clone(), tid);
+        trust.live.insert((owner, participant), tid);
+        trust.add_ref(owner);
+        trust.add_ref(participant);
+        self.dirty.trust.push(tid);
+        Ok(outcome("created", vec![name.to_string()]))
+    }
+
+    /// Revokes a trust delegation: from the next revision its participant's items (and every
+    /// item derived from them) are data.
+    pub(crate) fn revoke_trust(&mut self, id: &str) -> Result<Outcome> {
+        check_id("trust", id)?;
+        let tid = *self.snap.trust.by_name.get(id).ok_or_else(|| StoreError::TrustNotFound(id.to_string()))?;
+        let mut rec = self.snap.trust.get(tid).cloned().ok_or_else(|| StoreError::TrustNotFound(id.to_string()))?;
+        if rec.revoked.is_some() {
+            return Err(StoreError::AlreadyRevoked(id.to_string()));
+        }
+        rec.revoked = Some((self.snap.revision + 1, self.now_ms));
+        self.snap.trust.live.remove(&(rec.owner, rec.participant));
+        self.snap.trust.dels.set(tid as usize, rec);
+        self.dirty.trust.push(tid);
+        Ok(outcome("revoked", vec![id.to_string()]))
+    }
+
+    /// The author named by an item create: a known participant (`author_not_found` otherwise);
+    /// `None` when it is the owner (or not given).
+    pub(crate) fn author_of(&self, owner: Pid, author: Option<&str>) -> Result<Option<Pid>> {
+        let Some(name) = author else { return Ok(None) };
+        check_id("author", name)?;
+        let pid = self.snap.pid(name).ok_or_else(|| StoreError::AuthorNotFound(name.to_string()))?;
+        Ok((pid != owner).then_some(pid))
+    }
+
+    /// Records a newly created item's author (only when it is not the owner).
+    pub(crate) fn set_author(&mut self, iid: Iid, author: Pid) {
+        if let Some(mut rec) = self.snap.item(iid).cloned() {
+            rec.edit_links(|l| l.author = Some(author));
+            self.snap.items.set(iid as usize, rec);
+            self.snap.trust.add_ref(author);
+        }
+    }
+}
+
+/// Encodes the trust records `dirty` names.
+pub(crate) fn encode(s: &MemorySnapshot, dirty: &[Tid], ops: &mut Vec<Op>) -> Result<()> {
+    for &tid in dirty {
+        let Some(t) = s.trust.get(tid) else { continue };
+        ops.push(Op::Put(key(TRUST_PREFIX, &t.name), enc(&record_of(s, tid, t))?));
+    }
+    Ok(())
+}
+
+fn record_of(s: &MemorySnapshot, seq: Tid, t: &TrustRec) -> TrustRecord {
+    TrustRecord {
+        id: t.name.to_string(),
+        seq,
+        owner: s.part_name(t.owner).to_string(),
+        participant: s.part_name(t.participant).to_string(),
+        issuer: t.issuer.to_string(),
+        reason: t.reason.as_ref().map(|r| r.to_string()),
+        created_at_ms: t.created_at_ms,
+        created_rev: t.created_rev,
+        revoked_rev: t.revoked.map(|(r, _)| r),
+        revoked_at_ms: t.revoked.map(|(_, at)| at),
+    }
+}
+
+/// Projects the trust records (in sequence order) into `s`, whose participants and items are
+/// already rebuilt; any record that does not add up refuses the start.
+pub(crate) fn rebuild(
+    s: &mut MemorySnapshot,
+    records: &[TrustRecord],
+    pid_of: &dyn Fn(&str) -> Result<Pid>,
+) -> Result<()> {
+    let bad = |m: String| StoreError::Integrity(m);
+    for (n, r) in records.iter().enumerate() {
+        if r.seq as usize != n {
+            return Err(bad(format!("trust delegation sequence has a gap at {n}")));
+        }
+        let (owner, participant) = (pid_of(&r.owner)?, pid_of(&r.participant)?);
+        if owner == participant {
+            return Err(bad(format!("trust delegation `{}` names its owner as the participant", r.id)));
+        }
+        let revoked = match (r.revoked_rev, r.revoked_at_ms) {
+            (Some(rev), Some(at)) => Some((rev, at)),
+            (None, None) => None,
+            _ => return Err(bad(format!("trust delegation `{}` is half revoked", r.id))),
+        };
+        let name: Arc<str> = Arc::from(r.id.as_str());
+        let t = &mut s.trust;
+        if t.by_name.insert(name.clone(), r.seq).is_some() {
+            return Err(bad(format!("trust delegation `{}` stored twice", r.id)));
+        }
+        if revoked.is_none() && t.live.insert((owner, participant), r.seq).is_some() {
+            return Err(bad(format!("two live trust delegations from `{}` to `{}`", r.owner, r.participant)));
+        }
+        t.dels.push_back(TrustRec {
+            name,
+            owner,
+            participant,
+            issuer: Arc::from(r.issuer.as_str()),
+            reason: r.reason.as_deref().map(Arc::from),
+            created_at_ms: r.created_at_ms,
+            created_rev: r.created_rev,
+            revoked,
+        });
+        t.add_ref(owner);
+        t.add_ref(participant);
+    }
+    Ok(())
+}
+
+/// Encodes whole trust records, for bulk import.
+pub(crate) fn encode_records(records: &[TrustRecord], ops: &mut Vec<Op>) -> Result<()> {
+    for r in records {
+        ops.push(Op::Put(key(TRUST_PREFIX, &r.id), enc(r)?));
+    }
+    Ok(())
+}
+
+/// The trust facts of a snapshot (delegations, the live index, the reference counts), for
+/// `verify`.
+pub(crate) fn facts(s: &MemorySnapshot, out: &mut Vec<String>) {
+    for (tid, t) in s.trust.dels.iter().enumerate() {
+        out.push(format!(
+            "trust #{tid} {} owner={} participant={} issuer={} reason={:?} at={} rev={} revoked={:?}",
+            t.name,
+            s.part_name(t.owner),
+            s.part_name(t.participant),
+            t.issuer,
+            t.reason,
+            t.created_at_ms,
+            t.created_rev,
+            t.revoked
+        ));
+    }
+    for ((o, p), tid) in s.trust.live.iter() {
+        let name = s.trust.get(*tid).map(|t| t.name.to_string()).unwrap_or_default();
+        out.push(format!("trust live {} -> {} {name}", s.part_name(*o), s.part_name(*p)));
+    }
+    for (p, n) in s.trust.refs.iter() {
+        out.push(format!("trust refs {} {n}", s.part_name(*p)));
+    }
+}

@@ -1,13 +1,13 @@
 //! Devices, relation grants and capabilities (SPEC §2) inside a snapshot: their index records,
 //! the indexes that keep `authorize` independent of how much a principal holds, and the reads.
 //!
-//! Indexes (all persistent maps, cloned in O(1) with the snapshot):
+//! Indexes (all cloned in O(1) with the snapshot):
 //! - `devices`: device → owner.
 //! - `edges_by_pair`: (grantor, grantee) → edges. A decision looks up exactly one pair (the
 //!   device's owner, the principal), whatever else either of them has granted or received.
-//! - `cap_nodes`: a segment trie of every holder's patterns on every device, flattened into one
-//!   map keyed by (holder, device, depth, hash of the pattern prefix, with `*` as its own
-//!   segment). A decision walks the requested path from the root, following at each level the
+//! - `trie` (`trie::CapTrie`): a segment trie of every holder's patterns on every device,
+//!   flattened into one table keyed by (holder, device, depth, hash of the pattern prefix, with
+//!   `*` as its own segment). A decision walks the requested path from the root, following at each level the
 //!   literal segment and `*`, so it only ever visits pattern prefixes that match the path: the
 //!   capabilities a holder has on other devices, other subtrees or other literals are never
 //!   looked at, however many there are.

@@ -26,7 +26,8 @@
 //! the same count cycling over 16 fixed targets spread over what it holds (the same working set
 //! for every `N`, so only the amount held differs).
 //!
-//! Run with `cargo bench -p earshot-benches --bench authorize`.
+//! Run with `cargo bench -p earshot-benches --bench authorize`. Knobs: see [`per_call_report`]
+//! and [`build`].
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -213,11 +214,42 @@ fn write_chain(store: &StoreHandle, links: Vec<Link>) {
     }
 }
 
+/// The process's resident set (Linux), a rough figure for comparing layouts.
+fn resident() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn open(backend: &Arc<MemBackend>) -> Earshot {
+    Earshot::open_with(backend.clone(), Arc::new(ManualClock::new(NOW_MS)), Config::default()).expect("opens")
+}
+
+/// The store built by writes, or with `EARSHOT_AUTHORIZE_REBUILT=1` the same records opened
+/// again (the indexes rebuilt at start-up, as after a restart).
 fn build() -> (Earshot, Arc<StoreHandle>) {
+    let backend = Arc::new(MemBackend::default());
+    let (earshot, store) = build_in(&backend);
+    if std::env::var("EARSHOT_AUTHORIZE_REBUILT").is_ok_and(|v| v == "1") {
+        let revision = store.latest().revision();
+        drop(store);
+        earshot.shutdown();
+        let t = Instant::now();
+        let earshot = open(&backend);
+        let store = earshot.store(STORE).expect("store runs");
+        assert_eq!(store.latest().revision(), revision);
+        eprintln!("reopened: indexes rebuilt from the records in {:.1?}; resident {}", t.elapsed(), resident());
+        return (earshot, store);
+    }
+    (earshot, store)
+}
+
+fn build_in(backend: &Arc<MemBackend>) -> (Earshot, Arc<StoreHandle>) {
     let t = Instant::now();
-    let earshot =
-        Earshot::open_with(Arc::new(MemBackend::default()), Arc::new(ManualClock::new(NOW_MS)), Config::default())
-            .expect("opens");
+    let earshot = open(backend);
     earshot.create_store(STORE, None).expect("store created");
     let store = earshot.store(STORE).expect("store runs");
     store.write(Command::PutSchema(SchemaInput { schema: SCHEMA.into() })).expect("schema");
@@ -345,11 +377,12 @@ fn build() -> (Earshot, Arc<StoreHandle>) {
     );
     let snap = store.latest();
     eprintln!(
-        "setup: {} owners and devices, {} grants and capabilities in the bulk phase; revision {}; built in {:.1?}",
+        "setup: {} owners and devices, {} grants and capabilities in the bulk phase; revision {}; built in {:.1?}; resident {}",
         OWNERS,
         total,
         snap.revision(),
-        t.elapsed()
+        t.elapsed(),
+        resident()
     );
     (earshot, store)
 }
@@ -542,26 +575,64 @@ fn ns(lat: &[Duration], q: f64) -> String {
 
 /// Per-call percentiles. For each case and size: `CALLS` requests at random over everything
 /// the principal holds (p50/p99/p99.9), then as many cycling over 16 fixed targets (p50).
+///
+/// Knobs (for a quick, repeated measurement of one row): `EARSHOT_AUTHORIZE_CASES` (comma list
+/// of case names; when set, the chain rows run only if it names `chains`),
+/// `EARSHOT_AUTHORIZE_HELD` (comma list of sizes) and `EARSHOT_AUTHORIZE_REPEAT` (passes over
+/// the rows, default 1). The store built is the same whatever they say.
 fn per_call_report(s: &Snapshot) {
     let empty = RequestContext::new();
+    let list = |var: &str| std::env::var(var).ok().map(|v| v.split(',').map(|x| x.trim().to_string()).collect());
+    let cases: Option<Vec<String>> = list("EARSHOT_AUTHORIZE_CASES");
+    let held: Option<Vec<String>> = list("EARSHOT_AUTHORIZE_HELD");
+    let repeat: usize = std::env::var("EARSHOT_AUTHORIZE_REPEAT").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let case_wanted = |c: &str| cases.as_ref().is_none_or(|l| l.iter().any(|x| x == c));
+    let held_wanted = |n: usize| held.as_ref().is_none_or(|l| l.iter().any(|x| *x == n.to_string()));
     eprintln!("\nauthorize latency per call (each call timed on its own; includes the clock read):");
     eprintln!(
         "{:>24} {:>7} {:>7} {:>10} {:>10} {:>10} {:>12}",
         "case", "held", "calls", "p50 rand", "p99 rand", "p99.9 rand", "p50 16 fixed"
     );
+    for pass in 0..repeat {
+        if repeat > 1 {
+            eprintln!("pass {}", pass + 1);
+        }
+        held_rows(s, &empty, &case_wanted, &held_wanted);
+    }
+    if !case_wanted("chains") && cases.is_some() {
+        return;
+    }
+    chain_rows(s, &empty);
+}
+
+/// The per-call rows of the held-authority cases (see [`per_call_report`]).
+fn held_rows(
+    s: &Snapshot,
+    empty: &RequestContext,
+    case_wanted: &dyn Fn(&str) -> bool,
+    held_wanted: &dyn Fn(usize) -> bool,
+) {
     let mut rng = XorShift::new(0xd1ce);
     for case in CASES {
         for &n in &SIZES {
+            // The same random requests whichever rows are asked for.
+            if !case_wanted(case) || !held_wanted(n) {
+                let calls = calls_for(case, n);
+                for _ in 0..calls {
+                    rng.below(n);
+                }
+                continue;
+            }
             let calls = calls_for(case, n);
             let random: Vec<Req> = (0..calls).map(|_| held_case(case, n, rng.below(n))).collect();
             let targets: Vec<Req> = (0..16).map(|t| held_case(case, n, t * n / 16 + 1)).collect();
             let fixed: Vec<Req> = (0..calls).map(|i| targets[i % 16].clone()).collect();
             // Answers first (untimed), then the timed passes.
             for r in random.iter().step_by(97).chain(&targets) {
-                assert_eq!(decide(s, r, &empty), r.expect, "{case} n={n} {}", r.path);
+                assert_eq!(decide(s, r, empty), r.expect, "{case} n={n} {}", r.path);
             }
-            let rand = per_call(s, &random, &empty);
-            let fix = per_call(s, &fixed, &empty);
+            let rand = per_call(s, &random, empty);
+            let fix = per_call(s, &fixed, empty);
             eprintln!(
                 "{case:>24} {n:>7} {calls:>7} {:>10} {:>10} {:>10} {:>12}",
                 ns(&rand, 0.5),
@@ -571,6 +642,10 @@ fn per_call_report(s: &Snapshot) {
             );
         }
     }
+}
+
+/// The per-call rows of the delegation chains.
+fn chain_rows(s: &Snapshot, empty: &RequestContext) {
     let row = |label: String, r: Req, ctx: &RequestContext| {
         let lat = per_call(s, &vec![r; CALLS], ctx);
         eprintln!(
@@ -583,11 +658,11 @@ fn per_call_report(s: &Snapshot) {
         );
     };
     for d in 1..=CHAIN_DEPTH {
-        row(format!("chain depth {d}, 3 segs"), short_req(d), &empty);
+        row(format!("chain depth {d}, 3 segs"), short_req(d), empty);
     }
     row("chain 3 + condition".into(), cond_req(), &cond_ctx());
     for d in 1..=CHAIN_DEPTH {
-        row(format!("chain depth {d}, 9 segs"), chain_req(d), &empty);
+        row(format!("chain depth {d}, 9 segs"), chain_req(d), empty);
     }
 }
 

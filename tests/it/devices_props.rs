@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Barrier};
 
+use earshot_core::actions::Actions;
 use earshot_core::capability::{widenings, Constraints, Scope};
 use earshot_core::condition::{ContextValue, RequestContext};
 use earshot_core::path::{Path, PathPattern};
@@ -369,8 +370,9 @@ proptest! {
     #[test]
     fn widenings_agree_with_the_reference((parent, child) in pair_strategy()) {
         let (pp, cp) = (compile_paths(&parent.paths), compile_paths(&child.paths));
-        let pa: Vec<String> = parent.actions.iter().map(|a| a.to_string()).collect();
-        let ca: Vec<String> = child.actions.iter().map(|a| a.to_string()).collect();
+        // Generated sets are never empty (`actions_of`), so both are lists of action names.
+        let pa = Actions::new(&parent.actions.iter().copied().collect::<Vec<_>>()).expect("actions");
+        let ca = Actions::new(&child.actions.iter().copied().collect::<Vec<_>>()).expect("actions");
         let (pc, cc) = (core_constraints(&parent), core_constraints(&child));
         let ps = Scope { device: parent.device, paths: &pp, actions: &pa, constraints: &pc, uses_left: parent.uses };
         let cs = Scope { device: child.device, paths: &cp, actions: &ca, constraints: &cc, uses_left: child.uses };

@@ -2,6 +2,7 @@
 //! delegation only narrows, whether a link is valid at the point of use, and the reason codes of
 //! `authorize`.
 
+use crate::actions::Actions;
 use crate::condition::{Budget, Condition, ConditionFailure, RequestContext};
 use crate::path::{Path, PathPattern};
 
@@ -22,7 +23,7 @@ pub struct Constraints {
 pub struct Scope<'a, D> {
     pub device: D,
     pub paths: &'a [PathPattern],
-    pub actions: &'a [String],
+    pub actions: &'a Actions,
     pub constraints: &'a Constraints,
     /// Uses left now (for a parent) or asked for (for a child); `None` is unlimited.
     pub uses_left: Option<u32>,
@@ -66,7 +67,7 @@ pub fn widenings<D: PartialEq>(child: &Scope<'_, D>, parent: &Scope<'_, D>) -> V
             });
         }
     }
-    for a in child.actions {
+    for a in child.actions.iter() {
         if !parent.actions.contains(a) {
             out.push(Widening {
                 dimension: Dimension::Actions,
@@ -155,9 +156,51 @@ pub fn link_holds(
     Ok(())
 }
 
-/// Whether a capability's own scope covers `(path, action)` (validity is separate).
-pub fn covers(paths: &[PathPattern], actions: &[String], path: &Path<'_>, action: &str) -> bool {
-    actions.iter().any(|a| a == action) && paths.iter().any(|p| p.matches(path))
+/// The part of a link's constraints that needs no request context: its window, and whether it
+/// has a condition. Small and `Copy`, so an index record carries it inline and a decision
+/// checks an unconditioned link without reading its [`Constraints`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// `not_before`, or `i64::MIN` when there is none (every instant is at or after it).
+    pub not_before_ms: i64,
+    /// `not_after`, or `None`.
+    pub not_after_ms: Option<i64>,
+    pub conditioned: bool,
+}
+
+impl Window {
+    pub fn of(c: &Constraints) -> Self {
+        Window {
+            not_before_ms: c.not_before_ms.unwrap_or(i64::MIN),
+            not_after_ms: c.not_after_ms,
+            conditioned: c.condition.is_some(),
+        }
+    }
+
+    /// [`link_holds`] for a link without a condition: the same checks in the same order.
+    /// Meaningless for a conditioned link (`conditioned`), which must go through
+    /// [`link_holds`] with its constraints.
+    pub fn holds(&self, revoked: bool, uses_left: Option<u32>, now_ms: i64) -> Result<(), LinkFailure> {
+        if revoked {
+            return Err(LinkFailure::Revoked);
+        }
+        if now_ms < self.not_before_ms {
+            return Err(LinkFailure::NotYetValid);
+        }
+        if self.not_after_ms.is_some_and(|na| now_ms >= na) {
+            return Err(LinkFailure::Expired);
+        }
+        if uses_left == Some(0) {
+            return Err(LinkFailure::UsesExhausted);
+        }
+        Ok(())
+    }
+}
+
+/// Whether a capability's own scope covers `(path, action)` (validity is separate). The
+/// action is compared first: it is inline in the record.
+pub fn covers(paths: &[PathPattern], actions: &Actions, path: &Path<'_>, action: &str) -> bool {
+    actions.contains(action) && paths.iter().any(|p| p.matches(path))
 }
 
 /// The closed set of `authorize` reason codes.
@@ -220,8 +263,8 @@ mod tests {
         ps.iter().map(|p| PathPattern::parse(p).unwrap()).collect()
     }
 
-    fn acts(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+    fn acts(a: &[&str]) -> Actions {
+        Actions::new(a).unwrap()
     }
 
     #[test]
@@ -341,5 +384,34 @@ mod tests {
             }
         }
         out
+    }
+
+    /// `Window::holds` is `link_holds` for every unconditioned link: same verdict, same
+    /// failure, at every instant around both bounds and for every uses count.
+    #[test]
+    fn the_inline_window_decides_like_the_constraints() {
+        let bounds = [None, Some(-5), Some(0), Some(10), Some(i64::MIN), Some(i64::MAX)];
+        let ctx = RequestContext::new();
+        for nb in bounds {
+            for na in bounds {
+                for uses in [None, Some(0), Some(1)] {
+                    let c = Constraints { not_before_ms: nb, not_after_ms: na, uses, condition: None };
+                    let w = Window::of(&c);
+                    assert!(!w.conditioned);
+                    for revoked in [false, true] {
+                        for now in [i64::MIN, -6, -5, -1, 0, 9, 10, 11, i64::MAX - 1, i64::MAX] {
+                            let budget = Budget::per_decision();
+                            assert_eq!(
+                                w.holds(revoked, uses, now),
+                                link_holds(revoked, &c, uses, now, &ctx, &budget),
+                                "nb={nb:?} na={na:?} uses={uses:?} revoked={revoked} now={now}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let cond = Constraints { condition: Some(Condition::compile("ok").unwrap()), ..Constraints::default() };
+        assert!(Window::of(&cond).conditioned);
     }
 }

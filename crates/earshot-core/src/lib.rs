@@ -6,10 +6,12 @@
 //! function is a function of its arguments. The store feeds it a snapshot; the API never calls it
 //! directly for decisions. See `ARCHITECTURE.md` at the repository root.
 
+pub mod actions;
 pub mod admission;
 pub mod aggregation;
 pub mod audience;
 pub mod capability;
+mod compact;
 pub mod condition;
 pub mod consent;
 pub mod derivation;

@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use crate::compact::InlineStr;
+
 /// Longest path or pattern, in bytes.
 pub const MAX_PATH_LEN: usize = 256;
 /// Most segments in a path or pattern.
@@ -40,21 +42,55 @@ pub enum PathError {
 }
 
 /// One segment of a pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Segment {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Segment<'a> {
     /// Matches exactly this segment.
-    Literal(Box<str>),
+    Literal(&'a str),
     /// `*`: matches any one segment.
     Any,
 }
 
-/// A validated path pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Bytes of a pattern kept inside the pattern itself; longer ones go to the heap. With the
+/// segment table this makes a `PathPattern` 64 bytes, so a capability's patterns are read
+/// where its slice of patterns is, without a further dependent read per pattern or segment.
+const INLINE_TEXT: usize = 38;
+
+type Text = InlineStr<INLINE_TEXT>;
+
+/// A validated path pattern: its text and a table of where each segment starts, in one
+/// value (SPEC §2.1). Matching reads nothing else.
+#[derive(Clone)]
 pub struct PathPattern {
-    segments: Box<[Segment]>,
+    /// Byte offset in `text` where segment `i` starts (segments before any trailing `**`).
+    starts: [u8; MAX_SEGMENTS],
+    /// Segments before any trailing `**`.
+    len: u8,
     /// A trailing `**`: one or more further segments.
     rest: bool,
-    source: Box<str>,
+    /// Bit `i`: segment `i` is `*`.
+    any: u16,
+    text: Text,
+}
+
+impl PartialEq for PathPattern {
+    fn eq(&self, other: &Self) -> bool {
+        // Everything else is a function of the text.
+        self.text.bytes() == other.text.bytes()
+    }
+}
+
+impl Eq for PathPattern {}
+
+impl std::hash::Hash for PathPattern {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.bytes().hash(state);
+    }
+}
+
+impl fmt::Debug for PathPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("PathPattern").field(&self.as_str()).finish()
+    }
 }
 
 fn check_literal(seg: &str) -> Result<(), PathError> {
@@ -86,32 +122,73 @@ impl PathPattern {
     /// Parses and validates a pattern.
     pub fn parse(s: &str) -> Result<Self, PathError> {
         let parts: Vec<&str> = split(s)?.collect();
-        let mut segments = Vec::with_capacity(parts.len());
-        let mut rest = false;
+        let mut starts = [0u8; MAX_SEGMENTS];
+        let (mut len, mut any, mut rest, mut at) = (0usize, 0u16, false, 0usize);
         for (i, seg) in parts.iter().enumerate() {
             match *seg {
                 "" => return Err(PathError::EmptySegment(i)),
                 "**" if i + 1 == parts.len() => rest = true,
                 "**" => return Err(PathError::DoubleStarNotLast),
-                "*" => segments.push(Segment::Any),
+                "*" => any |= 1 << i,
                 s if s.contains('*') => return Err(PathError::PartialWildcard(s.chars().take(64).collect())),
-                s => {
-                    check_literal(s)?;
-                    segments.push(Segment::Literal(s.into()));
-                }
+                s => check_literal(s)?,
             }
+            if !rest {
+                // A segment starts before the last byte of a pattern of at most
+                // `MAX_PATH_LEN` (256) bytes, so it fits a `u8`; `split` bounds the count.
+                let (Some(slot), Ok(start)) = (starts.get_mut(i), u8::try_from(at)) else {
+                    return Err(PathError::TooLong);
+                };
+                *slot = start;
+                len = i + 1;
+            }
+            at += seg.len() + 1;
         }
-        Ok(PathPattern { segments: segments.into(), rest, source: s.into() })
+        let len = u8::try_from(len).map_err(|_| PathError::TooManySegments)?;
+        Ok(PathPattern { starts, len, rest, any, text: Text::new(s) })
     }
 
     /// The pattern as written.
     pub fn as_str(&self) -> &str {
-        &self.source
+        self.text.as_str()
+    }
+
+    /// Segments before any trailing `**`.
+    pub fn segment_count(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// The bytes of segment `i` (a literal, or `*`).
+    fn segment_bytes(&self, i: usize) -> &[u8] {
+        let t = self.text.bytes();
+        let start = self.starts.get(i).map_or(t.len(), |s| usize::from(*s));
+        let end = if i + 1 < usize::from(self.len) {
+            self.starts.get(i + 1).map_or(t.len(), |s| usize::from(*s).saturating_sub(1))
+        } else if self.rest {
+            t.len().saturating_sub(3)
+        } else {
+            t.len()
+        };
+        t.get(start..end).unwrap_or(&[])
+    }
+
+    fn is_any(&self, i: usize) -> bool {
+        self.any & (1 << i) != 0
+    }
+
+    /// Segment `i` before any trailing `**`.
+    fn segment(&self, i: usize) -> Segment<'_> {
+        if self.is_any(i) {
+            Segment::Any
+        } else {
+            // Validated ASCII, cut at segment boundaries.
+            Segment::Literal(std::str::from_utf8(self.segment_bytes(i)).unwrap_or_default())
+        }
     }
 
     /// The segments before any trailing `**`.
-    pub fn segments(&self) -> &[Segment] {
-        &self.segments
+    pub fn segments(&self) -> impl ExactSizeIterator<Item = Segment<'_>> + '_ {
+        (0..usize::from(self.len)).map(|i| self.segment(i))
     }
 
     /// Whether the pattern ends in `**`.
@@ -122,8 +199,8 @@ impl PathPattern {
     /// The literal segments before the first wildcard: every path the pattern matches starts
     /// with them, which is what the capability index keys on.
     pub fn literal_prefix(&self) -> impl Iterator<Item = &str> {
-        self.segments.iter().map_while(|s| match s {
-            Segment::Literal(l) => Some(&**l),
+        self.segments().map_while(|s| match s {
+            Segment::Literal(l) => Some(l),
             Segment::Any => None,
         })
     }
@@ -131,39 +208,68 @@ impl PathPattern {
     /// Whether the concrete path matches the pattern, segment by segment.
     pub fn matches(&self, path: &Path<'_>) -> bool {
         let segs = path.segments();
-        let fixed = self.segments.len();
+        let fixed = usize::from(self.len);
         let len_ok = if self.rest { segs.len() > fixed } else { segs.len() == fixed };
         len_ok
-            && self.segments.iter().zip(segs).all(|(p, s)| match p {
-                Segment::Any => true,
-                Segment::Literal(l) => **l == **s,
-            })
+            && segs.iter().take(fixed).enumerate().all(|(i, s)| self.is_any(i) || self.segment_bytes(i) == s.as_bytes())
     }
 
     /// Whether every path this pattern matches is also matched by `parent` (delegation narrows).
     pub fn within(&self, parent: &PathPattern) -> bool {
-        let (n, m) = (self.segments.len(), parent.segments.len());
+        let (n, m) = (usize::from(self.len), usize::from(parent.len));
         // The shortest path this pattern matches must be long enough for the parent, and if the
         // parent has no `**`, every length this pattern admits must equal the parent's.
         let lengths_ok = if parent.rest { n + usize::from(self.rest) > m } else { !self.rest && n == m };
         lengths_ok
-            && parent.segments.iter().zip(self.segments.iter()).all(|(q, p)| match (q, p) {
-                (Segment::Any, _) => true,
-                (Segment::Literal(q), Segment::Literal(p)) => q == p,
-                (Segment::Literal(_), Segment::Any) => false,
+            && (0..m.min(n)).all(|i| match (parent.is_any(i), self.is_any(i)) {
+                (true, _) => true,
+                (false, false) => parent.segment_bytes(i) == self.segment_bytes(i),
+                (false, true) => false,
             })
     }
 }
 
 impl fmt::Display for PathPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.source)
+        f.write_str(self.as_str())
     }
 }
 
 impl serde::Serialize for PathPattern {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.source)
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// The patterns of one capability: one held inline (nearly always), or several shared. Reads as
+/// a slice of patterns; a decision over a one-pattern capability reads its pattern where it
+/// reads the capability, with no further dependent read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Patterns {
+    One(PathPattern),
+    Many(std::sync::Arc<[PathPattern]>),
+}
+
+impl std::ops::Deref for Patterns {
+    type Target = [PathPattern];
+    fn deref(&self) -> &[PathPattern] {
+        match self {
+            Patterns::One(p) => std::slice::from_ref(p),
+            Patterns::Many(s) => s,
+        }
+    }
+}
+
+impl From<Vec<PathPattern>> for Patterns {
+    fn from(mut v: Vec<PathPattern>) -> Self {
+        match (v.pop(), v.is_empty()) {
+            (Some(p), true) => Patterns::One(p),
+            (Some(p), false) => {
+                v.push(p);
+                Patterns::Many(v.into())
+            }
+            (None, _) => Patterns::Many(v.into()),
+        }
     }
 }
 
@@ -311,7 +417,7 @@ mod tests {
         let q = p("calendar/*/**");
         assert_eq!(q.as_str(), "calendar/*/**");
         assert_eq!(q.to_string(), "calendar/*/**");
-        assert_eq!(q.segments(), &[Segment::Literal("calendar".into()), Segment::Any]);
+        assert_eq!(q.segments().collect::<Vec<_>>(), vec![Segment::Literal("calendar"), Segment::Any]);
         assert!(q.has_rest());
         assert!(!p("calendar/*").has_rest());
         let path = Path::parse("calendar/next-start").unwrap();
@@ -323,5 +429,51 @@ mod tests {
     fn a_shorter_pattern_is_not_within_a_longer_one_sharing_its_prefix() {
         assert!(!p("a").within(&p("a/b")));
         assert!(!p("a/*").within(&p("a/*/c")));
+    }
+
+    #[test]
+    fn a_pattern_is_one_64_byte_value_and_long_ones_match_alike() {
+        assert_eq!(std::mem::size_of::<PathPattern>(), 64);
+        // Inline (at most 38 bytes) and heap text must behave the same, at every boundary.
+        let short = "a/*/ccccc/**";
+        let long = format!("{}/*/{}/**", "a".repeat(40), "c".repeat(60));
+        assert!(p(short).text.is_inline() && !p(&long).text.is_inline());
+        assert!(m(short, "a/x/ccccc/d"));
+        assert!(!m(short, "a/x/cccc/d") && !m(short, "a/x/ccccc") && !m(short, "b/x/ccccc/d"));
+        let a40 = "a".repeat(40);
+        let c60 = "c".repeat(60);
+        assert!(m(&long, &format!("{a40}/x/{c60}/d")));
+        assert!(!m(&long, &format!("{a40}/x/{c60}")));
+        assert!(!m(&long, &format!("{a40}/x/{}/d", "c".repeat(59))));
+        assert_eq!(p(&long).as_str(), long);
+        assert_eq!(
+            p(&long).segments().collect::<Vec<_>>(),
+            vec![Segment::Literal(&a40), Segment::Any, Segment::Literal(&c60)]
+        );
+        // Sixteen segments of the longest total length: the last one's start still fits.
+        let sixteen: Vec<String> = (0..MAX_SEGMENTS).map(|i| format!("{i:0>15}")).collect();
+        let full = sixteen.join("/");
+        assert_eq!(full.len(), MAX_PATH_LEN - 1);
+        assert!(m(&full, &full));
+        assert_eq!(p(&full).segments().last(), Some(Segment::Literal(&sixteen[15])));
+        let other = format!("{}x", &full[..full.len() - 1]);
+        assert!(!m(&full, &other));
+        assert!(p(&full).within(&p(&full)) && !p(&full).within(&p(&other)));
+        // Equal text, equal pattern; `**` alone has no segments.
+        assert_eq!(p(&long), p(&long.clone()));
+        assert_eq!(p("**").segment_count(), 0);
+        assert!(m("**", "x"));
+    }
+
+    #[test]
+    fn patterns_read_as_the_slice_they_were_made_from() {
+        let one: Patterns = vec![p("a/*")].into();
+        assert!(matches!(one, Patterns::One(_)));
+        assert_eq!(&*one, &[p("a/*")]);
+        let two: Patterns = vec![p("a/*"), p("b/**")].into();
+        assert!(matches!(two, Patterns::Many(_)));
+        assert_eq!(&*two, &[p("a/*"), p("b/**")]);
+        let none: Patterns = Vec::new().into();
+        assert!(none.is_empty());
     }
 }

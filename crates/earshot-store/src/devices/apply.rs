@@ -7,13 +7,14 @@
 
 use std::sync::Arc;
 
-use earshot_core::capability::{widenings, AuthReason, Constraints, Scope};
+use earshot_core::actions::Actions;
+use earshot_core::capability::{widenings, AuthReason, Constraints, Scope, Window};
 use earshot_core::condition::Condition;
 use earshot_core::path::PathPattern;
 use earshot_core::schema::{is_name, parse as parse_schema};
 
 use super::model::{limits, AuthorizeRequest, AuthorizeView, ConstraintsInput, NewCapability, NewDevice, NewRelation};
-use super::{file_capability, use_name, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority, Uid, UseRec};
+use super::{use_name, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority, Uid, UseRec};
 use crate::common::{parse_time, Names, Pid};
 use crate::error::{check_id, Result, StoreError};
 
@@ -100,7 +101,7 @@ fn parse_patterns(paths: &[String]) -> Result<Vec<PathPattern>> {
     Ok(out)
 }
 
-fn parse_actions(actions: &[String]) -> Result<Vec<String>> {
+fn parse_actions(actions: &[String]) -> Result<Actions> {
     if actions.is_empty() {
         return Err(StoreError::input("actions", "at least one action is required"));
     }
@@ -117,7 +118,7 @@ fn parse_actions(actions: &[String]) -> Result<Vec<String>> {
         }
     }
     out.sort();
-    Ok(out)
+    Actions::new(&out).map_err(|e| StoreError::input("actions", e.to_string()))
 }
 
 fn short(s: &str) -> String {
@@ -327,8 +328,9 @@ impl DeviceWrite<'_> {
             issuer,
             device,
             paths: paths.into(),
-            actions: actions.into(),
+            actions,
             uses_left: constraints.uses,
+            window: Window::of(&constraints),
             constraints: Arc::new(constraints),
             parent,
             depth,
@@ -339,7 +341,7 @@ impl DeviceWrite<'_> {
         self.dev.cap_ids.insert(name, cid);
         if let Some(rec) = self.dev.cap(cid) {
             let paths = rec.paths.clone();
-            file_capability(&mut self.dev.cap_nodes, holder, device, &paths, cid);
+            self.dev.trie.file(holder, device, &paths, cid);
         }
         if let Some(p) = parent {
             let mut kids = self.dev.children.get(&p).map(|l| l.to_vec()).unwrap_or_default();
@@ -374,7 +376,7 @@ impl DeviceWrite<'_> {
             && self.names.pid(&c.device) == Some(rec.device)
             && parent.as_deref() == c.parent.as_deref()
             && parse_patterns(&c.paths).is_ok_and(|p| *p == *rec.paths)
-            && parse_actions(&c.actions).is_ok_and(|a| *a == *rec.actions)
+            && parse_actions(&c.actions).is_ok_and(|a| a == rec.actions)
             && parse_constraints(c.constraints.as_ref()).is_ok_and(|x| x == *rec.constraints)
     }
 
@@ -509,6 +511,9 @@ mod tests {
         assert!(matches!(parse_patterns(&["calendar/priv*".into()]), Err(StoreError::InvalidPath { .. })));
         assert!(parse_patterns(&[]).is_err());
         assert!(parse_actions(&["Read".into()]).is_err());
-        assert_eq!(parse_actions(&["write".into(), "read".into(), "read".into()]).unwrap(), vec!["read", "write"]);
+        assert_eq!(
+            parse_actions(&["write".into(), "read".into(), "read".into()]).unwrap().to_vec(),
+            vec!["read", "write"]
+        );
     }
 }

@@ -1,13 +1,13 @@
 //! Devices, relation grants and capabilities (SPEC §2) inside a snapshot: their index records,
 //! the indexes that keep `authorize` independent of how much a principal holds, and the reads.
 //!
-//! Indexes (all persistent maps, cloned in O(1) with the snapshot):
+//! Indexes (all cloned in O(1) with the snapshot):
 //! - `devices`: device → owner.
 //! - `edges_by_pair`: (grantor, grantee) → edges. A decision looks up exactly one pair (the
 //!   device's owner, the principal), whatever else either of them has granted or received.
-//! - `cap_nodes`: a segment trie of every holder's patterns on every device, flattened into one
-//!   map keyed by (holder, device, depth, hash of the pattern prefix, with `*` as its own
-//!   segment). A decision walks the requested path from the root, following at each level the
+//! - `trie` (`trie::CapTrie`): a segment trie of every holder's patterns on every device,
+//!   flattened into one table keyed by (holder, device, depth, hash of the pattern prefix, with
+//!   `*` as its own segment). A decision walks the requested path from the root, following at each level the
 //!   literal segment and `*`, so it only ever visits pattern prefixes that match the path: the
 //!   capabilities a holder has on other devices, other subtrees or other literals are never
 //!   looked at, however many there are.
@@ -21,13 +21,15 @@
 pub(crate) mod apply;
 pub mod model;
 pub(crate) mod records;
+pub(crate) mod trie;
 pub(crate) mod verify;
 
 use std::sync::Arc;
 
-use earshot_core::capability::{covers, link_holds, AuthReason, Constraints, LinkFailure};
+use earshot_core::actions::Actions;
+use earshot_core::capability::{covers, link_holds, AuthReason, Constraints, LinkFailure, Window};
 use earshot_core::condition::{Budget, RequestContext};
-use earshot_core::path::{Path, PathPattern, Segment};
+use earshot_core::path::{Path, Patterns};
 use earshot_core::schema::Schema;
 
 use crate::common::format_time;
@@ -37,6 +39,7 @@ use model::{
     AggregationView, AuthorityView, AuthorizeView, CapabilityView, ChainLinkView, ChainView, ConflictView,
     ConstraintsView, DependentsView, FailureView, OpeningView, RelationView, SchemaView,
 };
+use trie::CapTrie;
 
 /// Relation grant index: its creation sequence number.
 pub type Eid = u32;
@@ -83,9 +86,14 @@ pub(crate) struct CapRec {
     pub holder: Pid,
     pub issuer: Pid,
     pub device: Pid,
-    pub paths: Arc<[PathPattern]>,
-    pub actions: Arc<[String]>,
+    /// Inline when there is one (nearly always).
+    pub paths: Patterns,
+    /// Inline: a decision compares the action without a further read.
+    pub actions: Actions,
     pub constraints: Arc<Constraints>,
+    /// What of `constraints` needs no request context, inline: an unconditioned link is
+    /// checked without reading `constraints`.
+    pub window: Window,
     pub uses_left: Option<u32>,
     pub parent: Option<Cid>,
     /// 1 for a root.
@@ -93,19 +101,6 @@ pub(crate) struct CapRec {
     pub revoked: bool,
     pub created_rev: u64,
     pub created_at_ms: i64,
-}
-
-/// Key of a capability trie node: holder, device, depth, and a hash of the pattern prefix (`*`
-/// hashed as its own segment). A hash collision only adds candidates; every candidate is then
-/// matched in full.
-pub(crate) type CapKey = (Pid, Pid, u8, u64);
-
-/// One node of the capability trie: the capabilities whose pattern ends exactly here, and those
-/// whose pattern continues with `**` here. A node exists for every prefix of every pattern.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct CapNode {
-    pub exact: Box<[Cid]>,
-    pub rest: Box<[Cid]>,
 }
 
 /// The device half of a snapshot.
@@ -119,101 +114,10 @@ pub(crate) struct DeviceState {
     pub edges_by_pair: Map<(Pid, Pid), Arc<[Eid]>>,
     pub caps: Vector<CapRec>,
     pub cap_ids: Map<Arc<str>, Cid>,
-    pub cap_nodes: Map<CapKey, Arc<CapNode>>,
+    pub trie: CapTrie,
     pub children: Map<Cid, Arc<[Cid]>>,
     pub uses: Vector<UseRec>,
     pub uses_by_pair: Map<(Pid, Pid), Vector<Uid>>,
-}
-
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// Extends a prefix hash by one segment (FNV-1a over `/segment`).
-fn extend_hash(mut h: u64, segment: &str) -> u64 {
-    for b in std::iter::once(b'/').chain(segment.bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(FNV_PRIME);
-    }
-    h
-}
-
-/// The trie keys of a pattern, root first: one per prefix, the last one being where the pattern
-/// is filed (in `rest` when it ends in `**`, else in `exact`).
-pub(crate) fn pattern_keys(holder: Pid, device: Pid, p: &PathPattern) -> Vec<CapKey> {
-    let mut h = FNV_OFFSET;
-    let mut out = Vec::with_capacity(p.segments().len() + 1);
-    out.push((holder, device, 0, h));
-    for (i, seg) in p.segments().iter().enumerate() {
-        h = extend_hash(
-            h,
-            match seg {
-                Segment::Literal(l) => l,
-                Segment::Any => "*",
-            },
-        );
-        out.push((holder, device, u8::try_from(i + 1).unwrap_or(u8::MAX), h));
-    }
-    out
-}
-
-/// Files `cid` under every pattern in `paths` of (`holder`, `device`), creating missing nodes.
-pub(crate) fn file_capability(
-    nodes: &mut Map<CapKey, Arc<CapNode>>,
-    holder: Pid,
-    device: Pid,
-    paths: &[PathPattern],
-    cid: Cid,
-) {
-    for p in paths {
-        let keys = pattern_keys(holder, device, p);
-        let Some((last, prefixes)) = keys.split_last() else { continue };
-        for k in prefixes {
-            if !nodes.contains_key(k) {
-                nodes.insert(*k, Arc::new(CapNode::default()));
-            }
-        }
-        let mut node = nodes.get(last).map(|n| (**n).clone()).unwrap_or_default();
-        let list = if p.has_rest() { &mut node.rest } else { &mut node.exact };
-        if !list.contains(&cid) {
-            let mut v = list.to_vec();
-            v.push(cid);
-            *list = v.into();
-        }
-        nodes.insert(*last, Arc::new(node));
-    }
-}
-
-/// The frontier of a trie walk: the matching nodes at one depth. Almost always one or two
-/// nodes, so it lives on the stack until it outgrows it.
-struct Frontier<'a> {
-    inline: [(u64, &'a CapNode); 4],
-    len: usize,
-    spill: Vec<(u64, &'a CapNode)>,
-}
-
-impl<'a> Frontier<'a> {
-    fn new(fill: &'a CapNode) -> Self {
-        Frontier { inline: [(0, fill); 4], len: 0, spill: Vec::new() }
-    }
-    fn push(&mut self, x: (u64, &'a CapNode)) {
-        match self.inline.get_mut(self.len) {
-            Some(slot) if self.spill.is_empty() => {
-                *slot = x;
-                self.len += 1;
-            }
-            _ => self.spill.push(x),
-        }
-    }
-    fn is_empty(&self) -> bool {
-        self.len == 0 && self.spill.is_empty()
-    }
-    fn iter(&self) -> impl Iterator<Item = &(u64, &'a CapNode)> {
-        self.inline.iter().take(self.len).chain(self.spill.iter())
-    }
-    fn clear(&mut self) {
-        self.len = 0;
-        self.spill.clear();
-    }
 }
 
 /// A decision before it is rendered: ids, not names, and no allocation on the allow path.
@@ -323,7 +227,12 @@ impl DeviceState {
         let mut steps = 0;
         while let Some(c) = at {
             let Some(rec) = self.cap(c) else { return Err((c, LinkFailure::Revoked)) };
-            link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx, budget).map_err(|f| (c, f))?;
+            let held = if rec.window.conditioned {
+                link_holds(rec.revoked, &rec.constraints, rec.uses_left, now_ms, ctx, budget)
+            } else {
+                rec.window.holds(rec.revoked, rec.uses_left, now_ms)
+            };
+            held.map_err(|f| (c, f))?;
             at = rec.parent;
             steps += 1;
             if steps > model::limits::MAX_CHAIN_DEPTH {
@@ -417,31 +326,7 @@ impl DeviceState {
                 }
             }
         };
-        let empty = CapNode::default();
-        if let Some(root) = self.cap_nodes.get(&(principal, device, 0, FNV_OFFSET)) {
-            let (mut here, mut next) = (Frontier::new(&empty), Frontier::new(&empty));
-            here.push((FNV_OFFSET, root));
-            for (k, seg) in segs.iter().enumerate() {
-                let depth = u8::try_from(k + 1).unwrap_or(u8::MAX);
-                next.clear();
-                for &(h, node) in here.iter() {
-                    candidates(&node.rest, &mut best, &mut first_failure);
-                    for step in [*seg, "*"] {
-                        let h2 = extend_hash(h, step);
-                        if let Some(child) = self.cap_nodes.get(&(principal, device, depth, h2)) {
-                            next.push((h2, child));
-                        }
-                    }
-                }
-                std::mem::swap(&mut here, &mut next);
-                if here.is_empty() {
-                    break;
-                }
-            }
-            for &(_, node) in here.iter() {
-                candidates(&node.exact, &mut best, &mut first_failure);
-            }
-        }
+        self.trie.walk(principal, device, segs, |list| candidates(list, &mut best, &mut first_failure));
         if let Some(c) = best {
             return RawAuthorization {
                 reason: AuthReason::AllowedCapability,

@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use earshot_core::capability::Constraints;
+use earshot_core::actions::Actions;
+use earshot_core::capability::{Constraints, Window};
 use earshot_core::condition::Condition;
 use earshot_core::path::PathPattern;
 use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
-use super::{file_capability, CapRec, Cid, DeviceState, EdgeRec, Eid, Uid, UseRec};
+use super::{CapRec, Cid, DeviceState, EdgeRec, Eid, Uid, UseRec};
 use crate::common::{Names, Pid};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{key, Op};
@@ -301,6 +302,8 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
             paths.push(PathPattern::parse(p).map_err(|e| bad(format!("capability `{}` has a bad path: {e}", c.id)))?);
         }
         let constraints = from_record(&c.constraints, &c.id)?;
+        let actions =
+            Actions::new(&c.actions).map_err(|e| bad(format!("capability `{}` has bad actions: {e}", c.id)))?;
         let (parent, depth) = match &c.parent {
             None if issuer == owner => (None, 1u8),
             None => return Err(bad(format!("root capability `{}` was not issued by the device's owner", c.id))),
@@ -320,7 +323,7 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
                 let child_scope = earshot_core::capability::Scope {
                     device,
                     paths: &paths,
-                    actions: &c.actions,
+                    actions: &actions,
                     constraints: &constraints,
                     uses_left: constraints.uses,
                 };
@@ -331,7 +334,7 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
                 (Some(pc), pr.depth.saturating_add(1))
             }
         };
-        file_capability(&mut st.cap_nodes, holder, device, &paths, c.seq);
+        st.trie.file(holder, device, &paths, c.seq);
         let name: Arc<str> = Arc::from(c.id.as_str());
         st.caps.push_back(CapRec {
             name: name.clone(),
@@ -339,7 +342,8 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
             issuer,
             device,
             paths: paths.into(),
-            actions: c.actions.clone().into(),
+            actions,
+            window: Window::of(&constraints),
             constraints: Arc::new(constraints),
             uses_left: c.uses_left,
             parent,
@@ -355,6 +359,8 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
     for (p, kids) in children {
         st.children.insert(p, kids.into());
     }
+    // A rebuilt trie is one table: no decision pays for changes not yet folded.
+    st.trie.fold();
     let mut uses = r.uses.clone();
     uses.sort_by_key(|u| u.seq);
     for (n, u) in uses.iter().enumerate() {

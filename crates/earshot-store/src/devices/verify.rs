@@ -31,13 +31,14 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
     for (cid, c) in d.caps.iter().enumerate() {
         let paths: Vec<&str> = c.paths.iter().map(|p| p.as_str()).collect();
         out.push(format!(
-            "capability #{cid} {} holder={} issuer={} device={} {paths:?} {:?} {:?} left={:?} parent={:?} depth={} revoked={} rev={} at={}",
+            "capability #{cid} {} holder={} issuer={} device={} {paths:?} {:?} {:?} {:?} left={:?} parent={:?} depth={} revoked={} rev={} at={}",
             c.name,
             names.part_name(c.holder),
             names.part_name(c.issuer),
             names.part_name(c.device),
             c.actions,
             c.constraints,
+            c.window,
             c.uses_left,
             c.parent.map(cap_name),
             c.depth,
@@ -50,13 +51,14 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
         let v: Vec<String> = list.iter().map(|x| edge_name(*x)).collect();
         out.push(format!("posting edges {}->{} {v:?}", names.part_name(*g), names.part_name(*e)));
     }
-    for ((h, dev, n, hash), node) in d.cap_nodes.iter() {
-        let exact: Vec<String> = node.exact.iter().map(|x| cap_name(*x)).collect();
-        let rest: Vec<String> = node.rest.iter().map(|x| cap_name(*x)).collect();
+    for ((h, dev, n, hash), node) in d.trie.iter() {
+        let exact: Vec<String> = node.exact().iter().map(|x| cap_name(*x)).collect();
+        let rest: Vec<String> = node.rest().iter().map(|x| cap_name(*x)).collect();
         out.push(format!(
-            "capability-trie {} {} {n}:{hash:016x} exact={exact:?} rest={rest:?}",
+            "capability-trie {} {} {n}:{hash:016x} exact={exact:?} rest={rest:?} kids={}",
             names.part_name(*h),
-            names.part_name(*dev)
+            names.part_name(*dev),
+            node.kids()
         ));
     }
     for (p, kids) in d.children.iter() {

@@ -36,7 +36,7 @@ use crate::T0_MS;
 pub const STORE: &str = "s";
 
 /// Route templates, `{x}` standing for the fuzzed segment. Index = `data[1] % ROUTES.len()`.
-pub const ROUTES: [&str; 33] = [
+pub const ROUTES: [&str; 37] = [
     "/v1/stores",
     "/v1/stores/s",
     "/v1/stores/s/participants",
@@ -69,6 +69,10 @@ pub const ROUTES: [&str; 33] = [
     "/v1/stores/s/authorize",
     "/v1/stores/s/uses",
     "/v1/stores/s/attempts/{x}/context",
+    "/v1/stores/s/trust",
+    "/v1/stores/s/trust/{x}",
+    "/v1/stores/s/grants/{x}/consents",
+    "/v1/stores/s/grants/{x}/consents/alice",
     "{x}",
 ];
 
@@ -100,7 +104,7 @@ async fn build_app() -> App {
     let earshot = Arc::new(Earshot::open_with(Arc::new(backend), clock, config).expect("earshot"));
     let router = earshot_api::router(AppState::new(earshot.clone(), Auth::disabled()));
     let app = App { earshot, router, served: 0 };
-    let setup: [(&str, &str, Value); 15] = [
+    let setup: [(&str, &str, Value); 18] = [
         ("POST", "/v1/stores", json!({"id": STORE})),
         ("POST", "/v1/stores/s/participants", json!({"id": "owner", "kind": "person"})),
         ("POST", "/v1/stores/s/participants", json!({"id": "alice", "kind": "agent"})),
@@ -114,6 +118,15 @@ async fn build_app() -> App {
         ("POST", "/v1/stores/s/items", json!({"id": "f2", "owner": "owner", "origin": "owner_private"})),
         ("POST", "/v1/stores/s/items", json!({"id": "p1", "owner": "owner", "origin": "public", "content": "hi"})),
         ("POST", "/v1/stores/s/items/f2/grants", json!({"members": ["bob"], "reason": "fuzz"})),
+        // SPEC §6.2 and §6.3: an item about alice in bob's words, a grant waiting for alice's
+        // consent, and a trust delegation.
+        (
+            "POST",
+            "/v1/stores/s/items",
+            json!({"id": "s1", "owner": "owner", "origin": "owner_private", "subjects": ["alice"], "author": "bob"}),
+        ),
+        ("POST", "/v1/stores/s/items/s1/grants", json!({"members": ["bob"]})),
+        ("POST", "/v1/stores/s/trust", json!({"owner": "owner", "participant": "alice", "reason": "fuzz"})),
         (
             "POST",
             "/v1/stores/s/derivations",
@@ -333,6 +346,18 @@ pub fn http_seeds() -> Vec<Vec<u8>> {
             r#"{"schema":"relation care {\n opens vitals/** for read, subscribe\n includes family\n}\n"}"#,
         ),
         input(get, "/v1/stores/s/schema", "", ""),
+        input(post, "/v1/stores/s/trust", "", r#"{"owner":"owner","participant":"bob","reason":"r"}"#),
+        input(get, "/v1/stores/s/trust", "", ""),
+        input(get, "/v1/stores/s/trust/{x}", "w-unknown", ""),
+        input(delete, "/v1/stores/s/trust/{x}", "w-unknown", ""),
+        input(post, "/v1/stores/s/grants/{x}/consents", "g-unknown", r#"{"subject":"alice"}"#),
+        input(delete, "/v1/stores/s/grants/{x}/consents/alice", "g-unknown", ""),
+        input(
+            post,
+            "/v1/stores/s/items",
+            "",
+            r#"{"owner":"owner","origin":"public","subjects":["alice","bob"],"author":"alice"}"#,
+        ),
         input(post, "/v1/stores/s/devices", "", r#"{"id":"clock","owner":"owner","name":"c"}"#),
         input(
             post,

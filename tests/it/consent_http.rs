@@ -190,3 +190,89 @@ async fn consent_survives_export_and_import() {
     }
     other.earshot.store("s").unwrap_or_else(|e| panic!("{e}")).verify().unwrap_or_else(|e| panic!("verify: {e}"));
 }
+
+/// SPEC §6.2 and §6.3 on one item: bob's words about carol in the owner's memory, summarised.
+/// The grant of the summary waits for carol (its subject by inheritance); once she consents the
+/// summary is admitted as data (bob's words are untrusted), then as an instruction once the owner
+/// trusts bob; withdrawing consent denies it again. Export, import and `verify` keep all of it.
+#[tokio::test]
+async fn consent_and_roles_compose_on_one_item() {
+    let app = TestApp::new();
+    answer(&app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await, 201, None);
+    for p in ["owner", "bob", "carol", "dan"] {
+        answer(
+            &app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await,
+            201,
+            None,
+        );
+    }
+    let item = json!({"id": "b1", "owner": "owner", "origin": "owner_private", "author": "bob", "subjects": ["carol"]});
+    answer(&app.call("POST", "/v1/stores/s/items", Some(item)).await, 201, None);
+    let derive = json!({"disposition": "intersection", "owner": "owner", "sources": ["b1"], "id": "d1"});
+    answer(&app.call("POST", "/v1/stores/s/derivations", Some(derive)).await, 201, None);
+    let g = app.call("POST", "/v1/stores/s/items/d1/grants", Some(json!({"members": ["dan"]}))).await;
+    answer(&g, 201, None);
+    assert_eq!(g.1["reason"], "consent_pending", "the summary inherits carol as its subject: {}", g.1);
+    let g = g.1["ids"][0].as_str().unwrap_or_default().to_string();
+    let check =
+        |viewers: &'static [&'static str]| app.call("POST", "/v1/stores/s/check", Some(check_body("d1", viewers)));
+
+    let d = check(&["dan"]).await;
+    assert_eq!((d.1["reason"].clone(), d.1.get("role")), (json!("denied_consent_pending"), None), "{}", d.1);
+    answer(
+        &app.call("POST", &format!("/v1/stores/s/grants/{g}/consents"), Some(json!({"subject": "carol"}))).await,
+        200,
+        None,
+    );
+    let d = check(&["dan"]).await;
+    assert_eq!(d.1["reason"], "admitted_grant", "{}", d.1);
+    assert_eq!((d.1["role"].clone(), d.1["author"].clone()), (json!("data"), json!("owner")), "{}", d.1);
+    assert_eq!(d.1["untrusted_source"], json!({"item": "b1", "author": "bob"}), "{}", d.1);
+
+    let t = app.call("POST", "/v1/stores/s/trust", Some(json!({"owner": "owner", "participant": "bob"}))).await;
+    answer(&t, 201, None);
+    let d = check(&["dan"]).await;
+    assert_eq!(
+        (d.1["reason"].clone(), d.1["role"].clone()),
+        (json!("admitted_grant"), json!("instruction")),
+        "{}",
+        d.1
+    );
+
+    answer(&app.call("DELETE", &format!("/v1/stores/s/grants/{g}/consents/carol"), None).await, 200, None);
+    let d = check(&["dan"]).await;
+    assert_eq!(d.1["reason"], "denied_consent_pending", "{}", d.1);
+    // The owner still hears it, through the origin audience, as an instruction.
+    let d = check(&[]).await;
+    assert_eq!(
+        (d.1["reason"].clone(), d.1["role"].clone()),
+        (json!("admitted_origin"), json!("instruction")),
+        "{}",
+        d.1
+    );
+
+    let mut bytes: Vec<u8> = Vec::new();
+    app.earshot
+        .export("s")
+        .unwrap_or_else(|e| panic!("export: {e}"))
+        .write_to(&mut bytes)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let other = TestApp::new();
+    other.earshot.import_store("s", &mut &bytes[..]).unwrap_or_else(|e| panic!("import: {e}"));
+    for (a, which) in [(&app, "original"), (&other, "imported")] {
+        a.earshot
+            .store("s")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .verify()
+            .unwrap_or_else(|e| panic!("{which} verify: {e}"));
+        let v = a.call("GET", "/v1/stores/s/items/b1", None).await;
+        assert_eq!(
+            (v.1["author"].clone(), v.1["subjects"].clone()),
+            (json!("bob"), json!(["carol"])),
+            "{which}: {}",
+            v.1
+        );
+        let d = a.call("POST", "/v1/stores/s/check", Some(check_body("d1", &["dan"]))).await;
+        assert_eq!(d.1["reason"], "denied_consent_pending", "{which}: {}", d.1);
+    }
+}

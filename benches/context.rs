@@ -17,6 +17,11 @@ use earshot_benches::{fixture, items_from_env, quantile, Fixture, NOW_MS};
 use earshot_store::model::ContextRequest;
 use earshot_store::{ResolvedContainer, Statistics};
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn fx() -> &'static Fixture {
     let f = fixture(items_from_env(100_000));
     let t = Instant::now();

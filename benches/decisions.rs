@@ -15,6 +15,11 @@ use earshot_core::Viewers;
 use earshot_store::model::{Command, NewItem, OriginInput, ViewersInput};
 use earshot_store::{ResolvedContainer, StoreHandle};
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn fx() -> &'static Fixture {
     fixture(items_from_env(1_000_000))
 }

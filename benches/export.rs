@@ -17,6 +17,11 @@ use earshot_benches::{build_dir, items_from_env, open_dir, Shape, NOW_MS, STORE}
 use earshot_store::export::{import, Export};
 use earshot_store::{Backend, SledBackend};
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     if !filters.is_empty() && !filters.iter().any(|f| "export".contains(f.as_str())) {

@@ -9,6 +9,11 @@ use earshot_benches::{fixture, items_from_env, median, quantile, NOW_MS};
 use earshot_store::lists::{GrantFilter, ItemFilter, Paging, ParticipantFilter};
 use earshot_store::tuples::TupleFilter;
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Times `f` `n` times; prints the median and p95.
 fn time<T>(name: &str, n: usize, mut f: impl FnMut() -> T) {
     let mut v: Vec<Duration> = (0..n)

@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 use earshot_benches::{generate, import, items_from_env, median, Shape, NOW_MS, STORE};
 use earshot_store::{Backend, Config, Earshot, ManualClock};
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()

@@ -14,6 +14,11 @@ use earshot_benches::{build_dir, items_from_env, median, Shape, NOW_MS, STORE};
 use earshot_store::durable::rebuild_snapshot;
 use earshot_store::{Backend, Config, Earshot, ManualClock, Records, SledBackend};
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter that excludes "rebuild" skips this binary.
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();

@@ -484,6 +484,8 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     for (aid, list) in aud_grants {
         s.aud_grants.insert(aid, list.into_iter().collect());
     }
+    // One flat base for every item: reads of a rebuilt store never walk the tail.
+    s.items.fold();
     let items = &s.items;
     s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| &*r.name));
     drop(iids);

@@ -262,6 +262,102 @@ impl<T: Clone> ChunkedVec<T> {
     }
 }
 
+/// A persistent vector read mostly at random and written a little at a time (the items): a
+/// flat base shared by every snapshot, the base records replaced since the last fold, and the
+/// records appended since.
+///
+/// A cold read of a base record is one dependent load (`base[i]`), where an RRB vector of a
+/// million records walks a branch node first (BENCHMARKS.md, "The check by name at a million
+/// items"). A bit per base record says whether it was replaced, so a read of an unchanged record
+/// never probes `changed`; the bits sit in 4 KiB chunks (a million records: 128 KiB, which stay
+/// cached) and a write copies one chunk. Writes stay cheap: a replaced base record goes to
+/// `changed`, a new one to `tail`, and the three are folded into a new base when they pass an
+/// eighth of it (amortised O(1) per write; a fold copies the base, which snapshots retained for
+/// `at_exact` may keep alive, so at most two or three bases live at once).
+#[derive(Clone)]
+pub(crate) struct FlatVec<T: Clone> {
+    base: Arc<[T]>,
+    /// Bit `i` is set when `changed` holds base record `i`.
+    changed_bits: ChunkedVec<u64>,
+    changed: Map<u32, T>,
+    tail: crate::common::Vector<T>,
+}
+
+impl<T: Clone> Default for FlatVec<T> {
+    fn default() -> Self {
+        FlatVec {
+            base: Arc::from(Vec::new()),
+            changed_bits: ChunkedVec::new(),
+            changed: Map::default(),
+            tail: crate::common::Vector::new(),
+        }
+    }
+}
+
+impl<T: Clone> FlatVec<T> {
+    pub fn len(&self) -> usize {
+        self.base.len() + self.tail.len()
+    }
+
+    fn is_changed(&self, i: usize) -> bool {
+        self.changed_bits.get(i >> 6).is_some_and(|w| w & (1 << (i & 63)) != 0)
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        match self.base.get(i) {
+            Some(v) if !self.is_changed(i) => Some(v),
+            Some(_) => self.changed.get(&(i as u32)),
+            None => self.tail.get(i - self.base.len()),
+        }
+    }
+
+    /// Replaces element `i`; an index past the end is ignored (callers index what they read).
+    pub fn set(&mut self, i: usize, v: T) {
+        if i >= self.base.len() {
+            if let Some(slot) = self.tail.get_mut(i - self.base.len()) {
+                *slot = v;
+            }
+            return;
+        }
+        if !self.is_changed(i) {
+            let word = self.changed_bits.get(i >> 6).copied().unwrap_or(0);
+            self.changed_bits.set(i >> 6, word | (1 << (i & 63)));
+        }
+        self.changed.insert(i as u32, v);
+        self.fold_if_due();
+    }
+
+    pub fn push_back(&mut self, v: T) {
+        self.tail.push_back(v);
+        self.fold_if_due();
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    fn fold_if_due(&mut self) {
+        if self.changed.len() + self.tail.len() > FOLD_MIN.max(self.base.len() / ID_FOLD_DIVISOR) {
+            self.fold();
+        }
+    }
+
+    /// Makes every record part of one new base (the start-up rebuild calls it once at the end).
+    pub fn fold(&mut self) {
+        if self.changed.is_empty() && self.tail.is_empty() {
+            return;
+        }
+        let mut all: Vec<T> = Vec::with_capacity(self.len());
+        all.extend((0..self.len()).filter_map(|i| self.get(i)).cloned());
+        let words = all.len().div_ceil(64);
+        let mut bits = ChunkedVec::new();
+        for _ in 0..words {
+            bits.push_back(0);
+        }
+        *self = FlatVec { base: Arc::from(all), changed_bits: bits, changed: Map::default(), tail: Default::default() };
+    }
+}
+
 /// An append-only, ascending list of ids: an exact-size base slice plus a persistent tail.
 /// The tail is boxed and absent until the first append, so a posting built at start-up costs
 /// 24 bytes plus its ids (most audiences' postings never grow).
@@ -367,6 +463,39 @@ mod tests {
         assert_eq!((v.len(), v.get(1_000), v.get(2_000), v.get(2_001)), (2_001, Some(&7), Some(&2_000), None));
         assert_eq!((before.len(), before.get(1_000), before.get(2_000)), (2_000, Some(&1_000), None));
         assert!(v.iter().enumerate().all(|(i, x)| *x == if i == 1_000 { 7 } else { i as u32 }));
+    }
+
+    #[test]
+    fn flat_vec_is_persistent_across_folds() {
+        let mut v: FlatVec<u32> = FlatVec::default();
+        let mut model: Vec<u32> = Vec::new();
+        let mut kept: Vec<(FlatVec<u32>, Vec<u32>)> = Vec::new();
+        let mut x = 7u64;
+        for step in 0..40_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if model.is_empty() || !x.is_multiple_of(3) {
+                v.push_back(step);
+                model.push(step);
+            } else {
+                let i = (x as usize / 3) % model.len();
+                v.set(i, step);
+                model[i] = step;
+            }
+            if step.is_multiple_of(9_999) {
+                kept.push((v.clone(), model.clone()));
+            }
+        }
+        v.set(model.len(), 1);
+        for (snap, m) in kept.iter().chain([(v.clone(), model.clone())].iter()) {
+            assert_eq!(snap.len(), m.len());
+            assert!(m.iter().enumerate().all(|(i, x)| snap.get(i) == Some(x)));
+            assert_eq!(snap.get(m.len()), None);
+            assert!(snap.iter().eq(m.iter()));
+        }
+        v.fold();
+        assert!(v.iter().eq(model.iter()) && v.tail.is_empty() && v.changed.is_empty());
     }
 
     #[test]

@@ -48,7 +48,8 @@ impl MemorySnapshot {
             return Err(StoreError::LimitExceeded { field: "viewers", limit: limits::MAX_VIEWERS });
         }
         let Some(owner) = owner else { return Ok((Viewers::Unresolved, None)) };
-        let mut resolved = Vec::with_capacity(input.participants.len() + input.identities.len());
+        // One more slot for the owner, which `Viewers::from_resolution` adds to this vector.
+        let mut resolved = Vec::with_capacity(input.participants.len() + input.identities.len() + 1);
         let mut why = None;
         for (n, name) in input.participants.iter().enumerate() {
             match self.pid(name) {

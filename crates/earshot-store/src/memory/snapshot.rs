@@ -11,7 +11,7 @@ use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
 use std::sync::Arc;
 
 use crate::memory::consent::GrantConsent;
-use crate::memory::layered::{ChunkedVec, IdTable, NameMap, Posting};
+use crate::memory::layered::{ChunkedVec, FlatVec, IdTable, NameMap, Posting};
 use crate::memory::model::ParticipantKind;
 
 pub use crate::common::Pid;
@@ -220,7 +220,7 @@ pub struct MemorySnapshot {
     /// audience memberships by digest from a cursor without sorting every audience.
     pub(crate) aud_order: OrdSet<AudienceDigest>,
     pub(crate) iids: IdTable,
-    pub(crate) items: Vector<ItemRec>,
+    pub(crate) items: FlatVec<ItemRec>,
     pub(crate) gids: NameMap<Gid>,
     pub(crate) grants: Vector<GrantRec>,
     /// Postings: participant → audiences containing it (the public audience is implicit).
@@ -252,7 +252,7 @@ impl MemorySnapshot {
             aud_by_digest: Map::default(),
             aud_order: OrdSet::default(),
             iids: IdTable::default(),
-            items: Vector::new(),
+            items: FlatVec::default(),
             gids: NameMap::default(),
             grants: Vector::new(),
             part_auds: Map::default(),

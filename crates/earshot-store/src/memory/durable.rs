@@ -17,7 +17,7 @@ use crate::kernel::backend::{dec, enc, key, Op};
 use crate::memory::apply::Dirty;
 use crate::memory::consent::{ConsentRecord, GrantConsent};
 use crate::memory::graph::Provenance;
-use crate::memory::layered::{IdTable, NameMap};
+use crate::memory::layered::{FlatVec, IdTable, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
@@ -340,6 +340,9 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     let mut supersessions: Vec<(Iid, &str)> = Vec::new();
     let mut authors: Vec<(Iid, Pid)> = Vec::new();
     let mut sources: Vec<Iid> = Vec::new();
+    // Built in a plain vector and edited in place, then made the snapshot's flat base once:
+    // pushing a million records into a `FlatVec` would fold it again and again.
+    let mut items: Vec<ItemRec> = Vec::with_capacity(r.items.len());
     for (n, i) in r.items.iter().enumerate() {
         if i.seq as usize != n {
             return Err(bad(format!("item sequence has a gap at {n}")));
@@ -386,7 +389,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             let subjects: Box<[Arc<str>]> = i.subjects.iter().map(|x| Arc::from(x.as_str())).collect();
             rec.edit_links(|l| l.subjects = subjects);
         }
-        s.items.push_back(rec);
+        items.push(rec);
         if iids.insert(name, iid).is_some() {
             return Err(bad(format!("item `{}` stored twice", i.id)));
         }
@@ -410,18 +413,16 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         }
     }
     for (iid, author) in authors {
-        if let Some(mut rec) = s.item(iid).cloned() {
+        if let Some(rec) = items.get_mut(iid as usize) {
             rec.edit_links(|l| l.author = Some(author));
-            s.items.set(iid as usize, rec);
             let n = s.trust.refs.get(&author).copied().unwrap_or(0);
             s.trust.refs.insert(author, n.saturating_add(1));
         }
     }
     for (iid, by) in supersessions {
         let by = *iids.get(by).ok_or_else(|| bad(format!("unknown superseding item `{by}`")))?;
-        if let Some(mut rec) = s.item(iid).cloned() {
+        if let Some(rec) = items.get_mut(iid as usize) {
             rec.edit_links(|l| l.superseded_by = Some(by));
-            s.items.set(iid as usize, rec);
         }
     }
     let mut gids: HashMap<Arc<str>, Gid, FxBuildHasher> =
@@ -434,7 +435,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         }
         let item = *iids.get(g.item.as_str()).ok_or_else(|| bad(format!("grant `{}` names unknown item", g.id)))?;
         let aud = aid_of(&g.audience)?;
-        let consent = match (&g.consent, s.item(item)) {
+        let consent = match (&g.consent, items.get(item as usize)) {
             (None, _) => None,
             (Some(c), Some(rec)) => {
                 Some(Arc::new(GrantConsent::from_record(c, rec).map_err(|e| bad(format!("grant `{}` {e}", g.id)))?))
@@ -461,9 +462,8 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         aud_grants.entry(aud).or_default().push(g.seq);
     }
     for (iid, gs) in item_grants {
-        if let Some(mut rec) = s.item(iid).cloned() {
+        if let Some(rec) = items.get_mut(iid as usize) {
             rec.edit_links(|l| l.grants = gs.into());
-            s.items.set(iid as usize, rec);
         }
     }
     for (aid, list) in aud_items.into_iter().enumerate() {
@@ -484,8 +484,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     for (aid, list) in aud_grants {
         s.aud_grants.insert(aid, list.into_iter().collect());
     }
-    // One flat base for every item: reads of a rebuilt store never walk the tail.
-    s.items.fold();
+    s.items = FlatVec::from_vec(items);
     let items = &s.items;
     s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| &*r.name));
     drop(iids);

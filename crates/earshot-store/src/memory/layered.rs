@@ -342,19 +342,23 @@ impl<T: Clone> FlatVec<T> {
         }
     }
 
-    /// Makes every record part of one new base (the start-up rebuild calls it once at the end).
+    /// A vector whose base is `all` (the start-up rebuild).
+    pub fn from_vec(all: Vec<T>) -> Self {
+        let mut bits = ChunkedVec::new();
+        for _ in 0..all.len().div_ceil(64) {
+            bits.push_back(0);
+        }
+        FlatVec { base: Arc::from(all), changed_bits: bits, changed: Map::default(), tail: Default::default() }
+    }
+
+    /// Makes every record part of one new base.
     pub fn fold(&mut self) {
         if self.changed.is_empty() && self.tail.is_empty() {
             return;
         }
         let mut all: Vec<T> = Vec::with_capacity(self.len());
         all.extend((0..self.len()).filter_map(|i| self.get(i)).cloned());
-        let words = all.len().div_ceil(64);
-        let mut bits = ChunkedVec::new();
-        for _ in 0..words {
-            bits.push_back(0);
-        }
-        *self = FlatVec { base: Arc::from(all), changed_bits: bits, changed: Map::default(), tail: Default::default() };
+        *self = FlatVec::from_vec(all);
     }
 }
 

@@ -15,7 +15,8 @@
 #
 # Usage: cargo build --release -p earshot && scripts/bench-http.sh
 # Environment: BENCH_ITEMS (30000), BENCH_DURATION seconds per run (8), BENCH_RUNS (3),
-# BENCH_CONNECTIONS (16), BENCH_PORT (7950), EARSHOT_BIN (target/release/earshot).
+# BENCH_CONNECTIONS (16), BENCH_PORT (7950), EARSHOT_BIN (target/release/earshot), BENCH_WRITES
+# (1; 0 skips the write runs).
 # Needs wrk (installed with apt-get when missing and possible), curl and python3.
 set -euo pipefail
 
@@ -97,22 +98,24 @@ for r in $(seq 1 "$runs"); do
   echo "   run $r: healthz $h/s, check $c/s (${ratios[-1]}%); $(load)"
 done
 
-echo "== durable writes over HTTP (wrk -t2 -c$conns, write.lua, ${duration} s x $runs)"
-curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' \
-  "$url/v1/stores" -d '{"id":"wbench"}'
-curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' \
-  "$url/v1/stores/wbench/participants" -d '{"id":"own","kind":"agent"}'
 writes=()
-for r in $(seq 1 "$runs"); do
-  w="$(run write "$r" -s "$bench/write.lua" "$url" -- wbench "r$r$RANDOM" "$token")"
-  writes+=("$w")
-  echo "   run $r: $w writes/s"
-done
+if [[ "${BENCH_WRITES:-1}" != 0 ]]; then
+  echo "== durable writes over HTTP (wrk -t2 -c$conns, write.lua, ${duration} s x $runs)"
+  curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' \
+    "$url/v1/stores" -d '{"id":"wbench"}'
+  curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' \
+    "$url/v1/stores/wbench/participants" -d '{"id":"own","kind":"agent"}'
+  for r in $(seq 1 "$runs"); do
+    w="$(run write "$r" -s "$bench/write.lua" "$url" -- wbench "r$r$RANDOM" "$token")"
+    writes+=("$w")
+    echo "   run $r: $w writes/s"
+  done
+fi
 
 hm="$(printf '%s\n' "${health[@]}" | median)"
 cm="$(printf '%s\n' "${checks[@]}" | median)"
 rm_="$(printf '%s\n' "${ratios[@]}" | median)"
-wm="$(printf '%s\n' "${writes[@]}" | median)"
+wm="$(printf '%s\n' "${writes[@]:-0}" | median)"
 {
   echo "machine at end: $(load)"
   printf '%-34s %10s   %s\n' "" "median" "runs"

@@ -194,8 +194,7 @@ pub fn router(state: AppState) -> Router {
             // The gate runs after routing and before any extractor: a caller learns nothing
             // about the body of an endpoint it may not use (401/403 come first).
             let gate = gate::Gate { auth: state.auth.clone(), access: r.access };
-            authed =
-                authed.route(r.path, r.handler.route_layer(axum::middleware::from_fn_with_state(gate, gate::gate)));
+            authed = authed.route(r.path, r.handler.route_layer(gate));
         } else {
             open = open.route(r.path, r.handler);
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
 use earshot_store::model::{
@@ -48,6 +48,29 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<
     }
 }
 
+/// A JSON answer, encoded as axum's [`Json`] encodes it (the same bytes and `content-type`, the
+/// same plain-text 500 should encoding fail), into a buffer sized for a decision's answer:
+/// [`Json`] starts at 128 bytes, so a check's answer (about 250) was copied as the buffer grew.
+pub(crate) struct JsonAnswer<T>(pub T);
+
+/// Room for a check's answer (item, decision, role, token, container) without growing.
+const ANSWER_CAPACITY: usize = 512;
+
+impl<T: Serialize> IntoResponse for JsonAnswer<T> {
+    fn into_response(self) -> axum::response::Response {
+        let mut buf = Vec::with_capacity(ANSWER_CAPACITY);
+        match serde_json::to_writer(&mut buf, &self.0) {
+            Ok(()) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], buf).into_response(),
+            Err(e) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))],
+                e.to_string(),
+            )
+                .into_response(),
+        }
+    }
+}
+
 /// The snapshot, container and time one read uses, and the newest revision when the snapshot
 /// is older (the answer is then historical: SPEC §2.6).
 struct ReadAt {
@@ -67,11 +90,11 @@ impl ReadAt {
         }
     }
 
-    fn at_revision<T>(&self, h: &StoreHandle, body: T) -> Json<AtRevision<T>> {
-        let mut out = at_revision(h, &self.snapshot, body);
+    fn at_revision<T>(&self, h: &StoreHandle, body: T) -> JsonAnswer<AtRevision<T>> {
+        let Json(mut out) = at_revision(h, &self.snapshot, body);
         out.latest_revision = self.historical;
         out.container = Some(self.container.resolution.clone());
-        out
+        JsonAnswer(out)
     }
 }
 
@@ -159,7 +182,7 @@ pub async fn check(
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<CheckRequest>,
-) -> ApiResult<Json<AtRevision<DecisionView>>> {
+) -> ApiResult<JsonAnswer<AtRevision<DecisionView>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
@@ -190,7 +213,7 @@ pub async fn check_bulk(
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<BulkRequest>,
-) -> ApiResult<Json<AtRevision<BulkResults>>> {
+) -> ApiResult<JsonAnswer<AtRevision<BulkResults>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
@@ -223,7 +246,7 @@ pub async fn lookup(
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<LookupRequest>,
-) -> ApiResult<Json<AtRevision<LookupPage>>> {
+) -> ApiResult<JsonAnswer<AtRevision<LookupPage>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
     let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;

@@ -1,8 +1,8 @@
-//! Two compact persistent structures for data that is mostly built once at start-up and then
-//! grows slowly: a name → id map and an append-only posting list.
+//! Compact persistent structures for data that is mostly built once at start-up and then
+//! changes a little at a time: name → id maps, the items, the audiences and posting lists.
 //!
-//! Both keep a flat, immutable base (shared by every snapshot through an `Arc`) and a small
-//! persistent tail for what was added since, so cloning a snapshot stays O(1) while the bulk
+//! Each keeps a flat, immutable base (shared by every snapshot through an `Arc`) and a small
+//! persistent part for what changed since, so cloning a snapshot stays O(1) while the bulk
 //! of the data costs what a plain `HashMap` or slice costs, not what a HAMT or RRB tree costs.
 
 use std::collections::HashMap;
@@ -215,7 +215,7 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 /// write copies the pointer array and one chunk (copy on write), and every retained snapshot
 /// keeps its copies. That suits audiences (read on every check, written only when a new
 /// audience appears); for items, written on every write, it cost too much (BENCHMARKS.md,
-/// run J), so items stay in an RRB vector.
+/// run J), so items are a [`FlatVec`].
 #[derive(Clone)]
 pub(crate) struct ChunkedVec<T> {
     chunks: Arc<Vec<Arc<Vec<T>>>>,

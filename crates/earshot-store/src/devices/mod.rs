@@ -270,9 +270,6 @@ impl DeviceState {
                 aggregation: None,
             };
         }
-        let segs = path.segments();
-        // The trie's cold reads start now, overlapping the relation grants' (see `warm`).
-        self.trie.warm(principal, device, segs);
         // One condition budget for the whole decision (SPEC §2.6): however many conditioned
         // edges and chain links it walks, it evaluates at most one budget's worth, which bounds
         // how long an explicit use can hold the writer.
@@ -300,6 +297,7 @@ impl DeviceState {
             }
         }
         let mut best: Option<Cid> = None;
+        let segs = path.segments();
         // Candidates: `rest` lists of the matching nodes above the path's end, `exact` lists of
         // the matching nodes at its end.
         type Failure = Option<(RawAuthority, RawLink, LinkFailure)>;

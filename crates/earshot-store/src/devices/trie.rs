@@ -187,11 +187,13 @@ fn home(key: &CapKey, mask: usize) -> usize {
 
 type Slot = Option<(CapKey, CapNode)>;
 
-/// Slots per chunk: a write copies the chunks it touches, 16 slots (under 1 KiB) each.
-const CHUNK_BITS: u32 = 4;
+/// Slots per chunk: a write copies the chunks it touches, 32 slots (1.8 KiB) each. 16 slots
+/// saved 20 MB more in the authorize bench but doubled the chunk pointers (256 KiB at 2^19
+/// slots), which a cold probe reads first; its p50 was no better (BENCHMARKS.md, issue 12).
+const CHUNK_BITS: u32 = 5;
 const CHUNK: usize = 1 << CHUNK_BITS;
 /// Chunk pointers per group: a write copies the groups it touches (1 KiB each) and the array
-/// of group pointers (2 KiB at 2^19 slots, the authorize bench's size).
+/// of group pointers (1 KiB at 2^19 slots, the authorize bench's size).
 const GROUP_BITS: u32 = 7;
 const GROUP: usize = 1 << GROUP_BITS;
 /// The smallest table: one group.
@@ -202,17 +204,17 @@ type Group = [Arc<Chunk>; GROUP];
 
 /// Every holder's capability patterns on every device: one open-addressed node table (linear
 /// probing over a power-of-two number of slots, at most two-thirds full), split into chunks of
-/// 16 slots behind two levels of shared pointers, copied on write a chunk at a time.
+/// 32 slots behind two levels of shared pointers, copied on write a chunk at a time.
 ///
 /// A snapshot clones it in O(1), and the store keeps a snapshot per revision (up to 10,000 for
 /// `at_exact`), so what a write copies is what each retained revision costs: here the chunks
-/// and groups its nodes fall in and the group array, about 2 KiB plus 2 KiB per node changed.
+/// and groups its nodes fall in and the group array, about 1 KiB plus 3 KiB per node changed.
 /// A whole-table copy per fold (the table of the last fold plus a persistent overlay) cost
 /// 28 MB a fold at the bench's size, and the retained snapshots kept two or three of them
 /// alive (BENCHMARKS.md, issue 12). A node found cold still costs one read (two when its slot
-/// straddles cache lines, or when its probe runs into the next chunk): the group array (2 KiB)
-/// and the groups (256 KiB at 2^19 slots) are small enough to stay cached, where a persistent
-/// hash map walks several levels of nodes, cold.
+/// straddles cache lines, or when its probe runs into the next chunk): the group array (1 KiB)
+/// and the groups (128 KiB at 2^19 slots) are small enough to stay mostly cached, where a
+/// persistent hash map walks several levels of nodes, cold.
 ///
 /// Never full, and nodes are never removed, so a probe for a missing key ends at an empty
 /// slot. Empty chunks are one shared chunk until written.
@@ -338,29 +340,6 @@ impl CapTrie {
         }
     }
 
-    /// Reads, ahead of the walk, the home slot of every literal prefix of `segs` below the
-    /// first level: those keys are known before any node is read, so these reads do not depend
-    /// on one another and their cache misses overlap (with each other and with whatever the
-    /// caller reads next), where the walk's own probes follow one another. Only the cache is
-    /// changed; `walk` decides. Stable Rust has no prefetch without `unsafe`, so this is a
-    /// plain read whose result is kept (`black_box`) so that it is not optimised away.
-    pub(crate) fn warm(&self, holder: Pid, device: Pid, segs: &[&str]) {
-        let mut h = FNV_OFFSET;
-        let mut seen = 0u64;
-        for (k, seg) in segs.iter().enumerate() {
-            h = extend_hash(h, seg);
-            // The root and the first level are few per holder, and stay cached.
-            if k == 0 {
-                continue;
-            }
-            let depth = u8::try_from(k + 1).unwrap_or(u8::MAX);
-            if let Some(Some((key, _))) = self.slot(home(&(holder, device, depth, h), self.mask)) {
-                seen ^= key.3;
-            }
-        }
-        std::hint::black_box(seen);
-    }
-
     /// Walks the path `segs` in the trie of (`holder`, `device`), calling `visit` with every
     /// candidate list: the `rest` lists of the matching nodes above the path's end and the
     /// `exact` lists of those at its end. A list may be visited more than once (a hash
@@ -466,7 +445,7 @@ mod tests {
         let mut model: Map<CapKey, CapNode> = Map::default();
         let mut before = None;
         for c in 0..3_000u32 {
-            let p = pats(&[&format!("s/x{}/y", c % 700), "a/**"]);
+            let p = pats(&[&format!("s/x{}/y", c % 1_500), "a/**"]);
             t.file(1, 9, &p, c);
             for q in &p {
                 for (k, kind) in pattern_keys(1, 9, q) {
@@ -494,8 +473,8 @@ mod tests {
             assert_eq!(t.get(k), Some(n));
         }
         assert_eq!(found(&t, 1, "a/b").len(), 3_000);
-        assert_eq!(found(&t, 1, "s/x5/y"), (0..3_000).filter(|c| c % 700 == 5).collect::<Vec<_>>());
-        assert!(found(&t, 1, "s/x700/y").is_empty() && found(&t, 2, "s/x1/y").is_empty());
+        assert_eq!(found(&t, 1, "s/x5/y"), (0..3_000).filter(|c| c % 1_500 == 5).collect::<Vec<_>>());
+        assert!(found(&t, 1, "s/x1500/y").is_empty() && found(&t, 2, "s/x1/y").is_empty());
         // A clone taken earlier (a snapshot) is untouched by the writes and growth since.
         let before = before.unwrap();
         assert_eq!(found(&before, 1, "a/b").len(), 101);

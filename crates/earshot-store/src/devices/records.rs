@@ -359,8 +359,6 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
     for (p, kids) in children {
         st.children.insert(p, kids.into());
     }
-    // A rebuilt trie is one table: no decision pays for changes not yet folded.
-    st.trie.fold();
     let mut uses = r.uses.clone();
     uses.sort_by_key(|u| u.seq);
     for (n, u) in uses.iter().enumerate() {

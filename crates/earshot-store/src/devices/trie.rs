@@ -14,7 +14,7 @@ use std::sync::Arc;
 use earshot_core::path::{PathPattern, Segment};
 
 use super::Cid;
-use crate::common::{Map, Pid};
+use crate::common::Pid;
 
 /// Key of a trie node: holder, device, depth, and a hash of the pattern prefix (`*` hashed as
 /// its own segment). A hash collision only adds candidates (and children to try); every
@@ -187,80 +187,135 @@ fn home(key: &CapKey, mask: usize) -> usize {
 
 type Slot = Option<(CapKey, CapNode)>;
 
-/// A node table built at a fold: open addressing with linear probing over a power-of-two
-/// number of slots, at most two-thirds full when built. A node found cold costs one read (two when its slot
-/// straddles cache lines), where a persistent hash map walks several levels of nodes (a
-/// persistent vector of slots was measured too: one more level of reads, 60 ns more in cache).
-#[derive(Default)]
-struct Flat {
-    slots: Box<[Slot]>,
+/// Slots per chunk: a write copies the chunks it touches, 32 slots (1.8 KiB) each. 16 slots
+/// saved 20 MB more in the authorize bench but doubled the chunk pointers (256 KiB at 2^19
+/// slots), which a cold probe reads first; its p50 was no better (BENCHMARKS.md, issue 12).
+const CHUNK_BITS: u32 = 5;
+const CHUNK: usize = 1 << CHUNK_BITS;
+/// Chunk pointers per group: a write copies the groups it touches (1 KiB each) and the array
+/// of group pointers (1 KiB at 2^19 slots, the authorize bench's size).
+const GROUP_BITS: u32 = 7;
+const GROUP: usize = 1 << GROUP_BITS;
+/// The smallest table: one group.
+const MIN_SLOTS: usize = CHUNK * GROUP;
+
+type Chunk = [Slot; CHUNK];
+type Group = [Arc<Chunk>; GROUP];
+
+/// Every holder's capability patterns on every device: one open-addressed node table (linear
+/// probing over a power-of-two number of slots, at most two-thirds full), split into chunks of
+/// 32 slots behind two levels of shared pointers, copied on write a chunk at a time.
+///
+/// A snapshot clones it in O(1), and the store keeps a snapshot per revision (up to 10,000 for
+/// `at_exact`), so what a write copies is what each retained revision costs: here the chunks
+/// and groups its nodes fall in and the group array, about 1 KiB plus 3 KiB per node changed.
+/// A whole-table copy per fold (the table of the last fold plus a persistent overlay) cost
+/// 28 MB a fold at the bench's size, and the retained snapshots kept two or three of them
+/// alive (BENCHMARKS.md, issue 12). A node found cold still costs one read (two when its slot
+/// straddles cache lines, or when its probe runs into the next chunk): the group array (1 KiB)
+/// and the groups (128 KiB at 2^19 slots) are small enough to stay mostly cached, where a
+/// persistent hash map walks several levels of nodes, cold.
+///
+/// Never full, and nodes are never removed, so a probe for a missing key ends at an empty
+/// slot. Empty chunks are one shared chunk until written.
+#[derive(Clone)]
+pub(crate) struct CapTrie {
+    groups: Arc<[Arc<Group>]>,
+    /// Slots minus one (the slots are a power of two).
+    mask: usize,
     len: usize,
 }
 
-impl Flat {
-    /// Room for `n` nodes at most two-thirds full (so at most about 70% once a sixteenth more
-    /// is folded in): twice `n` would leave a table of 2^k + 1 nodes three-quarters empty.
-    fn with_capacity(n: usize) -> Self {
-        let slots = n.saturating_mul(3).div_ceil(2).max(16).next_power_of_two();
-        Flat { slots: (0..slots).map(|_| None).collect(), len: 0 }
+impl Default for CapTrie {
+    fn default() -> Self {
+        Self::with_slots(MIN_SLOTS)
+    }
+}
+
+impl CapTrie {
+    /// An empty table of `slots` slots (a power of two, at least one group): every chunk is
+    /// the same empty one, every group the same group, until written.
+    fn with_slots(slots: usize) -> Self {
+        let slots = slots.max(MIN_SLOTS).next_power_of_two();
+        let empty: Arc<Chunk> = Arc::new(std::array::from_fn(|_| None));
+        let group: Arc<Group> = Arc::new(std::array::from_fn(|_| empty.clone()));
+        let groups: Arc<[Arc<Group>]> = (0..slots / MIN_SLOTS).map(|_| group.clone()).collect();
+        CapTrie { groups, mask: slots - 1, len: 0 }
     }
 
-    fn get(&self, key: &CapKey) -> Option<&CapNode> {
-        let mask = self.slots.len().checked_sub(1)?;
-        let mut i = home(key, mask);
+    fn slots(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Slot `i` (`i <= mask`): the group array (cached), the group (cached), the chunk.
+    fn slot(&self, i: usize) -> Option<&Slot> {
+        let group = self.groups.get(i >> (CHUNK_BITS + GROUP_BITS))?;
+        group.get((i >> CHUNK_BITS) & (GROUP - 1))?.get(i & (CHUNK - 1))
+    }
+
+    /// Slot `i`, made this table's own: copies what a snapshot still shares on the way.
+    fn slot_mut(&mut self, i: usize) -> Option<&mut Slot> {
+        let group = Arc::make_mut(&mut self.groups).get_mut(i >> (CHUNK_BITS + GROUP_BITS))?;
+        let chunk = Arc::make_mut(group).get_mut((i >> CHUNK_BITS) & (GROUP - 1))?;
+        Arc::make_mut(chunk).get_mut(i & (CHUNK - 1))
+    }
+
+    /// Where `key` is, or the empty slot where it would go.
+    fn find(&self, key: &CapKey) -> Option<(usize, bool)> {
+        let mut i = home(key, self.mask);
         // Never full, so a probe meets an empty slot; the bound guards the loop anyway.
-        for _ in 0..self.slots.len() {
-            match self.slots.get(i)? {
-                None => return None,
-                Some((k, n)) if k == key => return Some(n),
-                Some(_) => i = (i + 1) & mask,
+        for _ in 0..self.slots() {
+            match self.slot(i)? {
+                None => return Some((i, false)),
+                Some((k, _)) if k == key => return Some((i, true)),
+                Some(_) => i = (i + 1) & self.mask,
             }
         }
         None
     }
 
-    /// Inserts or replaces; the table must have room (built with the capacity it needs).
+    fn get(&self, key: &CapKey) -> Option<&CapNode> {
+        let (i, found) = self.find(key)?;
+        if !found {
+            return None;
+        }
+        self.slot(i)?.as_ref().map(|(_, n)| n)
+    }
+
+    /// Inserts or replaces, growing the table (to twice the slots, every node moved) before a
+    /// new node would take it past two-thirds full.
     fn put(&mut self, key: CapKey, node: CapNode) {
-        let Some(mask) = self.slots.len().checked_sub(1) else { return };
-        let mut i = home(&key, mask);
-        for _ in 0..self.slots.len() {
-            let Some(slot) = self.slots.get_mut(i) else { return };
-            match slot {
-                Some((k, n)) if *k == key => {
-                    *n = node;
-                    return;
-                }
-                Some(_) => i = (i + 1) & mask,
-                None => {
-                    *slot = Some((key, node));
-                    self.len += 1;
-                    return;
-                }
+        if let Some((i, true)) = self.find(&key) {
+            if let Some(slot) = self.slot_mut(i) {
+                *slot = Some((key, node));
+            }
+            return;
+        }
+        if (self.len + 1) * 3 > self.slots() * 2 {
+            let mut bigger = Self::with_slots(self.slots() * 2);
+            for (k, n) in self.iter() {
+                bigger.put_new(*k, n.clone());
+            }
+            *self = bigger;
+        }
+        self.put_new(key, node);
+    }
+
+    /// Inserts a key the table lacks, which has room for it.
+    fn put_new(&mut self, key: CapKey, node: CapNode) {
+        if let Some((i, false)) = self.find(&key) {
+            if let Some(slot) = self.slot_mut(i) {
+                *slot = Some((key, node));
+                self.len += 1;
             }
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&CapKey, &CapNode)> {
-        self.slots.iter().filter_map(|s| s.as_ref().map(|(k, n)| (k, n)))
+    /// Every node once, in no particular order (for `verify`).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&CapKey, &CapNode)> {
+        self.groups.iter().flat_map(|g| g.iter()).flat_map(|c| c.iter()).filter_map(|s| s.as_ref().map(|(k, n)| (k, n)))
     }
-}
 
-/// When the nodes changed since the last fold are folded into a new table: past a sixteenth
-/// of the table, so a fold's copy costs each write a bounded share on average.
-fn fold_due(overlay: usize, base: usize) -> bool {
-    overlay > (base / 16).max(256)
-}
-
-/// Every holder's capability patterns on every device: the table of the last fold, and a
-/// persistent map of the nodes created or changed since, which take precedence. Cloned in
-/// O(1) with the snapshot; the writer folds the map into a new table now and then.
-#[derive(Clone, Default)]
-pub(crate) struct CapTrie {
-    base: Arc<Flat>,
-    overlay: Map<CapKey, CapNode>,
-}
-
-impl CapTrie {
     /// Files `cid` under every pattern in `paths` of (`holder`, `device`), creating missing
     /// nodes and marking the kind of child each prefix leads to.
     pub(crate) fn file(&mut self, holder: Pid, device: Pid, paths: &[PathPattern], cid: Cid) {
@@ -279,38 +334,10 @@ impl CapTrie {
                     changed |= node.file(cid, p.has_rest());
                 }
                 if changed {
-                    self.overlay.insert(k, node);
+                    self.put(k, node);
                 }
             }
         }
-        if fold_due(self.overlay.len(), self.base.len) {
-            self.fold();
-        }
-    }
-
-    /// Builds a new table from the current one and the changes since (O(nodes)).
-    pub(crate) fn fold(&mut self) {
-        if self.overlay.is_empty() {
-            return;
-        }
-        let mut flat = Flat::with_capacity(self.base.len + self.overlay.len());
-        for (k, n) in self.base.iter() {
-            flat.put(*k, n.clone());
-        }
-        for (k, n) in self.overlay.iter() {
-            flat.put(*k, n.clone());
-        }
-        self.base = Arc::new(flat);
-        self.overlay = Map::default();
-    }
-
-    fn get(&self, key: &CapKey) -> Option<&CapNode> {
-        if !self.overlay.is_empty() {
-            if let Some(n) = self.overlay.get(key) {
-                return Some(n);
-            }
-        }
-        self.base.get(key)
     }
 
     /// Walks the path `segs` in the trie of (`holder`, `device`), calling `visit` with every
@@ -348,17 +375,12 @@ impl CapTrie {
             visit(node.exact());
         }
     }
-
-    /// Every node once, in no particular order (for `verify`).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&CapKey, &CapNode)> {
-        let base = self.base.iter().filter(|(k, _)| !self.overlay.contains_key(k));
-        base.chain(self.overlay.iter())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::Map;
 
     fn pats(ps: &[&str]) -> Vec<PathPattern> {
         ps.iter().map(|p| PathPattern::parse(p).unwrap()).collect()
@@ -417,13 +439,13 @@ mod tests {
     }
 
     #[test]
-    fn folding_keeps_every_node_and_snapshots_stay_as_they_were() {
+    fn growing_keeps_every_node_and_snapshots_stay_as_they_were() {
         let mut t = CapTrie::default();
         // The reference: one persistent map of every node, filed the same way.
         let mut model: Map<CapKey, CapNode> = Map::default();
         let mut before = None;
         for c in 0..3_000u32 {
-            let p = pats(&[&format!("s/x{}/y", c % 700), "a/**"]);
+            let p = pats(&[&format!("s/x{}/y", c % 1_500), "a/**"]);
             t.file(1, 9, &p, c);
             for q in &p {
                 for (k, kind) in pattern_keys(1, 9, q) {
@@ -435,8 +457,7 @@ mod tests {
                     model.insert(k, n);
                 }
             }
-            assert!(t.base.len * 3 <= t.base.slots.len() * 2, "at most two-thirds full");
-            assert!(!fold_due(t.overlay.len(), t.base.len), "folded when due");
+            assert!(t.len * 3 <= t.slots() * 2, "at most two-thirds full");
             if c == 100 {
                 before = Some(t.clone());
             }
@@ -445,21 +466,37 @@ mod tests {
         let mut b: Vec<_> = model.iter().map(|(k, n)| (*k, n.clone())).collect();
         a.sort_by_key(|x| x.0);
         b.sort_by_key(|x| x.0);
-        assert!(t.base.len > 0, "folded at least once");
-        assert_eq!(t.iter().count(), b.len());
+        assert!(t.slots() > MIN_SLOTS, "grew at least once");
+        assert_eq!((t.iter().count(), t.len), (b.len(), b.len()));
         assert!(a == b, "the table holds the same nodes as the map");
         for (k, n) in &b {
             assert_eq!(t.get(k), Some(n));
         }
         assert_eq!(found(&t, 1, "a/b").len(), 3_000);
-        assert_eq!(found(&t, 1, "s/x5/y"), (0..3_000).filter(|c| c % 700 == 5).collect::<Vec<_>>());
-        assert!(found(&t, 1, "s/x700/y").is_empty() && found(&t, 2, "s/x1/y").is_empty());
+        assert_eq!(found(&t, 1, "s/x5/y"), (0..3_000).filter(|c| c % 1_500 == 5).collect::<Vec<_>>());
+        assert!(found(&t, 1, "s/x1500/y").is_empty() && found(&t, 2, "s/x1/y").is_empty());
         // A clone taken earlier (a snapshot) is untouched by the writes and growth since.
         let before = before.unwrap();
         assert_eq!(found(&before, 1, "a/b").len(), 101);
         assert!(found(&before, 1, "s/x200/y").is_empty());
-        t.fold();
-        assert!(t.overlay.is_empty() && t.iter().count() == b.len());
-        assert!(found(&t, 1, "a/b").len() == 3_000);
+    }
+
+    #[test]
+    fn a_write_copies_only_the_chunks_it_touches() {
+        let mut t = CapTrie::default();
+        for c in 0..2_000u32 {
+            t.file(1, 9, &pats(&[&format!("s/x{c}/y")]), c);
+        }
+        let snapshot = t.clone();
+        t.file(1, 9, &pats(&["s/x5/z"]), 2_000);
+        // Chunks the write did not touch are the snapshot's own, shared; the ones it touched
+        // (at most one per node changed, plus one where a probe ran past a chunk's end) are not.
+        let chunks =
+            |t: &CapTrie| -> Vec<*const Chunk> { t.groups.iter().flat_map(|g| g.iter()).map(Arc::as_ptr).collect() };
+        let copied = chunks(&t).iter().zip(chunks(&snapshot)).filter(|(a, b)| **a != *b).count();
+        assert!((1..=4).contains(&copied), "{copied} chunks copied");
+        assert_eq!(found(&snapshot, 1, "s/x5/z"), Vec::<Cid>::new());
+        assert_eq!(found(&t, 1, "s/x5/z"), vec![2_000]);
+        assert_eq!(found(&t, 1, "s/x5/y"), vec![5]);
     }
 }

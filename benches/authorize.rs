@@ -43,6 +43,11 @@ use earshot_store::devices::RawAuthority;
 use earshot_store::model::{format_time, Command, NewParticipant, ParticipantKind};
 use earshot_store::{Config, Earshot, ManualClock, Snapshot, StoreHandle};
 
+/// The service's allocator (`crates/earshot/src/main.rs`): figures are taken on the memory
+/// layout `earshot serve` runs with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const STORE: &str = "devices";
 const SIZES: [usize; 4] = [20, 100, 1_000, 10_000];
 /// Owners (and devices): enough for the largest size's `N/2` grantors.

@@ -272,8 +272,10 @@ impl<T: Clone> ChunkedVec<T> {
 /// never probes `changed`; the bits sit in 4 KiB chunks (a million records: 128 KiB, which stay
 /// cached) and a write copies one chunk. Writes stay cheap: a replaced base record goes to
 /// `changed`, a new one to `tail`, and the three are folded into a new base when they pass an
-/// eighth of it (amortised O(1) per write; a fold copies the base, which snapshots retained for
-/// `at_exact` may keep alive, so at most two or three bases live at once).
+/// eighth of it (amortised O(1) per write). A fold copies the base, and snapshots retained for
+/// `at_exact` keep the older one alive: with the default retention (`Config::retention_max`,
+/// 10,000 revisions) and folds at least 4,096 writes apart, at most four bases live at once,
+/// two at a million items.
 #[derive(Clone)]
 pub(crate) struct FlatVec<T: Clone> {
     base: Arc<[T]>,

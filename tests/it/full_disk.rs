@@ -17,6 +17,12 @@ const TMPFS_MB: u64 = 20;
 const RESERVE_MB: &str = "4";
 const FILLER_MB: usize = 6;
 
+/// Free space the test leaves once the writes are refused, by topping the disk up with a second
+/// filler: well under the reserve plus an ordinary commit (about 4.6 MiB), so that space sled
+/// gives back on its own (log segments it reclaims after the refusals) cannot make the store
+/// writable again before the test frees space itself.
+const LEFT_FREE_BYTES: u64 = 1 << 20;
+
 /// The longest a refused write may take: a refusal must be fast, not a timeout.
 const FAST: Duration = Duration::from_secs(2);
 
@@ -118,6 +124,14 @@ fn a_full_disk_refuses_writes_fast_and_recovers_without_restart() {
         refusal["error"]["message"]
     );
 
+    // Hold the disk full: what is left above `LEFT_FREE_BYTES` goes into a second filler. (A
+    // CI run once saw readiness say ready here: sled had given a segment back after the
+    // refusal, which took free space back over the reserve, so the test no longer relies on it.)
+    let top_up = mount.dir.join("top-up");
+    let available = fs2::available_space(&mount.dir).expect("free space of the tmpfs");
+    let top_up_len = available.saturating_sub(LEFT_FREE_BYTES);
+    std::fs::write(&top_up, vec![0u8; usize::try_from(top_up_len).expect("fits")]).expect("top-up file");
+
     // Later writes fail fast the same way while the condition lasts.
     for n in 0..5 {
         let (r, took) = write(&c, &format!("refused{n}"), "small");
@@ -141,6 +155,7 @@ fn a_full_disk_refuses_writes_fast_and_recovers_without_restart() {
 
     // Space comes back: the store recovers by itself.
     std::fs::remove_file(&filler).expect("remove the filler");
+    std::fs::remove_file(&top_up).expect("remove the top-up");
     let (status, ready) = c.call("GET", "/readyz", None);
     assert_eq!((status, ready["status"].as_str()), (200, Some("ready")), "{ready}");
     for n in 0..3 {

@@ -125,8 +125,9 @@ fn a_full_disk_refuses_writes_fast_and_recovers_without_restart() {
     );
 
     // Hold the disk full: what is left above `LEFT_FREE_BYTES` goes into a second filler. (A
-    // CI run once saw readiness say ready here: sled had given a segment back after the
-    // refusal, which took free space back over the reserve, so the test no longer relies on it.)
+    // CI run once saw readiness say ready here: free space had risen back over the reserve
+    // after the refusal, most likely sled reclaiming log space, so the test no longer relies on
+    // the disk staying full by itself.)
     let top_up = mount.dir.join("top-up");
     let available = fs2::available_space(&mount.dir).expect("free space of the tmpfs");
     let top_up_len = available.saturating_sub(LEFT_FREE_BYTES);

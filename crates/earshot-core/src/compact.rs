@@ -1,16 +1,17 @@
 //! Short strings kept inside the value that owns them (no allocation, no dependent read), longer
 //! ones on the heap: the text of path patterns and the action lists of capabilities, which a
-//! decision reads together with the record that holds them.
+//! decision reads together with the record that holds them, and the store's name-map keys.
 
-/// A string of at most `N` bytes stored inline, else boxed.
+/// A string of at most `N` bytes stored inline, else boxed. Hashes, compares and borrows as
+/// the `str` it holds, so a map keyed by it is asked with a plain `&str`.
 #[derive(Clone)]
-pub(crate) enum InlineStr<const N: usize> {
+pub enum InlineStr<const N: usize> {
     Inline { len: u8, buf: [u8; N] },
     Heap(Box<str>),
 }
 
 impl<const N: usize> InlineStr<N> {
-    pub(crate) fn new(s: &str) -> Self {
+    pub fn new(s: &str) -> Self {
         let mut buf = [0u8; N];
         match (buf.get_mut(..s.len()), u8::try_from(s.len())) {
             (Some(dst), Ok(len)) => {
@@ -21,14 +22,14 @@ impl<const N: usize> InlineStr<N> {
         }
     }
 
-    pub(crate) fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         match self {
             InlineStr::Inline { len, buf } => buf.get(..usize::from(*len)).unwrap_or(&[]),
             InlineStr::Heap(s) => s.as_bytes(),
         }
     }
 
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         match self {
             // Copied whole from a `&str`, so always valid UTF-8 (the fallback is unreachable).
             InlineStr::Inline { .. } => std::str::from_utf8(self.bytes()).unwrap_or_default(),
@@ -36,8 +37,7 @@ impl<const N: usize> InlineStr<N> {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn is_inline(&self) -> bool {
+    pub fn is_inline(&self) -> bool {
         matches!(self, InlineStr::Inline { .. })
     }
 }
@@ -49,6 +49,19 @@ impl<const N: usize> PartialEq for InlineStr<N> {
 }
 
 impl<const N: usize> Eq for InlineStr<N> {}
+
+/// As the `str`: required for a map keyed by `InlineStr` to be asked with a `&str`.
+impl<const N: usize> std::hash::Hash for InlineStr<N> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl<const N: usize> std::borrow::Borrow<str> for InlineStr<N> {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
 
 impl<const N: usize> std::fmt::Debug for InlineStr<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

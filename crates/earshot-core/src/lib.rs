@@ -11,7 +11,7 @@ pub mod admission;
 pub mod aggregation;
 pub mod audience;
 pub mod capability;
-mod compact;
+pub mod compact;
 pub mod condition;
 pub mod consent;
 pub mod derivation;

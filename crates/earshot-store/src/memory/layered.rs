@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use earshot_core::compact::InlineStr;
 use rustc_hash::FxBuildHasher;
 
 use crate::memory::snapshot::Map;
@@ -23,62 +24,14 @@ pub(crate) struct NameMap<V: Clone> {
 /// Bytes of a name kept in a [`NameKey`] itself.
 const INLINE_NAME: usize = 22;
 
-/// A key of a [`NameMap`]'s base: a name of up to 22 bytes inline, a longer one shared.
+/// A key of a [`NameMap`]'s base: a name of up to 22 bytes inline, a longer one boxed.
 ///
 /// Why: a lookup compares the name where its bucket is instead of following a pointer to it,
 /// which is one dependent cache miss fewer for a cold lookup (a container's owner and
 /// viewers are resolved this way on every check). It is 24 bytes, 8 more than the `Arc<str>`
-/// it replaces (whose heap block the participant's or grant's record shares anyway). Hashes
-/// and compares as the `str` it holds, so the map is asked with a plain `&str`. Measured in
-/// BENCHMARKS.md ("Names inline in the name map's base").
-#[derive(Clone)]
-enum NameKey {
-    Inline { len: u8, buf: [u8; INLINE_NAME] },
-    Shared(Arc<str>),
-}
-
-impl NameKey {
-    fn new(name: Arc<str>) -> Self {
-        let mut buf = [0u8; INLINE_NAME];
-        match (buf.get_mut(..name.len()), u8::try_from(name.len())) {
-            (Some(dst), Ok(len)) => {
-                dst.copy_from_slice(name.as_bytes());
-                NameKey::Inline { len, buf }
-            }
-            _ => NameKey::Shared(name),
-        }
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            // Copied whole from a `str`, so always valid UTF-8 (the fallback is unreachable).
-            NameKey::Inline { len, buf } => {
-                std::str::from_utf8(buf.get(..usize::from(*len)).unwrap_or_default()).unwrap_or_default()
-            }
-            NameKey::Shared(s) => s,
-        }
-    }
-}
-
-impl std::borrow::Borrow<str> for NameKey {
-    fn borrow(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::hash::Hash for NameKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
-    }
-}
-
-impl PartialEq for NameKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for NameKey {}
+/// it replaces (whose heap block the participant's or grant's record shares anyway). Measured
+/// in BENCHMARKS.md ("Names inline in the name map's base").
+type NameKey = InlineStr<INLINE_NAME>;
 
 /// Smallest overlay worth folding.
 const FOLD_MIN: usize = 4096;
@@ -93,7 +46,7 @@ impl<V: Clone> NameMap<V> {
     /// A map whose base is `base` (the start-up rebuild).
     pub fn from_base(base: HashMap<Arc<str>, V, FxBuildHasher>) -> Self {
         let mut keyed = HashMap::with_capacity_and_hasher(base.len(), FxBuildHasher);
-        keyed.extend(base.into_iter().map(|(name, v)| (NameKey::new(name), v)));
+        keyed.extend(base.into_iter().map(|(name, v)| (NameKey::new(&name), v)));
         NameMap { base: Arc::new(keyed), overlay: Map::default() }
     }
 
@@ -128,7 +81,7 @@ impl<V: Clone> NameMap<V> {
         self.overlay.insert(name, v);
         if self.overlay.len() > FOLD_MIN.max(self.base.len() / 4) {
             let mut base = (*self.base).clone();
-            base.extend(std::mem::take(&mut self.overlay).into_iter().map(|(name, v)| (NameKey::new(name), v)));
+            base.extend(std::mem::take(&mut self.overlay).into_iter().map(|(name, v)| (NameKey::new(&name), v)));
             self.base = Arc::new(base);
         }
     }
@@ -601,8 +554,8 @@ mod tests {
             base.insert(Arc::from(*n), i);
         }
         let mut m = NameMap::from_base(base);
-        assert!(matches!(NameKey::new(Arc::from("participant-0000000001")), NameKey::Inline { .. }));
-        assert!(matches!(NameKey::new(Arc::from("participant-00000000012")), NameKey::Shared(_)));
+        assert!(NameKey::new("participant-0000000001").is_inline());
+        assert!(!NameKey::new("participant-00000000012").is_inline());
         for (i, n) in names.iter().enumerate() {
             assert_eq!(m.get(n), Some(&i), "{n}");
         }

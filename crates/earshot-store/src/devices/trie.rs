@@ -185,9 +185,14 @@ fn home(key: &CapKey, mask: usize) -> usize {
     (x as usize) & mask
 }
 
-type Slot = Option<(CapKey, CapNode)>;
+/// A slot (56 bytes), alone on its 64-byte cache line: a probe reads one line, where slots
+/// packed among others straddled two more often than not. Measured in BENCHMARKS.md ("Trie
+/// slots on their own cache lines"): 1.1 fewer L2 misses per cold decision, 4% more memory.
+#[derive(Clone)]
+#[repr(align(64))]
+struct Slot(Option<(CapKey, CapNode)>);
 
-/// Slots per chunk: a write copies the chunks it touches, 32 slots (1.8 KiB) each. 16 slots
+/// Slots per chunk: a write copies the chunks it touches, 32 slots (2 KiB) each. 16 slots
 /// saved 20 MB more in the authorize bench but doubled the chunk pointers (256 KiB at 2^19
 /// slots), which a cold probe reads first; its p50 was no better (BENCHMARKS.md, issue 12).
 const CHUNK_BITS: u32 = 5;
@@ -211,8 +216,8 @@ type Group = [Arc<Chunk>; GROUP];
 /// and groups its nodes fall in and the group array, about 1 KiB plus 3 KiB per node changed.
 /// A whole-table copy per fold (the table of the last fold plus a persistent overlay) cost
 /// 28 MB a fold at the bench's size, and the retained snapshots kept two or three of them
-/// alive (BENCHMARKS.md, issue 12). A node found cold still costs one read (two when its slot
-/// straddles cache lines, or when its probe runs into the next chunk): the group array (1 KiB)
+/// alive (BENCHMARKS.md, issue 12). A node found cold costs one read (two when its probe runs
+/// past its home slot): the group array (1 KiB)
 /// and the groups (128 KiB at 2^19 slots) are small enough to stay mostly cached, where a
 /// persistent hash map walks several levels of nodes, cold.
 ///
@@ -237,7 +242,7 @@ impl CapTrie {
     /// the same empty one, every group the same group, until written.
     fn with_slots(slots: usize) -> Self {
         let slots = slots.max(MIN_SLOTS).next_power_of_two();
-        let empty: Arc<Chunk> = Arc::new(std::array::from_fn(|_| None));
+        let empty: Arc<Chunk> = Arc::new(std::array::from_fn(|_| Slot(None)));
         let group: Arc<Group> = Arc::new(std::array::from_fn(|_| empty.clone()));
         let groups: Arc<[Arc<Group>]> = (0..slots / MIN_SLOTS).map(|_| group.clone()).collect();
         CapTrie { groups, mask: slots - 1, len: 0 }
@@ -248,16 +253,16 @@ impl CapTrie {
     }
 
     /// Slot `i` (`i <= mask`): the group array (cached), the group (cached), the chunk.
-    fn slot(&self, i: usize) -> Option<&Slot> {
+    fn slot(&self, i: usize) -> Option<&Option<(CapKey, CapNode)>> {
         let group = self.groups.get(i >> (CHUNK_BITS + GROUP_BITS))?;
-        group.get((i >> CHUNK_BITS) & (GROUP - 1))?.get(i & (CHUNK - 1))
+        group.get((i >> CHUNK_BITS) & (GROUP - 1))?.get(i & (CHUNK - 1)).map(|s| &s.0)
     }
 
     /// Slot `i`, made this table's own: copies what a snapshot still shares on the way.
-    fn slot_mut(&mut self, i: usize) -> Option<&mut Slot> {
+    fn slot_mut(&mut self, i: usize) -> Option<&mut Option<(CapKey, CapNode)>> {
         let group = Arc::make_mut(&mut self.groups).get_mut(i >> (CHUNK_BITS + GROUP_BITS))?;
         let chunk = Arc::make_mut(group).get_mut((i >> CHUNK_BITS) & (GROUP - 1))?;
-        Arc::make_mut(chunk).get_mut(i & (CHUNK - 1))
+        Arc::make_mut(chunk).get_mut(i & (CHUNK - 1)).map(|s| &mut s.0)
     }
 
     /// Where `key` is, or the empty slot where it would go.
@@ -313,7 +318,11 @@ impl CapTrie {
 
     /// Every node once, in no particular order (for `verify`).
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&CapKey, &CapNode)> {
-        self.groups.iter().flat_map(|g| g.iter()).flat_map(|c| c.iter()).filter_map(|s| s.as_ref().map(|(k, n)| (k, n)))
+        self.groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .flat_map(|c| c.iter())
+            .filter_map(|s| s.0.as_ref().map(|(k, n)| (k, n)))
     }
 
     /// Files `cid` under every pattern in `paths` of (`holder`, `device`), creating missing

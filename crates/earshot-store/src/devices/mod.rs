@@ -80,7 +80,12 @@ pub(crate) struct EdgeRec {
     pub created_at_ms: i64,
 }
 
+/// On a cache-line boundary (it is 192 bytes, so this costs no memory): what a decision reads of
+/// it (window, use count, parent, actions, pattern, revoked flag) lies in three whole lines, not
+/// across four at whatever offset the vector's leaf gave it. Measured in BENCHMARKS.md ("The
+/// capability decision at 10,000 held"): 0.3 fewer L2 misses per cold decision.
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub(crate) struct CapRec {
     pub name: Arc<str>,
     pub holder: Pid,
@@ -102,6 +107,9 @@ pub(crate) struct CapRec {
     pub created_rev: u64,
     pub created_at_ms: i64,
 }
+
+// Growing past three lines would cost a fourth on every decision (and, aligned, 64 bytes each).
+const _: () = assert!(std::mem::size_of::<CapRec>() == 192);
 
 /// The device half of a snapshot.
 #[derive(Clone, Default)]

@@ -1,13 +1,18 @@
 //! Short strings kept inside the value that owns them (no allocation, no dependent read), longer
 //! ones on the heap: the text of path patterns and the action lists of capabilities, which a
-//! decision reads together with the record that holds them, and the store's name-map keys.
+//! decision reads together with the record that holds them, the store's name-map keys and the
+//! names of its items.
 
-/// A string of at most `N` bytes stored inline, else boxed. Hashes, compares and borrows as
-/// the `str` it holds, so a map keyed by it is asked with a plain `&str`.
+/// A string of at most `N` bytes stored inline, else shared on the heap. Hashes, compares and
+/// borrows as the `str` it holds, so a map keyed by it is asked with a plain `&str`.
+///
+/// The heap form is an `Arc`, not a `Box`: the values that hold these strings are copied
+/// whole when a persistent structure folds (a million item records at a time), and a copy
+/// must not allocate.
 #[derive(Clone)]
 pub enum InlineStr<const N: usize> {
     Inline { len: u8, buf: [u8; N] },
-    Heap(Box<str>),
+    Heap(std::sync::Arc<str>),
 }
 
 impl<const N: usize> InlineStr<N> {
@@ -63,6 +68,21 @@ impl<const N: usize> std::borrow::Borrow<str> for InlineStr<N> {
     }
 }
 
+/// As the `str`, like other small-string types: readers of a name that is now inline keep
+/// their `&*name` and `name.len()`.
+impl<const N: usize> std::ops::Deref for InlineStr<N> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<const N: usize> std::fmt::Display for InlineStr<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl<const N: usize> std::fmt::Debug for InlineStr<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(self.as_str(), f)
@@ -85,5 +105,16 @@ mod tests {
         assert_eq!(l.as_str(), long);
         assert_eq!(InlineStr::<8>::new(""), InlineStr::<8>::new(""));
         assert_ne!(InlineStr::<8>::new("ab"), InlineStr::<8>::new("abc"));
+    }
+
+    #[test]
+    fn a_copy_shares_a_long_string_and_the_size_stays_put() {
+        let long: InlineStr<22> = InlineStr::new(&"x".repeat(40));
+        let copy = long.clone();
+        assert_eq!(long.as_str().as_ptr(), copy.as_str().as_ptr(), "a copy must not allocate");
+        // Store records and map keys are sized around these 24 bytes.
+        assert_eq!(std::mem::size_of::<InlineStr<22>>(), 24);
+        assert_eq!(format!("{long}"), "x".repeat(40));
+        assert_eq!(&*InlineStr::<22>::new("abc"), "abc");
     }
 }

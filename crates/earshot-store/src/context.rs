@@ -303,7 +303,7 @@ impl StoreHandle {
 fn order(snapshot: &Snapshot, mut scored: Vec<(Iid, f32)>, fetch: usize) -> Vec<(Iid, f32)> {
     scored.sort_unstable_by_key(|(iid, _)| *iid);
     scored.dedup_by_key(|(iid, _)| *iid);
-    let name = |iid: Iid| snapshot.item(iid).map(|i| i.name.clone());
+    let name = |iid: Iid| snapshot.item(iid).map(|i| i.name.as_str());
     scored.sort_by(|a, b| match b.1.total_cmp(&a.1) {
         Ordering::Equal => name(a.0).cmp(&name(b.0)),
         other => other,

@@ -20,7 +20,7 @@ use crate::memory::model::{
     OriginInput, OriginKeyword, Outcome,
 };
 use crate::memory::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+    Aid, AudRec, Gid, GrantRec, Iid, ItemName, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 
 /// One output of a partition, planned before any is created: id, audience, sources, subjects
@@ -336,9 +336,8 @@ impl Apply<'_> {
         let (sources, subjects) = links;
         let iid = self.snap.items.len() as Iid;
         let current = Currentness::derive(state, sources.iter().map(|s| (*s, self.current_of(*s))));
-        let name: Arc<str> = Arc::from(id);
         self.snap.items.push_back(ItemRec {
-            name: name.clone(),
+            name: ItemName::new(id),
             owner,
             aud,
             state,
@@ -353,7 +352,7 @@ impl Apply<'_> {
                 self.snap.items.set(iid as usize, rec);
             }
         }
-        self.snap.iids.insert(name, iid);
+        self.snap.iids.insert(Arc::from(id), iid);
         let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
         posting.push(iid);
         self.snap.aud_items.insert(aud, posting);

@@ -20,7 +20,7 @@ use crate::memory::graph::Provenance;
 use crate::memory::layered::{FlatVec, IdTable, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
 use crate::memory::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+    Aid, AudRec, Gid, GrantRec, Iid, ItemName, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 use crate::memory::trust::{TrustRecord, TRUST_PREFIX};
 use earshot_core::consent::MAX_SUBJECTS;
@@ -331,7 +331,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     let aid_of =
         |hex: &str| aid_by_hex.get(hex).copied().ok_or_else(|| bad(format!("reference to unknown audience `{hex}`")));
     let mut graph = Provenance::default();
-    let mut iids: HashMap<Arc<str>, Iid, FxBuildHasher> =
+    let mut iids: HashMap<ItemName, Iid, FxBuildHasher> =
         HashMap::with_capacity_and_hasher(r.items.len(), FxBuildHasher);
     let mut aud_items: Vec<Vec<Iid>> = vec![Vec::new(); s.auds.len()];
     let mut owner_items: Vec<Vec<Iid>> = vec![Vec::new(); pid_by_name.len()];
@@ -366,9 +366,8 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             sources.iter().map(|x| (*x, current.get(*x as usize).copied().unwrap_or(Currentness::Current))),
         );
         current.push(c);
-        let name: Arc<str> = Arc::from(i.id.as_str());
         let mut rec = ItemRec {
-            name: name.clone(),
+            name: ItemName::new(&i.id),
             owner,
             aud,
             state: i.state,
@@ -390,7 +389,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             rec.edit_links(|l| l.subjects = subjects);
         }
         items.push(rec);
-        if iids.insert(name, iid).is_some() {
+        if iids.insert(ItemName::new(&i.id), iid).is_some() {
             return Err(bad(format!("item `{}` stored twice", i.id)));
         }
         if let Some(list) = aud_items.get_mut(aud as usize) {

@@ -31,7 +31,7 @@ const INLINE_NAME: usize = 22;
 /// viewers are resolved this way on every check). It is 24 bytes, 8 more than the `Arc<str>`
 /// it replaces (whose heap block the participant's or grant's record shares anyway). Measured
 /// in BENCHMARKS.md ("Names inline in the name map's base").
-type NameKey = InlineStr<INLINE_NAME>;
+pub(crate) type NameKey = InlineStr<INLINE_NAME>;
 
 /// Smallest overlay worth folding.
 const FOLD_MIN: usize = 4096;

@@ -109,11 +109,13 @@ impl AudRec {
     }
 }
 
-/// One item in the index. Kept to 64 bytes: what most items lack (sources, grants, a
-/// successor) lives behind one optional pointer.
+/// One item in the index: what most items lack (sources, grants, a successor) lives behind
+/// one optional pointer.
 #[derive(Debug, Clone)]
 pub(crate) struct ItemRec {
-    pub name: Arc<str>,
+    /// Inline up to 22 bytes: a check by name compares it in the record it has just read
+    /// instead of following a pointer to a heap block (BENCHMARKS.md, "Item names inline").
+    pub name: ItemName,
     pub links: Option<Arc<ItemLinks>>,
     pub created_rev: u64,
     pub created_at_ms: i64,
@@ -137,6 +139,13 @@ pub(crate) struct ItemLinks {
     /// case) has no links for it, so its check reads nothing more.
     pub author: Option<Pid>,
 }
+
+// The record's size is part of the memory budget (BENCHMARKS.md, "Memory"): 72 bytes since
+// names are inline (64 with an `Arc<str>` plus a heap block of 32 for a short name).
+const _: () = assert!(std::mem::size_of::<ItemRec>() == 72);
+
+/// An item's name: inline up to the name map's inline length, like its keys.
+pub(crate) type ItemName = crate::memory::layered::NameKey;
 
 impl ItemRec {
     pub fn sources(&self) -> &[Iid] {

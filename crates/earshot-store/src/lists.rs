@@ -449,7 +449,7 @@ impl Snapshot {
         let keep = |iid: &Iid| {
             let Some(r) = self.item(*iid) else { return false };
             owner.is_none_or(|o| r.owner == o)
-                && f.state.is_none_or(|s| r.state == s)
+                && f.state.is_none_or(|s| r.state() == s)
                 && audience.is_none_or(|a| r.aud == a)
                 && member.is_none_or(|m| self.aud(r.aud).is_some_and(|a| lists_member(a, m)))
         };
@@ -477,7 +477,7 @@ impl Snapshot {
         let rec = self.item(iid)?;
         let name_of = |i: Iid| self.item(i).map(|r| r.name.to_string()).unwrap_or_default();
         let a = self.aud(rec.aud)?;
-        let blocked_by = match rec.current {
+        let blocked_by = match rec.current() {
             earshot_core::Currentness::Current => None,
             earshot_core::Currentness::NotCurrent { state, ancestor } => {
                 Some(BlockedBy { state, item: ancestor.map_or_else(|| rec.name.to_string(), name_of) })
@@ -486,8 +486,8 @@ impl Snapshot {
         Some(ItemSummary {
             id: rec.name.to_string(),
             owner: self.part_name(rec.owner).to_string(),
-            state: rec.state,
-            current: rec.current.is_current(),
+            state: rec.state(),
+            current: rec.current().is_current(),
             blocked_by,
             audience: AudienceView {
                 source: "origin".into(),

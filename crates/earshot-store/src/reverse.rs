@@ -270,7 +270,7 @@ impl Snapshot {
     fn admitting(&self, item: &str, now_ms: i64) -> Result<(bool, Option<BlockedBy>, Vec<AudienceOf<'_>>)> {
         let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         let rec = self.item(iid).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
-        if let Currentness::NotCurrent { state, ancestor } = rec.current {
+        if let Currentness::NotCurrent { state, ancestor } = rec.current() {
             let by = ancestor.and_then(|a| self.item(a)).map_or_else(|| rec.name.to_string(), |a| a.name.to_string());
             return Ok((false, Some(BlockedBy { state, item: by }), Vec::new()));
         }

@@ -20,7 +20,7 @@ use crate::memory::model::{
     OriginInput, OriginKeyword, Outcome,
 };
 use crate::memory::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemName, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 
 /// One output of a partition, planned before any is created: id, audience, sources, subjects
@@ -336,16 +336,16 @@ impl Apply<'_> {
         let (sources, subjects) = links;
         let iid = self.snap.items.len() as Iid;
         let current = Currentness::derive(state, sources.iter().map(|s| (*s, self.current_of(*s))));
-        self.snap.items.push_back(ItemRec {
-            name: ItemName::new(id),
+        self.snap.items.push_back(ItemRec::new(
+            id,
             owner,
             aud,
             state,
             current,
-            links: ItemRec::links_from_sources(sources),
-            created_rev: self.snap.revision + 1,
-            created_at_ms: self.now_ms,
-        });
+            ItemRec::links_from_sources(sources),
+            self.snap.revision + 1,
+            self.now_ms,
+        ));
         if !subjects.is_empty() {
             if let Some(mut rec) = self.snap.item(iid).cloned() {
                 rec.edit_links(|l| l.subjects = subjects);
@@ -380,7 +380,7 @@ impl Apply<'_> {
     fn current_of(&self, iid: Iid) -> Currentness<Iid> {
         self.snap
             .item(iid)
-            .map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(iid) }, |r| r.current)
+            .map_or(Currentness::NotCurrent { state: State::Deleted, ancestor: Some(iid) }, |r| r.current())
     }
 
     fn item_iid(&self, field: &'static str, name: &str) -> Result<Iid> {
@@ -391,7 +391,7 @@ impl Apply<'_> {
     pub(crate) fn lifecycle(&mut self, item: &str, req: LifecycleRequest) -> Result<Outcome> {
         let iid = self.item_iid("item", item)?;
         let mut rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
-        let to = transition(rec.state, req.action).map_err(StoreError::InvalidTransition)?;
+        let to = transition(rec.state(), req.action).map_err(StoreError::InvalidTransition)?;
         match (&req.by, req.action) {
             (Some(by), Action::Supersede) => {
                 let by_iid = self.item_iid("by", by)?;
@@ -404,7 +404,7 @@ impl Apply<'_> {
             (Some(_), _) => return Err(StoreError::input("by", "only `supersede` takes `by`")),
             (None, _) => {}
         }
-        rec.state = to;
+        rec.set_state(to);
         if req.action == Action::Delete {
             self.dirty.content_deletes.push(iid);
         }
@@ -420,10 +420,10 @@ impl Apply<'_> {
         order.extend(self.graph.descendants(root));
         for iid in order {
             let Some(rec) = self.snap.item(iid) else { continue };
-            let c = Currentness::derive(rec.state, rec.sources().iter().map(|s| (*s, self.current_of(*s))));
-            if c != rec.current {
+            let c = Currentness::derive(rec.state(), rec.sources().iter().map(|s| (*s, self.current_of(*s))));
+            if c != rec.current() {
                 let mut rec = rec.clone();
-                rec.current = c;
+                rec.set_current(c);
                 self.snap.items.set(iid as usize, rec);
             }
         }
@@ -510,7 +510,7 @@ impl Apply<'_> {
                 });
                 Some(SourceView {
                     id: iid,
-                    current: rec.current.is_current(),
+                    current: rec.current().is_current(),
                     origin: aud.member_set(),
                     reachable_by_grant: by_grant,
                 })

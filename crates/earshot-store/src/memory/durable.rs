@@ -206,7 +206,7 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
                 owner: s.part_name(i.owner).to_string(),
                 audience: aud.digest.to_hex(),
                 sources: i.sources().iter().map(|x| name_of(*x)).collect(),
-                state: i.state,
+                state: i.state(),
                 superseded_by: i.superseded_by().map(name_of),
                 created_rev: i.created_rev,
                 created_at_ms: i.created_at_ms,
@@ -366,16 +366,16 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             sources.iter().map(|x| (*x, current.get(*x as usize).copied().unwrap_or(Currentness::Current))),
         );
         current.push(c);
-        let mut rec = ItemRec {
-            name: ItemName::new(&i.id),
+        let mut rec = ItemRec::new(
+            &i.id,
             owner,
             aud,
-            state: i.state,
-            current: c,
-            links: ItemRec::links_from_sources(&sources),
-            created_rev: i.created_rev,
-            created_at_ms: i.created_at_ms,
-        };
+            i.state,
+            c,
+            ItemRec::links_from_sources(&sources),
+            i.created_rev,
+            i.created_at_ms,
+        );
         if !i.subjects.is_empty() {
             // Subjects are names (a removed subject stays named), sorted and distinct.
             if i.subjects.windows(2).any(|w| w.first() >= w.get(1)) || i.subjects.len() > MAX_SUBJECTS {

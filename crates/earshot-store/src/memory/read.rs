@@ -121,7 +121,7 @@ impl MemorySnapshot {
             // then names the denial `denied_consent_pending`).
             Some(AuthSet { grant: Some(gid), members: a.member_set(), digest: &a.digest, pending: g.is_pending() })
         });
-        decide(viewers, item.current, origin_set, grants)
+        decide(viewers, item.current(), origin_set, grants)
     }
 
     /// Admission of one item by name; an unknown item is an error.
@@ -293,7 +293,7 @@ impl MemorySnapshot {
             }
             last = Some(iid);
             let Some(item) = self.item(iid) else { continue };
-            if !owners.contains(&item.owner) || !item.current.is_current() {
+            if !owners.contains(&item.owner) || !item.current().is_current() {
                 continue;
             }
             let d = self.check_iid(iid, &c.viewers, now_ms);
@@ -390,7 +390,7 @@ impl MemorySnapshot {
         let iid = self.iid(item).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         let Some(rec) = self.item(iid) else { return Err(StoreError::ItemNotFound(item.to_string())) };
         let name_of = |i: Iid| self.item(i).map(|r| r.name.to_string()).unwrap_or_default();
-        let blocked_by = match rec.current {
+        let blocked_by = match rec.current() {
             Currentness::Current => None,
             Currentness::NotCurrent { state, ancestor } => {
                 Some(BlockedBy { state, item: ancestor.map_or_else(|| rec.name.to_string(), name_of) })
@@ -419,8 +419,8 @@ impl MemorySnapshot {
         Ok(ItemView {
             id: rec.name.to_string(),
             owner: self.part_name(rec.owner).to_string(),
-            state: rec.state,
-            current: rec.current.is_current(),
+            state: rec.state(),
+            current: rec.current().is_current(),
             blocked_by,
             audience: self.audience_view(rec.aud, None)?,
             grants,

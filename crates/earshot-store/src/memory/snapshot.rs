@@ -8,6 +8,7 @@
 
 use earshot_core::audience::MemberSet;
 use earshot_core::{AudienceDigest, AudienceKind, Currentness, State};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use crate::memory::consent::GrantConsent;
@@ -109,9 +110,11 @@ impl AudRec {
     }
 }
 
-/// One item in the index: what most items lack (sources, grants, a successor) lives behind
-/// one optional pointer.
+/// One item in the index: 64 bytes on a cache-line boundary, so a cold check reads the whole
+/// record with one miss. What most items lack (sources, grants, a successor) lives behind one
+/// optional pointer.
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub(crate) struct ItemRec {
     /// Inline up to 22 bytes: a check by name compares it in the record it has just read
     /// instead of following a pointer to a heap block (BENCHMARKS.md, "Item names inline").
@@ -121,8 +124,39 @@ pub(crate) struct ItemRec {
     pub created_at_ms: i64,
     pub owner: Pid,
     pub aud: Aid,
-    pub current: Currentness<Iid>,
-    pub state: State,
+    lifecycle: Lifecycle,
+}
+
+/// An item's own state and its currentness, packed into 8 bytes (`Currentness<Iid>` and
+/// `State` side by side take 16, which would push the record past a cache line).
+#[derive(Debug, Clone, Copy)]
+struct Lifecycle {
+    /// The ancestor that stops the item, as its id plus one (`None`: none, or current).
+    ancestor: Option<NonZeroU32>,
+    state: State,
+    /// `None` when current; else the state that stops it.
+    stopped_by: Option<State>,
+}
+
+impl Lifecycle {
+    fn new(state: State, current: Currentness<Iid>) -> Self {
+        let (stopped_by, ancestor) = match current {
+            Currentness::Current => (None, None),
+            Currentness::NotCurrent { state, ancestor } => (Some(state), ancestor),
+        };
+        // An id of u32::MAX has no `+ 1`; the ancestor only names the blocking item in an
+        // explanation (never the decision, which `stopped_by` carries), and the store holds
+        // far fewer items than that.
+        let ancestor = ancestor.and_then(|a| a.checked_add(1)).and_then(NonZeroU32::new);
+        Lifecycle { ancestor, state, stopped_by }
+    }
+
+    fn current(self) -> Currentness<Iid> {
+        match self.stopped_by {
+            None => Currentness::Current,
+            Some(state) => Currentness::NotCurrent { state, ancestor: self.ancestor.map(|a| a.get() - 1) },
+        }
+    }
 }
 
 /// The rarer relations of an item.
@@ -140,14 +174,53 @@ pub(crate) struct ItemLinks {
     pub author: Option<Pid>,
 }
 
-// The record's size is part of the memory budget (BENCHMARKS.md, "Memory"): 72 bytes since
-// names are inline (64 with an `Arc<str>` plus a heap block of 32 for a short name).
-const _: () = assert!(std::mem::size_of::<ItemRec>() == 72);
+// One cache line, and part of the memory budget (BENCHMARKS.md, "Memory").
+const _: () = assert!(std::mem::size_of::<ItemRec>() == 64);
 
 /// An item's name: inline up to the name map's inline length, like its keys.
 pub(crate) type ItemName = crate::memory::layered::NameKey;
 
 impl ItemRec {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: &str,
+        owner: Pid,
+        aud: Aid,
+        state: State,
+        current: Currentness<Iid>,
+        links: Option<Arc<ItemLinks>>,
+        created_rev: u64,
+        created_at_ms: i64,
+    ) -> Self {
+        ItemRec {
+            name: ItemName::new(name),
+            links,
+            created_rev,
+            created_at_ms,
+            owner,
+            aud,
+            lifecycle: Lifecycle::new(state, current),
+        }
+    }
+
+    /// The item's own state (SPEC §1.5).
+    pub fn state(&self) -> State {
+        self.lifecycle.state
+    }
+
+    /// Whether the item and every ancestor is active (SPEC §1.5), and if not what stops it.
+    pub fn current(&self) -> Currentness<Iid> {
+        self.lifecycle.current()
+    }
+
+    pub fn set_state(&mut self, state: State) {
+        self.lifecycle.state = state;
+    }
+
+    pub fn set_current(&mut self, current: Currentness<Iid>) {
+        self.lifecycle = Lifecycle::new(self.lifecycle.state, current);
+    }
+
     pub fn sources(&self) -> &[Iid] {
         self.links.as_deref().map_or(&[], |l| &l.sources)
     }
@@ -365,6 +438,28 @@ mod tests {
     fn an_item_record_fits_in_64_bytes() {
         // The per-item memory budget (BENCHMARKS.md) depends on it.
         assert!(std::mem::size_of::<ItemRec>() <= 64, "{}", std::mem::size_of::<ItemRec>());
+    }
+
+    #[test]
+    fn the_packed_lifecycle_gives_back_what_was_stored() {
+        let states =
+            [State::Active, State::Superseded, State::Frozen, State::Quarantined, State::Revoked, State::Deleted];
+        for own in states {
+            let mut currents = vec![Currentness::Current];
+            for stop in states {
+                for ancestor in [None, Some(0), Some(7), Some(u32::MAX - 1)] {
+                    currents.push(Currentness::NotCurrent { state: stop, ancestor });
+                }
+            }
+            for current in currents {
+                let mut rec = ItemRec::new("i", 1, 2, own, current, None, 3, 4);
+                assert_eq!((rec.state(), rec.current()), (own, current));
+                rec.set_state(State::Revoked);
+                assert_eq!((rec.state(), rec.current()), (State::Revoked, current));
+                rec.set_current(Currentness::Current);
+                assert_eq!((rec.state(), rec.current()), (State::Revoked, Currentness::Current));
+            }
+        }
     }
 
     #[test]

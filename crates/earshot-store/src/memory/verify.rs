@@ -33,7 +33,7 @@ pub fn facts(s: &MemorySnapshot) -> Vec<String> {
         out.push(format!("audience {} {:?} {kind} {:?}", a.digest.to_hex(), a.kind, s.member_names(a)));
     }
     for (iid, i) in s.items.iter().enumerate() {
-        let current = match i.current {
+        let current = match i.current() {
             Currentness::Current => "current".to_string(),
             Currentness::NotCurrent { state, ancestor } => {
                 format!("blocked {:?} {}", state, ancestor.map(item_name).unwrap_or_default())
@@ -47,7 +47,7 @@ pub fn facts(s: &MemorySnapshot) -> Vec<String> {
             s.part_name(i.owner),
             s.part_name(i.author()),
             aud_name(i.aud),
-            i.state,
+            i.state(),
             i.superseded_by().map(item_name),
             i.created_rev
         ));

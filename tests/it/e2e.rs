@@ -417,6 +417,22 @@ stores = ["s"]
     expect_status(&r, 401);
     assert_eq!(r.1["error"]["code"], "unauthenticated");
     expect_status(&wrong.call("POST", "/v1/stores", Some(json!({"id": "s"}))), 401);
+    // On the wire, a 401 names the scheme (RFC 6750 §3): `WWW-Authenticate: Bearer`, for a
+    // missing token, a wrong one and another scheme alike; a 403 is not a challenge.
+    let challenge = |method: &str, authorization: &str| {
+        let req = ureq::request(method, &format!("http://{}/v1/stores", server.addr));
+        let req = if authorization.is_empty() { req } else { req.set("authorization", authorization) };
+        match req.call() {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => (r.status(), r.header("www-authenticate").map(str::to_string)),
+            Err(e) => panic!("{method} /v1/stores: transport error: {e}"),
+        }
+    };
+    let bearer = Some("Bearer".to_string());
+    for authorization in ["", "Bearer e2e-admin-token-012345678", "Basic e2e-admin-token-0123456789"] {
+        assert_eq!(challenge("GET", authorization), (401, bearer.clone()), "{authorization:?}");
+        assert_eq!(challenge("POST", authorization), (401, bearer.clone()), "{authorization:?}");
+    }
+    assert_eq!(challenge("POST", "Bearer e2e-reader-token-0123456789"), (403, None));
     expect_status(&reader.call("POST", "/v1/stores", Some(json!({"id": "s"}))), 403);
     expect_status(&admin.call("POST", "/v1/stores", Some(json!({"id": "s"}))), 201);
     expect_status(&admin.call("POST", "/v1/stores", Some(json!({"id": "t"}))), 201);

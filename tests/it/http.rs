@@ -1049,6 +1049,63 @@ async fn malformed_path_identifiers_are_path_errors() {
     refused(&app.call("GET", "/v1/stores/s/items/nope", None).await, 404, "item_not_found");
 }
 
+/// SPEC §2.6 for `check/bulk`: after a grant is revoked, a bulk check quoting an older token
+/// admits none of its items. Each result is history (`admitted: false`, reason
+/// `denied_historical_revision`) with the decision of then under `historical`, denials included.
+#[tokio::test]
+async fn a_bulk_check_at_an_older_revision_is_history_and_admits_nothing() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let g = app.call("POST", "/v1/stores/s/items/private/grants", Some(json!({"members": ["carol"]}))).await;
+    ok(&g, 201);
+    let grant = g.1["ids"][0].as_str().expect("grant id").to_string();
+    let carol = container("owner", &["carol"]);
+    let items = json!(["shared", "private", "pub1"]);
+    let ask = json!({"items": items, "container": carol, "consistency": {"at_exact": g.1["token"]}});
+    let before = app.call("POST", "/v1/stores/s/check/bulk", Some(ask.clone())).await;
+    ok(&before, 200);
+    let admitted: Vec<&Value> =
+        before.1["results"].as_array().expect("results").iter().map(|r| &r["admitted"]).collect();
+    assert_eq!(admitted, [&json!(false), &json!(true), &json!(true)], "{}", before.1);
+    ok(&app.call("DELETE", &format!("/v1/stores/s/grants/{grant}"), None).await, 200);
+    let latest = app.revision("s");
+
+    let then = app.call("POST", "/v1/stores/s/check/bulk", Some(ask)).await;
+    ok(&then, 200);
+    assert_eq!(then.1["revision"], before.1["revision"], "{}", then.1);
+    assert_eq!(then.1["latest_revision"].as_u64(), Some(latest), "{}", then.1);
+    let results = then.1["results"].as_array().expect("results");
+    let then_reasons: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            assert_eq!(r["admitted"], false, "an old token admitted an item: {r}");
+            assert_eq!(r["reason"], "denied_historical_revision", "{r}");
+            assert!(r.get("basis").is_none() && r.get("grant").is_none() && r.get("role").is_none(), "{r}");
+            assert_eq!(r["historical"]["item"], r["item"], "{r}");
+            (r["item"].as_str().unwrap_or(""), r["historical"]["reason"].as_str().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(
+        then_reasons,
+        [("shared", "denied_not_in_audience"), ("private", "admitted_grant"), ("pub1", "admitted_public")],
+        "{}",
+        then.1
+    );
+    assert_eq!(results[1]["historical"]["grant"].as_str(), Some(grant.as_str()), "{}", then.1);
+
+    // The newest state: the revoked grant admits nothing, and the answer is no history.
+    let now = app.call("POST", "/v1/stores/s/check/bulk", Some(json!({"items": items, "container": carol}))).await;
+    ok(&now, 200);
+    assert!(now.1.get("latest_revision").is_none(), "{}", now.1);
+    let now: Vec<(&str, bool)> = now.1["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| (r["reason"].as_str().unwrap_or(""), r.get("historical").is_some()))
+        .collect();
+    assert_eq!(now, [("denied_not_in_audience", false), ("denied_not_in_audience", false), ("admitted_public", false)]);
+}
+
 /// SPEC §2.6: an `at_exact` read is judged at the time recorded with its revision, so the same
 /// token always gives the same answer: a grant that has expired since still shows as the basis
 /// of the (historical) decision of then, while the newest state denies.

@@ -671,6 +671,98 @@ async fn reverse_device_questions_agree_with_authorize() {
     );
 }
 
+/// SPEC §2.6 (the "new enemy" rule), as `authorize` answers it: after a revocation, an older
+/// token quoted to the reverse device questions lists no usable allow. Each entry read at the
+/// older revision is historical (`allowed: false`, reason `denied_historical_revision`, no
+/// authority, opening nothing) with the entry as it was then under `historical`.
+#[tokio::test]
+async fn an_old_token_lists_no_usable_allow_on_the_reverse_questions() {
+    let app = TestApp::new();
+    let e = "/v1/stores/h";
+    post(&app, "/v1/stores", json!({"id": "h"})).await;
+    for p in ["ann", "bob"] {
+        post(&app, &format!("{e}/participants"), json!({"id": p, "kind": "person"})).await;
+    }
+    post(&app, &format!("{e}/devices"), json!({"id": "fridge", "owner": "ann"})).await;
+    let k = json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x/**"],
+                   "actions": ["read"]});
+    post(&app, &format!("{e}/capabilities"), k).await;
+    let slice = |c: Option<Value>| {
+        let mut q = json!({"device": "fridge", "path": "x/a", "action": "read"});
+        if let Some(c) = c {
+            q["consistency"] = c;
+        }
+        q
+    };
+    let bob = |c: Option<Value>| {
+        let mut q = json!({"principal": "bob"});
+        if let Some(c) = c {
+            q["consistency"] = c;
+        }
+        q
+    };
+    let before = app.call("POST", &format!("{e}/authorize/principals"), Some(slice(None))).await;
+    ok(&before, 200);
+    let listed: Vec<&Value> = before.1["principals"].as_array().expect("principals").iter().collect();
+    assert_eq!(listed.len(), 2, "{}", before.1);
+    assert!(listed.iter().all(|r| r["allowed"] == true && r["authority"].is_object()), "{}", before.1);
+    let old = json!({"at_exact": before.1["token"]});
+    done(&app.call("DELETE", &format!("{e}/capabilities/k?by=ann"), None).await);
+    let latest = app.revision("h");
+
+    // Who can reach the slice, quoting the old token: every entry is history, none an allow.
+    let then = app.call("POST", &format!("{e}/authorize/principals"), Some(slice(Some(old.clone())))).await;
+    ok(&then, 200);
+    assert_eq!(then.1["revision"], before.1["revision"], "{}", then.1);
+    assert_eq!(then.1["latest_revision"].as_u64(), Some(latest), "{}", then.1);
+    let entries = then.1["principals"].as_array().expect("principals");
+    assert_eq!(entries.len(), 2, "the principals of then, each as history: {}", then.1);
+    for r in entries {
+        assert_eq!(r["allowed"], false, "an old token listed a usable allow: {}", then.1);
+        assert_eq!(r["reason"], "denied_historical_revision", "{r}");
+        assert!(r.get("authority").is_none(), "a historical entry carries no usable authority: {r}");
+        assert_eq!((&r["historical"]["principal"], &r["historical"]["allowed"]), (&r["principal"], &json!(true)));
+        assert!(r["historical"]["authority"].is_object(), "{r}");
+    }
+    let bob_then = entries.iter().find(|r| r["principal"] == "bob").expect("bob, as history");
+    assert_eq!(bob_then["historical"]["reason"], "allowed_capability", "{bob_then}");
+    assert_eq!(bob_then["historical"]["authority"]["chain"][0]["capability"], "k", "{bob_then}");
+
+    // What bob can reach, quoting the old token: the reaches of then, each opening nothing.
+    let reach = app.call("POST", &format!("{e}/authorize/reachable"), Some(bob(Some(old.clone())))).await;
+    ok(&reach, 200);
+    assert_eq!(reach.1["latest_revision"].as_u64(), Some(latest), "{}", reach.1);
+    let reaches = reach.1["reaches"].as_array().expect("reaches");
+    assert_eq!(reaches.len(), 1, "{}", reach.1);
+    let r = &reaches[0];
+    assert_eq!((r["device"].as_str(), r["allowed"].as_bool()), (Some("fridge"), Some(false)), "{r}");
+    assert_eq!(r["reason"], "denied_historical_revision", "{r}");
+    assert!(r.get("authority").is_none(), "a historical reach carries no usable authority: {r}");
+    assert!(!covers(r, "x/a", "read"), "a historical reach opens nothing: {r}");
+    assert_eq!(r["historical"]["allowed"], true, "{r}");
+    assert_eq!(r["historical"]["reason"], "allowed_capability", "{r}");
+    assert_eq!(r["historical"]["paths"], json!(["x/**"]), "{r}");
+    assert!(covers(&r["historical"], "x/a", "read"), "{r}");
+
+    // The newest state, by default or `at_least` the old token: bob is gone, ann is no history.
+    for c in [None, Some(json!({"at_least": before.1["token"]}))] {
+        let now = app.call("POST", &format!("{e}/authorize/principals"), Some(slice(c.clone()))).await;
+        ok(&now, 200);
+        assert!(now.1.get("latest_revision").is_none(), "{}", now.1);
+        let who: Vec<(&str, &str)> = now.1["principals"]
+            .as_array()
+            .expect("principals")
+            .iter()
+            .map(|r| (r["principal"].as_str().unwrap_or(""), r["reason"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(who, [("ann", "allowed_owner")], "{}", now.1);
+        assert!(now.1["principals"][0].get("historical").is_none(), "{}", now.1);
+        let reach = app.call("POST", &format!("{e}/authorize/reachable"), Some(bob(c))).await;
+        ok(&reach, 200);
+        assert_eq!(reach.1["reaches"], json!([]), "{}", reach.1);
+    }
+}
+
 #[tokio::test]
 async fn viewer_sets_are_the_audiences_and_never_their_union() {
     let app = TestApp::new();
@@ -714,6 +806,51 @@ async fn viewer_sets_are_the_audiences_and_never_their_union() {
     let frozen = app.call("GET", &format!("{e}/items/f2/viewers"), None).await;
     assert_eq!((frozen.1["current"].clone(), frozen.1["audiences"].clone()), (json!(false), json!([])));
     refused(&app.call("GET", &format!("{e}/items/nope/viewers"), None).await, 404, "item_not_found");
+}
+
+/// SPEC §2.6: the viewer sets of an item, read at a revision older than the newest, admit
+/// nothing. After a grant is revoked, quoting the older token answers the whole view as history
+/// (reason `denied_historical_revision`, no audience, nobody admitted together) with the view as
+/// it was then under `historical`.
+#[tokio::test]
+async fn an_old_token_admits_no_viewer_set() {
+    let app = TestApp::new();
+    let e = "/v1/stores/w";
+    post(&app, "/v1/stores", json!({"id": "w"})).await;
+    for p in ["owner", "bob"] {
+        post(&app, &format!("{e}/participants"), json!({"id": p, "kind": "person"})).await;
+    }
+    post(&app, &format!("{e}/items"), json!({"id": "f2", "owner": "owner", "origin": "owner_private"})).await;
+    let g = app.call("POST", &format!("{e}/items/f2/grants"), Some(json!({"members": ["bob"]}))).await;
+    ok(&g, 201);
+    let grant = g.1["ids"][0].as_str().expect("grant id").to_string();
+    let old = json!({"at_exact": g.1["token"]});
+    let ask = json!({"participants": ["owner", "bob"], "consistency": old});
+    let before = app.call("POST", &format!("{e}/items/f2/viewers"), Some(ask.clone())).await;
+    ok(&before, 200);
+    assert_eq!(before.1["admitted_together"], true, "{}", before.1);
+    assert!(before.1.get("historical").is_none() && before.1.get("reason").is_none(), "{}", before.1);
+    ok(&app.call("DELETE", &format!("{e}/grants/{grant}"), None).await, 200);
+    let latest = app.revision("w");
+
+    let then = app.call("POST", &format!("{e}/items/f2/viewers"), Some(ask)).await;
+    ok(&then, 200);
+    assert_eq!(then.1["admitted_together"], false, "an old token admitted a viewer set: {}", then.1);
+    assert_eq!(then.1["reason"], "denied_historical_revision", "{}", then.1);
+    assert_eq!(then.1["audiences"], json!([]), "{}", then.1);
+    assert_eq!(then.1["latest_revision"].as_u64(), Some(latest), "{}", then.1);
+    assert_eq!(then.1["historical"]["admitted_together"], true, "{}", then.1);
+    assert_eq!(then.1["historical"]["audiences"][1]["admitted"], json!(["bob", "owner"]), "{}", then.1);
+
+    let q = format!("{e}/items/f2/viewers?at_exact={}", g.1["token"].as_str().expect("token"));
+    let sets = app.call("GET", &q, None).await;
+    ok(&sets, 200);
+    assert_eq!((&sets.1["reason"], &sets.1["audiences"]), (&json!("denied_historical_revision"), &json!([])));
+    assert_eq!(sets.1["historical"]["audiences"][1]["members"], json!(["bob", "owner"]), "{}", sets.1);
+    let now = app.call("GET", &format!("{e}/items/f2/viewers"), None).await;
+    ok(&now, 200);
+    assert_eq!(now.1["audiences"].as_array().map(Vec::len), Some(1), "only the origin now: {}", now.1);
+    assert!(now.1.get("historical").is_none() && now.1.get("reason").is_none(), "{}", now.1);
 }
 
 /// A filter the list's order does not index looks at no more than `SCAN_BUDGET` records per

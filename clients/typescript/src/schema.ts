@@ -859,7 +859,7 @@ export interface paths {
         put?: never;
         /**
          * Who can reach a device slice
-         * @description Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and `context` now, each with the authority `authorize` reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear in the store's edges and capabilities.
+         * @description Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and `context` at the snapshot read, each with `allowed`, the reason and the authority `authorize` reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear in the store's edges and capabilities. Decisions are made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older revision the answer is historical, for audit only. It lists the principals allowed at that revision, each with `allowed: false`, reason `denied_historical_revision` and no `authority`, the entry of then under `historical`, and `latest_revision` names the newest revision; so a revocation or a consumed use is never undone by quoting an older token.
          */
         post: operations["whoCanReach"];
         delete?: never;
@@ -882,7 +882,7 @@ export interface paths {
         put?: never;
         /**
          * What a principal can reach
-         * @description Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it receives that holds now on each of the grantor's devices, and every capability it holds whose chain holds now, each with its authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it.
+         * @description Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it receives that holds at the snapshot read on each of the grantor's devices, and every capability it holds whose chain holds then, each with `allowed`, the reason `authorize` gives for it and its authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it. Decisions are made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older revision the answer is historical, for audit only. Each entry then has `allowed: false`, reason `denied_historical_revision`, `all: false` and no paths, actions or `authority` (it covers nothing), with the entry of then under `historical`, and `latest_revision` names the newest revision.
          */
         post: operations["whatCanReach"];
         delete?: never;
@@ -905,13 +905,13 @@ export interface paths {
         };
         /**
          * The viewer sets an item admits
-         * @description Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+         * @description Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-current item admits nothing. With `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names the newest revision.
          */
         get: operations["viewerSets"];
         put?: never;
         /**
          * Which of these participants an item admits
-         * @description Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`) and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a container of exactly them is admitted.
+         * @description Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`) and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a container of exactly them is admitted. With `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits nobody (`admitted_together` false, `audiences` empty, `reason` `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names the newest revision.
          */
         post: operations["viewerSubsets"];
         delete?: never;
@@ -1084,7 +1084,7 @@ export interface components {
         Token: string;
         /**
          * Format: date-time
-         * @description RFC 3339 instant; responses use UTC with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
+         * @description RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00` is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
          */
         Timestamp: string;
         /** @enum {string} */
@@ -1284,7 +1284,7 @@ export interface components {
              */
             owners?: string[];
             /**
-             * @description Page size; outside 1..=1000 is `limit_exceeded`.
+             * @description Page size: 1 to 1000, default 100; 0 (or anything not a whole number) is 400 `invalid_request`, above 1000 400 `limit_exceeded`.
              * @default 100
              */
             limit?: number | null;
@@ -1970,34 +1970,53 @@ export interface components {
             context?: components["schemas"]["RequestContext"];
             consistency?: components["schemas"]["Consistency"];
         };
+        /** @description One principal `authorize` allows, decided as `authorize` decides it. */
         Reacher: {
             principal: string;
+            /** @description True at the newest revision; false in a historical answer. */
+            allowed: boolean;
             reason: components["schemas"]["AuthReason"];
-            authority: components["schemas"]["Authority"];
+            /** @description The authority `authorize` would use; absent in a historical answer. */
+            authority?: components["schemas"]["Authority"];
+            /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level decision is then never an admission or allow (reason `denied_historical_revision`); the decision as it was at `revision` is kept here, for audit and explanation only. */
+            historical?: components["schemas"]["Reacher"];
         };
         ReachersResponse: {
             device: string;
             path: string;
             action: string;
-            /** @description Every principal `authorize` allows, by id, with the authority it would use. */
+            /** @description Every principal `authorize` allows, by id, with the authority it would use; in a historical answer, those allowed at `revision`, each as history (`allowed: false`). */
             principals: components["schemas"]["Reacher"][];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Present only when the answer is historical: the newest revision, which `revision` is older than. */
             latest_revision?: number;
         };
+        /** @description One authority a principal holds and what it opens on one device. */
         Reach: {
             device: string;
-            /** @description The principal owns the device: every path and action. */
+            /** @description True at the newest revision; false in a historical answer. */
+            allowed: boolean;
+            /** @description What `authorize` answers for a request this covers (`allowed_owner`, `allowed_relation`, `allowed_capability`), or `denied_historical_revision`. */
+            reason: components["schemas"]["AuthReason"];
+            /** @description The principal owns the device: every path and action. False in a historical answer. */
             all: boolean;
+            /** @description Path patterns opened (empty when `all`, and in a historical answer). */
             paths: string[];
+            /** @description Actions opened on those paths (empty when `all`, and in a historical answer). */
             actions: string[];
-            authority: components["schemas"]["Authority"];
+            /** @description Absent in a historical answer. */
+            authority?: components["schemas"]["Authority"];
+            /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level decision is then never an admission or allow (reason `denied_historical_revision`); the decision as it was at `revision` is kept here, for audit and explanation only. */
+            historical?: components["schemas"]["Reach"];
         };
         ReachableResponse: {
             principal: string;
+            /** @description By device; in a historical answer, those of `revision`, each as history (`allowed: false`, covering nothing). */
             reaches: components["schemas"]["Reach"][];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Present only when the answer is historical: the newest revision, which `revision` is older than. */
             latest_revision?: number;
         };
         ViewerAudience: {
@@ -2014,13 +2033,32 @@ export interface components {
         };
         ViewerSetsResponse: {
             item: string;
+            /** @description False when the item is not current, and in a historical answer. */
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
-            /** @description Origin first, then each live grant; empty when the item is not current. Never unioned. */
+            /** @description Origin first, then each live grant; empty when the item is not current, and in a historical answer. Never unioned. */
             audiences: components["schemas"]["ViewerAudience"][];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Present only when the answer is historical: the newest revision, which `revision` is older than. */
             latest_revision?: number;
+            /** @description Present only when the answer is historical. */
+            reason?: components["schemas"]["HistoricalReason"];
+            /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level answer then admits nothing (reason `denied_historical_revision`); the answer as it was at `revision` is kept here, for audit and explanation only. */
+            historical?: components["schemas"]["HistoricalViewerSets"];
+        };
+        /**
+         * @description The reason of an answer read at a revision older than the newest (SPEC §2.6): it admits and allows nothing.
+         * @enum {string}
+         */
+        HistoricalReason: "denied_historical_revision";
+        /** @description The viewer sets of an item as they were at an older revision (for audit only). */
+        HistoricalViewerSets: {
+            item: string;
+            current: boolean;
+            blocked_by?: components["schemas"]["BlockedBy"];
+            /** @description Origin first, then each live grant; empty when the item was not current. Never unioned. */
+            audiences: components["schemas"]["ViewerAudience"][];
         };
         ViewersRequest: {
             /** @description The viewers to test, the container's owner included. */
@@ -2040,15 +2078,32 @@ export interface components {
         };
         ViewerSubsetsResponse: {
             item: string;
+            /** @description False when the item is not current, and in a historical answer. */
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
-            /** @description One audience holds every given participant (a set split across two audiences is not admitted). */
+            /** @description One audience holds every given participant (a set split across two audiences is not admitted). False in a historical answer. */
             admitted_together: boolean;
             unknown: string[];
+            /** @description Origin first, then each live grant; empty when the item is not current, and in a historical answer. */
             audiences: components["schemas"]["ViewerSubsets"][];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Present only when the answer is historical: the newest revision, which `revision` is older than. */
             latest_revision?: number;
+            /** @description Present only when the answer is historical. */
+            reason?: components["schemas"]["HistoricalReason"];
+            /** @description Historical answer (SPEC §2.6): the read was at a revision older than the newest (`at_exact` of an older token). The top-level answer then admits nothing (reason `denied_historical_revision`); the answer as it was at `revision` is kept here, for audit and explanation only. */
+            historical?: components["schemas"]["HistoricalViewerSubsets"];
+        };
+        /** @description The given participants split per audience as at an older revision (for audit only). */
+        HistoricalViewerSubsets: {
+            item: string;
+            current: boolean;
+            blocked_by?: components["schemas"]["BlockedBy"];
+            /** @description One audience held every given participant (a set split across two audiences is not admitted). */
+            admitted_together: boolean;
+            unknown: string[];
+            audiences: components["schemas"]["ViewerSubsets"][];
         };
         /** @description The first line of an export: the store's revision record. */
         ExportHeader: {
@@ -6601,7 +6656,7 @@ export interface operations {
             query?: {
                 /** @description Read at a revision at least this consistency token's (waits, bounded). */
                 at_least?: components["schemas"]["Token"];
-                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                /** @description Read exactly at this consistency token's revision (within the retention window). At a revision older than the newest the answer is historical: it admits nothing, and carries `historical` and `latest_revision`. */
                 at_exact?: components["schemas"]["Token"];
                 /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
                 consistency?: "latest" | "fully_consistent";

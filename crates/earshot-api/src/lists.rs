@@ -247,7 +247,8 @@ pub async fn delete_store(
 }
 
 /// Reads a reverse question's snapshot per `consistency`: the handle, the snapshot, when to
-/// judge constraints, and the newest revision when the snapshot is older.
+/// judge constraints, and the newest revision when the snapshot is older (the answer is then
+/// historical: see [`reverse_answer`]).
 async fn point(
     st: &AppState,
     p: &Principal,
@@ -261,9 +262,26 @@ async fn point(
     Ok((h, point))
 }
 
-/// `POST /authorize/principals`: who can reach (device, path, action) now. Read at an older
-/// revision (`at_exact`) it answers what was so then, marked by `latest_revision`; like a
-/// historical `authorize`, that is for audit, never a usable allow.
+/// A reverse answer as read at `at`. At a revision older than the newest it is history, as a
+/// historical `authorize` or `check` is (SPEC §2.6, the "new enemy" rule): `historical` turns it
+/// into the form that allows and admits nothing and keeps what was so then under `historical`,
+/// and `latest_revision` names the newest revision. A revocation is never undone by quoting an
+/// older token, not even through a list of who may reach what.
+fn reverse_answer<T>(
+    h: &StoreHandle,
+    at: &earshot_store::ReadPoint,
+    view: T,
+    historical: impl FnOnce(T) -> T,
+) -> Json<AtRevision<T>> {
+    let view = if at.historical.is_some() { historical(view) } else { view };
+    let mut out = at_revision(h, &at.snapshot, view);
+    out.latest_revision = at.historical;
+    out
+}
+
+/// `POST /authorize/principals`: who can reach (device, path, action) now, each decided as
+/// `authorize` decides it. Read at an older revision (`at_exact`) every entry is history
+/// (`allowed: false`, `denied_historical_revision`, the entry of then under `historical`).
 pub async fn who_can_reach(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -275,12 +293,11 @@ pub async fn who_can_reach(
     earshot_store::devices::check_context(&req.context)?;
     let (h, at) = point(&st, &p, &store, Scope::Reader, req.consistency.clone()).await?;
     let view = at.snapshot.who_can_reach(&req.device, &req.path, &req.action, at.at_ms, &req.context)?;
-    let mut out = at_revision(&h, &at.snapshot, view);
-    out.latest_revision = at.historical;
-    Ok(out)
+    Ok(reverse_answer(&h, &at, view, ReachersView::into_historical))
 }
 
-/// `POST /authorize/reachable`: what a principal can reach now, with each authority.
+/// `POST /authorize/reachable`: what a principal can reach now, with each authority. Read at
+/// an older revision every entry is history and opens nothing, as for `/authorize/principals`.
 pub async fn what_can_reach(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -292,13 +309,11 @@ pub async fn what_can_reach(
     earshot_store::devices::check_context(&req.context)?;
     let (h, at) = point(&st, &p, &store, Scope::Reader, req.consistency.clone()).await?;
     let view = at.snapshot.what_can_reach(&req.principal, at.at_ms, &req.context)?;
-    let mut out = at_revision(&h, &at.snapshot, view);
-    out.latest_revision = at.historical;
-    Ok(out)
+    Ok(reverse_answer(&h, &at, view, ReachableView::into_historical))
 }
 
 /// `GET /items/{item}/viewers`: each authorized audience as the largest viewer set it admits
-/// (admin, like expand).
+/// (admin, like expand). Read at an older revision the answer is history and admits nothing.
 pub async fn viewer_sets(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -312,13 +327,12 @@ pub async fn viewer_sets(
     }
     let (h, at) = point(&st, &p, &store, Scope::Admin, q.consistency).await?;
     let view = at.snapshot.viewer_sets(&item, at.at_ms)?;
-    let mut out = at_revision(&h, &at.snapshot, view);
-    out.latest_revision = at.historical;
-    Ok(out)
+    Ok(reverse_answer(&h, &at, view, ViewerSetsView::into_historical))
 }
 
 /// `POST /items/{item}/viewers`: which of the given participants each audience admits, and
-/// whether one audience admits them all together.
+/// whether one audience admits them all together. Read at an older revision the answer is
+/// history and admits nobody.
 pub async fn viewer_subsets(
     State(st): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -329,9 +343,7 @@ pub async fn viewer_subsets(
     let Json(req) = body?;
     let (h, at) = point(&st, &p, &store, Scope::Admin, req.consistency.clone()).await?;
     let view = at.snapshot.viewer_subsets(&item, &req.participants, at.at_ms)?;
-    let mut out = at_revision(&h, &at.snapshot, view);
-    out.latest_revision = at.historical;
-    Ok(out)
+    Ok(reverse_answer(&h, &at, view, ViewerSubsetsView::into_historical))
 }
 
 #[cfg(test)]

@@ -7,16 +7,20 @@
 //! The viewer sets follow SPEC §1.9 as stated in docs/RULES.md: each authorized audience is
 //! tested on its own and never unioned with another, so a set split across two audiences is
 //! admitted by neither.
+//!
+//! Read at a revision older than the newest (SPEC §2.6, docs/RULES.md §3.3), every answer here
+//! is history, as a historical `authorize` or `check` is: its `into_historical` form allows and
+//! admits nothing, with what was so then under `historical`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use earshot_core::capability::link_holds;
+use earshot_core::capability::{link_holds, AuthReason};
 use earshot_core::condition::{Budget, RequestContext};
 use earshot_core::path::Path;
 use earshot_core::{AudienceKind, Currentness};
 use serde::{Deserialize, Serialize};
 
-use crate::common::Pid;
+use crate::common::{Pid, HISTORICAL_REASON};
 use crate::compose::Snapshot;
 use crate::devices::model::AuthorityView;
 use crate::devices::{RawAuthority, RawAuthorization};
@@ -57,12 +61,35 @@ pub struct ViewersRequest {
     pub consistency: Option<crate::kernel::token::Consistency>,
 }
 
-/// One principal that may reach a slice, and the authority `authorize` would use.
+/// One principal that may reach a slice, decided as `authorize` decides it: `allowed`, the
+/// reason and the authority `authorize` would use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reacher {
     pub principal: String,
+    /// True at the newest revision; false in a historical answer.
+    pub allowed: bool,
     pub reason: String,
-    pub authority: AuthorityView,
+    /// The authority used; absent in a historical answer.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub authority: Option<AuthorityView>,
+    /// Set when read at a revision older than the newest: this entry as it was then, for audit
+    /// and explanation only (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<Reacher>>,
+}
+
+impl Reacher {
+    /// This entry as a historical answer: never a usable allow, with the entry as it was then
+    /// kept under `historical`.
+    pub fn into_historical(self) -> Reacher {
+        Reacher {
+            principal: self.principal.clone(),
+            allowed: false,
+            reason: HISTORICAL_REASON.to_string(),
+            authority: None,
+            historical: Some(Box::new(self)),
+        }
+    }
 }
 
 /// Who can reach (device, path, action) now.
@@ -75,17 +102,64 @@ pub struct ReachersView {
     pub principals: Vec<Reacher>,
 }
 
+impl ReachersView {
+    /// The answer read at an older revision: every entry historical.
+    pub fn into_historical(mut self) -> ReachersView {
+        self.principals = self.principals.into_iter().map(Reacher::into_historical).collect();
+        self
+    }
+}
+
 /// One authority a principal holds now, and what it opens on one device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reach {
     pub device: String,
+    /// True at the newest revision; false in a historical answer.
+    pub allowed: bool,
+    /// What `authorize` answers for a request this opens (`allowed_owner`, `allowed_relation`,
+    /// `allowed_capability`), or `denied_historical_revision`.
+    pub reason: String,
     /// The principal owns the device: every path, every action.
     pub all: bool,
-    /// Path patterns opened (empty when `all`).
+    /// Path patterns opened (empty when `all`, and in a historical answer).
     pub paths: Vec<String>,
-    /// Actions opened on those paths (empty when `all`).
+    /// Actions opened on those paths (empty when `all`, and in a historical answer).
     pub actions: Vec<String>,
-    pub authority: AuthorityView,
+    /// The authority; absent in a historical answer.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub authority: Option<AuthorityView>,
+    /// Set when read at a revision older than the newest: this entry as it was then, for audit
+    /// and explanation only (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<Reach>>,
+}
+
+impl Reach {
+    /// An opening at the newest revision, with the reason `authorize` gives for its authority.
+    fn allowed(device: String, all: bool, paths: Vec<String>, actions: Vec<String>, authority: AuthorityView) -> Reach {
+        let reason = match authority {
+            AuthorityView::Owner { .. } => AuthReason::AllowedOwner,
+            AuthorityView::Relation { .. } => AuthReason::AllowedRelation,
+            AuthorityView::Capability { .. } => AuthReason::AllowedCapability,
+        };
+        let reason = reason.code().to_string();
+        Reach { device, allowed: true, reason, all, paths, actions, authority: Some(authority), historical: None }
+    }
+
+    /// This entry as a historical answer: it opens nothing and carries no authority, with the
+    /// entry as it was then kept under `historical`.
+    pub fn into_historical(self) -> Reach {
+        Reach {
+            device: self.device.clone(),
+            allowed: false,
+            reason: HISTORICAL_REASON.to_string(),
+            all: false,
+            paths: Vec::new(),
+            actions: Vec::new(),
+            authority: None,
+            historical: Some(Box::new(self)),
+        }
+    }
 }
 
 /// What a principal can reach now.
@@ -93,6 +167,14 @@ pub struct Reach {
 pub struct ReachableView {
     pub principal: String,
     pub reaches: Vec<Reach>,
+}
+
+impl ReachableView {
+    /// The answer read at an older revision: every entry historical.
+    pub fn into_historical(mut self) -> ReachableView {
+        self.reaches = self.reaches.into_iter().map(Reach::into_historical).collect();
+        self
+    }
 }
 
 /// One authorized audience of an item as the largest viewer set it admits.
@@ -117,11 +199,34 @@ pub struct ViewerAudience {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ViewerSetsView {
     pub item: String,
-    /// A non-current item admits no container at all (`audiences` is then empty).
+    /// A non-current item admits no container at all (`audiences` is then empty). False in a
+    /// historical answer.
     pub current: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub blocked_by: Option<BlockedBy>,
     pub audiences: Vec<ViewerAudience>,
+    /// `denied_historical_revision` in a historical answer; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// Set when read at a revision older than the newest: the answer as it was then, for audit
+    /// and explanation only (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<ViewerSetsView>>,
+}
+
+impl ViewerSetsView {
+    /// This answer as history: no audience admits anything, and the answer as it was then is
+    /// kept under `historical`.
+    pub fn into_historical(self) -> ViewerSetsView {
+        ViewerSetsView {
+            item: self.item.clone(),
+            current: false,
+            blocked_by: None,
+            audiences: Vec::new(),
+            reason: Some(HISTORICAL_REASON.to_string()),
+            historical: Some(Box::new(self)),
+        }
+    }
 }
 
 /// `POST /items/{item}/viewers`: the given participants, split per authorized audience.
@@ -153,6 +258,30 @@ pub struct ViewerSubsetsView {
     /// Given ids that are not participants of the store (inside no audience but the public).
     pub unknown: Vec<String>,
     pub audiences: Vec<ViewerSubsets>,
+    /// `denied_historical_revision` in a historical answer; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// Set when read at a revision older than the newest: the answer as it was then, for audit
+    /// and explanation only (SPEC §2.6).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub historical: Option<Box<ViewerSubsetsView>>,
+}
+
+impl ViewerSubsetsView {
+    /// This answer as history: nobody is admitted, together or through any audience, and the
+    /// answer as it was then is kept under `historical`.
+    pub fn into_historical(self) -> ViewerSubsetsView {
+        ViewerSubsetsView {
+            item: self.item.clone(),
+            current: false,
+            blocked_by: None,
+            admitted_together: false,
+            unknown: Vec::new(),
+            audiences: Vec::new(),
+            reason: Some(HISTORICAL_REASON.to_string()),
+            historical: Some(Box::new(self)),
+        }
+    }
 }
 
 impl Snapshot {
@@ -187,8 +316,10 @@ impl Snapshot {
                 let view = devices.authorization_view(&raw);
                 Some(Reacher {
                     principal: self.part_name(who).to_string(),
+                    allowed: true,
                     reason: view.reason,
-                    authority: view.authority?,
+                    authority: Some(view.authority?),
+                    historical: None,
                 })
             })
             .collect();
@@ -221,7 +352,7 @@ impl Snapshot {
         let mut reaches = Vec::new();
         for d in by_owner.get(&who).into_iter().flatten() {
             if let Some(authority) = view(RawAuthority::Owner { device: *d, owner: who }) {
-                reaches.push(Reach { device: name(*d), all: true, paths: Vec::new(), actions: Vec::new(), authority });
+                reaches.push(Reach::allowed(name(*d), true, Vec::new(), Vec::new(), authority));
             }
         }
         let budget = Budget::per_decision();
@@ -236,13 +367,8 @@ impl Snapshot {
             };
             for d in by_owner.get(&e.grantor).into_iter().flatten() {
                 for o in &rel.opens {
-                    reaches.push(Reach {
-                        device: name(*d),
-                        all: false,
-                        paths: vec![o.pattern.to_string()],
-                        actions: o.actions.clone(),
-                        authority: authority.clone(),
-                    });
+                    let paths = vec![o.pattern.to_string()];
+                    reaches.push(Reach::allowed(name(*d), false, paths, o.actions.clone(), authority.clone()));
                 }
             }
         }
@@ -252,13 +378,8 @@ impl Snapshot {
                 continue;
             }
             if let Some(authority) = view(RawAuthority::Capability(cid)) {
-                reaches.push(Reach {
-                    device: name(c.device),
-                    all: false,
-                    paths: c.paths.iter().map(|p| p.to_string()).collect(),
-                    actions: c.actions.to_vec(),
-                    authority,
-                });
+                let paths = c.paths.iter().map(|p| p.to_string()).collect();
+                reaches.push(Reach::allowed(name(c.device), false, paths, c.actions.to_vec(), authority));
             }
         }
         reaches.sort_by(|a, b| a.device.cmp(&b.device));
@@ -301,7 +422,7 @@ impl Snapshot {
                 grant: a.grant,
             })
             .collect();
-        Ok(ViewerSetsView { item: item.into(), current, blocked_by, audiences })
+        Ok(ViewerSetsView { item: item.into(), current, blocked_by, audiences, reason: None, historical: None })
     }
 
     /// `POST /items/{item}/viewers`: the given participants split per authorized audience.
@@ -338,7 +459,16 @@ impl Snapshot {
             })
             .collect();
         let admitted_together = audiences.iter().any(|a| a.all);
-        Ok(ViewerSubsetsView { item: item.into(), current, blocked_by, admitted_together, unknown, audiences })
+        Ok(ViewerSubsetsView {
+            item: item.into(),
+            current,
+            blocked_by,
+            admitted_together,
+            unknown,
+            audiences,
+            reason: None,
+            historical: None,
+        })
     }
 }
 

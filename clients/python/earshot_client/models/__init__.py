@@ -63,6 +63,9 @@ from .export_record_value import ExportRecordValue
 from .grant_page import GrantPage
 from .grant_view import GrantView
 from .health import Health
+from .historical_reason import HistoricalReason
+from .historical_viewer_sets import HistoricalViewerSets
+from .historical_viewer_subsets import HistoricalViewerSubsets
 from .identity import Identity
 from .identity_page import IdentityPage
 from .identity_view import IdentityView
@@ -213,6 +216,9 @@ __all__ = (
     "GrantPage",
     "GrantView",
     "Health",
+    "HistoricalReason",
+    "HistoricalViewerSets",
+    "HistoricalViewerSubsets",
     "Identity",
     "IdentityPage",
     "IdentityView",

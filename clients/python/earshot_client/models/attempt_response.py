@@ -28,8 +28,9 @@ class AttemptResponse:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
-        at (datetime.datetime): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        at (datetime.datetime): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00` is required (an
+            instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC with
+            millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         container (Container): A container: one conversation turn or model attempt.
         resolved (bool): Whether the container's viewers resolved.
         resolution (ContainerResolution | Unset): Whether the container resolved and, when it did not, why. An

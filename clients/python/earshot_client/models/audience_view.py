@@ -28,8 +28,9 @@ class AudienceView:
         digest (str): Canonical SHA-256 digest of kind and members.
         members (list[str]): Sorted member ids; empty for the public audience.
         grant (str | Unset): With source `grant`: the grant id.
-        expires_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        expires_at (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         consent (ConsentState | Unset): The consent state of a grant on an item with subjects (SPEC §6.3). The grant
             admits only while `effective` (and live).
     """

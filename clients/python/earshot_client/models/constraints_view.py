@@ -16,10 +16,12 @@ T = TypeVar("T", bound="ConstraintsView")
 class ConstraintsView:
     """
     Attributes:
-        not_before (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
-        not_after (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        not_before (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
+        not_after (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         uses (int | Unset):
         condition (str | Unset):
     """

@@ -27,13 +27,15 @@ class GrantView:
         digest (str):
         members (list[str]):
         issuer (str): Name of the token that issued the grant (`local` with authentication off).
-        created_at (datetime.datetime): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        created_at (datetime.datetime): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00` is
+            required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         revoked (bool):
         live (bool): Not revoked and not expired now.
         reason (str | Unset):
-        expires_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        expires_at (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         consent (ConsentState | Unset): The consent state of a grant on an item with subjects (SPEC §6.3). The grant
             admits only while `effective` (and live).
     """

@@ -28,7 +28,8 @@ class LookupRequest:
                 Unset):
             owners (list[str] | Unset): Whose memories to search (a filter, not authorization); empty means the container's
                 owner. Unknown owners match nothing.
-            limit (int | None | Unset): Page size; outside 1..=1000 is `limit_exceeded`. Default: 100.
+            limit (int | None | Unset): Page size: 1 to 1000, default 100; 0 (or anything not a whole number) is 400
+                `invalid_request`, above 1000 400 `limit_exceeded`. Default: 100.
             cursor (None | str | Unset): The `cursor` of the previous page.
     """
 

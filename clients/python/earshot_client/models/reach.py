@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.auth_reason import AuthReason
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.authority_type_0 import AuthorityType0
     from ..models.authority_type_1 import AuthorityType1
@@ -17,21 +20,28 @@ T = TypeVar("T", bound="Reach")
 
 @_attrs_define
 class Reach:
-    """
+    """One authority a principal holds and what it opens on one device.
+
     Attributes:
         device (str):
-        all_ (bool): The principal owns the device: every path and action.
-        paths (list[str]):
-        actions (list[str]):
-        authority (AuthorityType0 | AuthorityType1 | AuthorityType2): The authority a decision used (or, on a denial by
-            a failing link, would have used).
+        allowed (bool): True at the newest revision; false in a historical answer.
+        reason (AuthReason):
+        all_ (bool): The principal owns the device: every path and action. False in a historical answer.
+        paths (list[str]): Path patterns opened (empty when `all`, and in a historical answer).
+        actions (list[str]): Actions opened on those paths (empty when `all`, and in a historical answer).
+        authority (AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset): The authority a decision used (or, on a
+            denial by a failing link, would have used).
+        historical (Reach | Unset): One authority a principal holds and what it opens on one device.
     """
 
     device: str
+    allowed: bool
+    reason: AuthReason
     all_: bool
     paths: list[str]
     actions: list[str]
-    authority: AuthorityType0 | AuthorityType1 | AuthorityType2
+    authority: AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset = UNSET
+    historical: Reach | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,31 +50,46 @@ class Reach:
 
         device = self.device
 
+        allowed = self.allowed
+
+        reason = self.reason.value
+
         all_ = self.all_
 
         paths = self.paths
 
         actions = self.actions
 
-        authority: dict[str, Any]
-        if isinstance(self.authority, AuthorityType0):
+        authority: dict[str, Any] | Unset
+        if isinstance(self.authority, Unset):
+            authority = UNSET
+        elif isinstance(self.authority, AuthorityType0):
             authority = self.authority.to_dict()
         elif isinstance(self.authority, AuthorityType1):
             authority = self.authority.to_dict()
         else:
             authority = self.authority.to_dict()
 
+        historical: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.historical, Unset):
+            historical = self.historical.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "device": device,
+                "allowed": allowed,
+                "reason": reason,
                 "all": all_,
                 "paths": paths,
                 "actions": actions,
-                "authority": authority,
             }
         )
+        if authority is not UNSET:
+            field_dict["authority"] = authority
+        if historical is not UNSET:
+            field_dict["historical"] = historical
 
         return field_dict
 
@@ -77,13 +102,19 @@ class Reach:
         d = dict(src_dict)
         device = d.pop("device")
 
+        allowed = d.pop("allowed")
+
+        reason = AuthReason(d.pop("reason"))
+
         all_ = d.pop("all")
 
         paths = cast(list[str], d.pop("paths"))
 
         actions = cast(list[str], d.pop("actions"))
 
-        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2:
+        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset:
+            if isinstance(data, Unset):
+                return data
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -106,14 +137,24 @@ class Reach:
 
             return componentsschemas_authority_type_2
 
-        authority = _parse_authority(d.pop("authority"))
+        authority = _parse_authority(d.pop("authority", UNSET))
+
+        _historical = d.pop("historical", UNSET)
+        historical: Reach | Unset
+        if isinstance(_historical, Unset):
+            historical = UNSET
+        else:
+            historical = Reach.from_dict(_historical)
 
         reach = cls(
             device=device,
+            allowed=allowed,
+            reason=reason,
             all_=all_,
             paths=paths,
             actions=actions,
             authority=authority,
+            historical=historical,
         )
 
         reach.additional_properties = d

@@ -20,12 +20,14 @@ class ReachableResponse:
     """
     Attributes:
         principal (str):
-        reaches (list[Reach]):
+        reaches (list[Reach]): By device; in a historical answer, those of `revision`, each as history (`allowed:
+            false`, covering nothing).
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
-        latest_revision (int | Unset):
+        latest_revision (int | Unset): Present only when the answer is historical: the newest revision, which `revision`
+            is older than.
     """
 
     principal: str

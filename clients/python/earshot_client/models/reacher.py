@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.auth_reason import AuthReason
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.authority_type_0 import AuthorityType0
@@ -19,17 +20,22 @@ T = TypeVar("T", bound="Reacher")
 
 @_attrs_define
 class Reacher:
-    """
+    """One principal `authorize` allows, decided as `authorize` decides it.
+
     Attributes:
         principal (str):
+        allowed (bool): True at the newest revision; false in a historical answer.
         reason (AuthReason):
-        authority (AuthorityType0 | AuthorityType1 | AuthorityType2): The authority a decision used (or, on a denial by
-            a failing link, would have used).
+        authority (AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset): The authority a decision used (or, on a
+            denial by a failing link, would have used).
+        historical (Reacher | Unset): One principal `authorize` allows, decided as `authorize` decides it.
     """
 
     principal: str
+    allowed: bool
     reason: AuthReason
-    authority: AuthorityType0 | AuthorityType1 | AuthorityType2
+    authority: AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset = UNSET
+    historical: Reacher | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,25 +44,37 @@ class Reacher:
 
         principal = self.principal
 
+        allowed = self.allowed
+
         reason = self.reason.value
 
-        authority: dict[str, Any]
-        if isinstance(self.authority, AuthorityType0):
+        authority: dict[str, Any] | Unset
+        if isinstance(self.authority, Unset):
+            authority = UNSET
+        elif isinstance(self.authority, AuthorityType0):
             authority = self.authority.to_dict()
         elif isinstance(self.authority, AuthorityType1):
             authority = self.authority.to_dict()
         else:
             authority = self.authority.to_dict()
 
+        historical: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.historical, Unset):
+            historical = self.historical.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "principal": principal,
+                "allowed": allowed,
                 "reason": reason,
-                "authority": authority,
             }
         )
+        if authority is not UNSET:
+            field_dict["authority"] = authority
+        if historical is not UNSET:
+            field_dict["historical"] = historical
 
         return field_dict
 
@@ -69,9 +87,13 @@ class Reacher:
         d = dict(src_dict)
         principal = d.pop("principal")
 
+        allowed = d.pop("allowed")
+
         reason = AuthReason(d.pop("reason"))
 
-        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2:
+        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset:
+            if isinstance(data, Unset):
+                return data
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -94,12 +116,21 @@ class Reacher:
 
             return componentsschemas_authority_type_2
 
-        authority = _parse_authority(d.pop("authority"))
+        authority = _parse_authority(d.pop("authority", UNSET))
+
+        _historical = d.pop("historical", UNSET)
+        historical: Reacher | Unset
+        if isinstance(_historical, Unset):
+            historical = UNSET
+        else:
+            historical = Reacher.from_dict(_historical)
 
         reacher = cls(
             principal=principal,
+            allowed=allowed,
             reason=reason,
             authority=authority,
+            historical=historical,
         )
 
         reacher.additional_properties = d

@@ -22,12 +22,14 @@ class ReachersResponse:
         device (str):
         path (str):
         action (str):
-        principals (list[Reacher]): Every principal `authorize` allows, by id, with the authority it would use.
+        principals (list[Reacher]): Every principal `authorize` allows, by id, with the authority it would use; in a
+            historical answer, those allowed at `revision`, each as history (`allowed: false`).
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
-        latest_revision (int | Unset):
+        latest_revision (int | Unset): Present only when the answer is historical: the newest revision, which `revision`
+            is older than.
     """
 
     device: str

@@ -21,13 +21,15 @@ class TrustView:
         owner (str):
         participant (str):
         issuer (str): The authenticated caller that recorded it.
-        created_at (datetime.datetime): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        created_at (datetime.datetime): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00` is
+            required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         created_revision (int):
         revoked (bool):
         reason (str | Unset):
-        revoked_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        revoked_at (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         revoked_revision (int | Unset): The revision from which the delegation no longer counts.
     """
 

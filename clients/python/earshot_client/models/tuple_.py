@@ -26,8 +26,9 @@ class Tuple:
             `held_by`.
         subject (ObjectRef):
         grant (str | Unset): `granted`: the grant's id.
-        expires_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        expires_at (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
         edge (str | Unset): `relation:<name>`: the edge's id.
         device (str | Unset): `delegated_from`, `held_by`: the capability's device.
         revoked (bool | Unset):

@@ -25,8 +25,9 @@ class ViewerAudience:
         members (list[str]): The largest admitted viewer set: a container whose viewers (owner included) all lie in it
             is admitted through this audience.
         grant (str | Unset):
-        expires_at (datetime.datetime | Unset): RFC 3339 instant; responses use UTC with millisecond precision, e.g.
-            `2026-01-01T00:00:00.000Z`.
+        expires_at (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`
+            is required (an instant without one is refused with 400 `invalid_request`, never read as UTC); responses use UTC
+            with millisecond precision, e.g. `2026-01-01T00:00:00.000Z`.
     """
 
     source: ViewerAudienceSource

@@ -6,10 +6,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.historical_reason import HistoricalReason
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.blocked_by import BlockedBy
+    from ..models.historical_viewer_sets import HistoricalViewerSets
     from ..models.viewer_audience import ViewerAudience
 
 
@@ -21,15 +23,20 @@ class ViewerSetsResponse:
     """
     Attributes:
         item (str):
-        current (bool):
-        audiences (list[ViewerAudience]): Origin first, then each live grant; empty when the item is not current. Never
-            unioned.
+        current (bool): False when the item is not current, and in a historical answer.
+        audiences (list[ViewerAudience]): Origin first, then each live grant; empty when the item is not current, and in
+            a historical answer. Never unioned.
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
         blocked_by (BlockedBy | Unset): Why an item is not current.
-        latest_revision (int | Unset):
+        latest_revision (int | Unset): Present only when the answer is historical: the newest revision, which `revision`
+            is older than.
+        reason (HistoricalReason | Unset): The reason of an answer read at a revision older than the newest (SPEC §2.6):
+            it admits and allows nothing.
+        historical (HistoricalViewerSets | Unset): The viewer sets of an item as they were at an older revision (for
+            audit only).
     """
 
     item: str
@@ -39,6 +46,8 @@ class ViewerSetsResponse:
     token: str
     blocked_by: BlockedBy | Unset = UNSET
     latest_revision: int | Unset = UNSET
+    reason: HistoricalReason | Unset = UNSET
+    historical: HistoricalViewerSets | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +70,14 @@ class ViewerSetsResponse:
 
         latest_revision = self.latest_revision
 
+        reason: str | Unset = UNSET
+        if not isinstance(self.reason, Unset):
+            reason = self.reason.value
+
+        historical: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.historical, Unset):
+            historical = self.historical.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -76,12 +93,17 @@ class ViewerSetsResponse:
             field_dict["blocked_by"] = blocked_by
         if latest_revision is not UNSET:
             field_dict["latest_revision"] = latest_revision
+        if reason is not UNSET:
+            field_dict["reason"] = reason
+        if historical is not UNSET:
+            field_dict["historical"] = historical
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.blocked_by import BlockedBy  # noqa: PLC0415
+        from ..models.historical_viewer_sets import HistoricalViewerSets  # noqa: PLC0415
         from ..models.viewer_audience import ViewerAudience  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -109,6 +131,20 @@ class ViewerSetsResponse:
 
         latest_revision = d.pop("latest_revision", UNSET)
 
+        _reason = d.pop("reason", UNSET)
+        reason: HistoricalReason | Unset
+        if isinstance(_reason, Unset):
+            reason = UNSET
+        else:
+            reason = HistoricalReason(_reason)
+
+        _historical = d.pop("historical", UNSET)
+        historical: HistoricalViewerSets | Unset
+        if isinstance(_historical, Unset):
+            historical = UNSET
+        else:
+            historical = HistoricalViewerSets.from_dict(_historical)
+
         viewer_sets_response = cls(
             item=item,
             current=current,
@@ -117,6 +153,8 @@ class ViewerSetsResponse:
             token=token,
             blocked_by=blocked_by,
             latest_revision=latest_revision,
+            reason=reason,
+            historical=historical,
         )
 
         viewer_sets_response.additional_properties = d

@@ -6,10 +6,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.historical_reason import HistoricalReason
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.blocked_by import BlockedBy
+    from ..models.historical_viewer_subsets import HistoricalViewerSubsets
     from ..models.viewer_subsets import ViewerSubsets
 
 
@@ -21,17 +23,23 @@ class ViewerSubsetsResponse:
     """
     Attributes:
         item (str):
-        current (bool):
+        current (bool): False when the item is not current, and in a historical answer.
         admitted_together (bool): One audience holds every given participant (a set split across two audiences is not
-            admitted).
+            admitted). False in a historical answer.
         unknown (list[str]):
-        audiences (list[ViewerSubsets]):
+        audiences (list[ViewerSubsets]): Origin first, then each live grant; empty when the item is not current, and in
+            a historical answer.
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
         blocked_by (BlockedBy | Unset): Why an item is not current.
-        latest_revision (int | Unset):
+        latest_revision (int | Unset): Present only when the answer is historical: the newest revision, which `revision`
+            is older than.
+        reason (HistoricalReason | Unset): The reason of an answer read at a revision older than the newest (SPEC §2.6):
+            it admits and allows nothing.
+        historical (HistoricalViewerSubsets | Unset): The given participants split per audience as at an older revision
+            (for audit only).
     """
 
     item: str
@@ -43,6 +51,8 @@ class ViewerSubsetsResponse:
     token: str
     blocked_by: BlockedBy | Unset = UNSET
     latest_revision: int | Unset = UNSET
+    reason: HistoricalReason | Unset = UNSET
+    historical: HistoricalViewerSubsets | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +79,14 @@ class ViewerSubsetsResponse:
 
         latest_revision = self.latest_revision
 
+        reason: str | Unset = UNSET
+        if not isinstance(self.reason, Unset):
+            reason = self.reason.value
+
+        historical: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.historical, Unset):
+            historical = self.historical.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -86,12 +104,17 @@ class ViewerSubsetsResponse:
             field_dict["blocked_by"] = blocked_by
         if latest_revision is not UNSET:
             field_dict["latest_revision"] = latest_revision
+        if reason is not UNSET:
+            field_dict["reason"] = reason
+        if historical is not UNSET:
+            field_dict["historical"] = historical
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.blocked_by import BlockedBy  # noqa: PLC0415
+        from ..models.historical_viewer_subsets import HistoricalViewerSubsets  # noqa: PLC0415
         from ..models.viewer_subsets import ViewerSubsets  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -123,6 +146,20 @@ class ViewerSubsetsResponse:
 
         latest_revision = d.pop("latest_revision", UNSET)
 
+        _reason = d.pop("reason", UNSET)
+        reason: HistoricalReason | Unset
+        if isinstance(_reason, Unset):
+            reason = UNSET
+        else:
+            reason = HistoricalReason(_reason)
+
+        _historical = d.pop("historical", UNSET)
+        historical: HistoricalViewerSubsets | Unset
+        if isinstance(_historical, Unset):
+            historical = UNSET
+        else:
+            historical = HistoricalViewerSubsets.from_dict(_historical)
+
         viewer_subsets_response = cls(
             item=item,
             current=current,
@@ -133,6 +170,8 @@ class ViewerSubsetsResponse:
             token=token,
             blocked_by=blocked_by,
             latest_revision=latest_revision,
+            reason=reason,
+            historical=historical,
         )
 
         viewer_subsets_response.additional_properties = d

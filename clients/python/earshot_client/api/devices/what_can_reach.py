@@ -108,9 +108,13 @@ def sync_detailed(
     """What a principal can reach
 
      Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it
-    receives that holds now on each of the grantor's devices, and every capability it holds whose chain
-    holds now, each with its authority. A (device, path, action) is allowed by `authorize` exactly when
-    one of these covers it.
+    receives that holds at the snapshot read on each of the grantor's devices, and every capability it
+    holds whose chain holds then, each with `allowed`, the reason `authorize` gives for it and its
+    authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it.
+    Decisions are made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older
+    revision the answer is historical, for audit only. Each entry then has `allowed: false`, reason
+    `denied_historical_revision`, `all: false` and no paths, actions or `authority` (it covers nothing),
+    with the entry of then under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -145,9 +149,13 @@ def sync(
     """What a principal can reach
 
      Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it
-    receives that holds now on each of the grantor's devices, and every capability it holds whose chain
-    holds now, each with its authority. A (device, path, action) is allowed by `authorize` exactly when
-    one of these covers it.
+    receives that holds at the snapshot read on each of the grantor's devices, and every capability it
+    holds whose chain holds then, each with `allowed`, the reason `authorize` gives for it and its
+    authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it.
+    Decisions are made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older
+    revision the answer is historical, for audit only. Each entry then has `allowed: false`, reason
+    `denied_historical_revision`, `all: false` and no paths, actions or `authority` (it covers nothing),
+    with the entry of then under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -177,9 +185,13 @@ async def asyncio_detailed(
     """What a principal can reach
 
      Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it
-    receives that holds now on each of the grantor's devices, and every capability it holds whose chain
-    holds now, each with its authority. A (device, path, action) is allowed by `authorize` exactly when
-    one of these covers it.
+    receives that holds at the snapshot read on each of the grantor's devices, and every capability it
+    holds whose chain holds then, each with `allowed`, the reason `authorize` gives for it and its
+    authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it.
+    Decisions are made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older
+    revision the answer is historical, for audit only. Each entry then has `allowed: false`, reason
+    `denied_historical_revision`, `all: false` and no paths, actions or `authority` (it covers nothing),
+    with the entry of then under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -212,9 +224,13 @@ async def asyncio(
     """What a principal can reach
 
      Needs the `reader` scope. The devices the principal owns (`all`), the openings of every edge it
-    receives that holds now on each of the grantor's devices, and every capability it holds whose chain
-    holds now, each with its authority. A (device, path, action) is allowed by `authorize` exactly when
-    one of these covers it.
+    receives that holds at the snapshot read on each of the grantor's devices, and every capability it
+    holds whose chain holds then, each with `allowed`, the reason `authorize` gives for it and its
+    authority. A (device, path, action) is allowed by `authorize` exactly when one of these covers it.
+    Decisions are made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older
+    revision the answer is historical, for audit only. Each entry then has `allowed: false`, reason
+    `denied_historical_revision`, `all: false` and no paths, actions or `authority` (it covers nothing),
+    with the entry of then under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):

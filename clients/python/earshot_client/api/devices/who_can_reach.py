@@ -113,9 +113,14 @@ def sync_detailed(
     """Who can reach a device slice
 
      Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and
-    `context` now, each with the authority `authorize` reports: the owner, the grantees of the owner's
-    edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear
-    in the store's edges and capabilities.
+    `context` at the snapshot read, each with `allowed`, the reason and the authority `authorize`
+    reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device
+    are each decided by `authorize` itself. Linear in the store's edges and capabilities. Decisions are
+    made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older revision the
+    answer is historical, for audit only. It lists the principals allowed at that revision, each with
+    `allowed: false`, reason `denied_historical_revision` and no `authority`, the entry of then under
+    `historical`, and `latest_revision` names the newest revision; so a revocation or a consumed use is
+    never undone by quoting an older token.
 
     Args:
         store (str):
@@ -150,9 +155,14 @@ def sync(
     """Who can reach a device slice
 
      Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and
-    `context` now, each with the authority `authorize` reports: the owner, the grantees of the owner's
-    edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear
-    in the store's edges and capabilities.
+    `context` at the snapshot read, each with `allowed`, the reason and the authority `authorize`
+    reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device
+    are each decided by `authorize` itself. Linear in the store's edges and capabilities. Decisions are
+    made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older revision the
+    answer is historical, for audit only. It lists the principals allowed at that revision, each with
+    `allowed: false`, reason `denied_historical_revision` and no `authority`, the entry of then under
+    `historical`, and `latest_revision` names the newest revision; so a revocation or a consumed use is
+    never undone by quoting an older token.
 
     Args:
         store (str):
@@ -182,9 +192,14 @@ async def asyncio_detailed(
     """Who can reach a device slice
 
      Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and
-    `context` now, each with the authority `authorize` reports: the owner, the grantees of the owner's
-    edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear
-    in the store's edges and capabilities.
+    `context` at the snapshot read, each with `allowed`, the reason and the authority `authorize`
+    reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device
+    are each decided by `authorize` itself. Linear in the store's edges and capabilities. Decisions are
+    made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older revision the
+    answer is historical, for audit only. It lists the principals allowed at that revision, each with
+    `allowed: false`, reason `denied_historical_revision` and no `authority`, the entry of then under
+    `historical`, and `latest_revision` names the newest revision; so a revocation or a consumed use is
+    never undone by quoting an older token.
 
     Args:
         store (str):
@@ -217,9 +232,14 @@ async def asyncio(
     """Who can reach a device slice
 
      Needs the `reader` scope. Every principal that `authorize` allows for (device, path, action) and
-    `context` now, each with the authority `authorize` reports: the owner, the grantees of the owner's
-    edges and the holders of capabilities on the device are each decided by `authorize` itself. Linear
-    in the store's edges and capabilities.
+    `context` at the snapshot read, each with `allowed`, the reason and the authority `authorize`
+    reports: the owner, the grantees of the owner's edges and the holders of capabilities on the device
+    are each decided by `authorize` itself. Linear in the store's edges and capabilities. Decisions are
+    made on the newest state (SPEC §2.6), as for `authorize`: with `at_exact` of an older revision the
+    answer is historical, for audit only. It lists the principals allowed at that revision, each with
+    `allowed: false`, reason `denied_historical_revision` and no `authority`, the entry of then under
+    `historical`, and `latest_revision` names the newest revision; so a revocation or a consumed use is
+    never undone by quoting an older token.
 
     Args:
         store (str):

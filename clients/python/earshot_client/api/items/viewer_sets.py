@@ -115,7 +115,10 @@ def sync_detailed(
 
      Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
     viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
+    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
+    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
+    then is under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -166,7 +169,10 @@ def sync(
 
      Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
     viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
+    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
+    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
+    then is under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -212,7 +218,10 @@ async def asyncio_detailed(
 
      Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
     viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
+    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
+    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
+    then is under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -261,7 +270,10 @@ async def asyncio(
 
      Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
     viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing.
+    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
+    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
+    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
+    then is under `historical`, and `latest_revision` names the newest revision.
 
     Args:
         store (str):

@@ -112,7 +112,10 @@ def sync_detailed(
 
      Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`)
     and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a
-    container of exactly them is admitted.
+    container of exactly them is admitted. With `at_exact` of an older revision the answer is
+    historical, for audit only (SPEC §2.6): it admits nobody (`admitted_together` false, `audiences`
+    empty, `reason` `denied_historical_revision`), the answer of then is under `historical`, and
+    `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -151,7 +154,10 @@ def sync(
 
      Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`)
     and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a
-    container of exactly them is admitted.
+    container of exactly them is admitted. With `at_exact` of an older revision the answer is
+    historical, for audit only (SPEC §2.6): it admits nobody (`admitted_together` false, `audiences`
+    empty, `reason` `denied_historical_revision`), the answer of then is under `historical`, and
+    `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -185,7 +191,10 @@ async def asyncio_detailed(
 
      Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`)
     and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a
-    container of exactly them is admitted.
+    container of exactly them is admitted. With `at_exact` of an older revision the answer is
+    historical, for audit only (SPEC §2.6): it admits nobody (`admitted_together` false, `audiences`
+    empty, `reason` `denied_historical_revision`), the answer of then is under `historical`, and
+    `latest_revision` names the newest revision.
 
     Args:
         store (str):
@@ -222,7 +231,10 @@ async def asyncio(
 
      Needs the `admin` scope. For each authorized audience, the given participants inside it (`admitted`)
     and outside it; `admitted_together` says whether one audience holds them all, i.e. whether a
-    container of exactly them is admitted.
+    container of exactly them is admitted. With `at_exact` of an older revision the answer is
+    historical, for audit only (SPEC §2.6): it admits nobody (`admitted_together` false, `audiences`
+    empty, `reason` `denied_historical_revision`), the answer of then is under `historical`, and
+    `latest_revision` names the newest revision.
 
     Args:
         store (str):

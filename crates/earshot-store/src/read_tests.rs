@@ -819,3 +819,38 @@ fn a_reopened_store_answers_exactly_as_before() {
         w.compare();
     }
 }
+
+#[test]
+fn a_wrong_audience_hint_in_the_name_table_never_decides() {
+    // The item name table's slots carry each item's origin audience as a hint, so a check by
+    // name reads the audience together with the record. A hint goes stale when a participant's
+    // removal moves items to another audience; the check must then decide from the record.
+    // Here every hint is made wrong (the public audience, or a neighbour's), and every answer
+    // by name must stay what the true table gives.
+    let mut r = Rng(5);
+    let mut w = World::new();
+    for _ in 0..80 {
+        w.step(&mut r);
+    }
+    let truth = w.store.latest();
+    let mut wrong = truth.mem.clone();
+    let n = wrong.items.len() as u32;
+    let auds = wrong.auds.len() as u32;
+    let table = crate::memory::layered::IdTable::from_ids(0..n, |i| {
+        let rec = truth.item(i)?;
+        let hint = if i % 2 == 0 { crate::memory::snapshot::PUBLIC_AID } else { (rec.aud + 1) % auds.max(1) };
+        Some((&*rec.name, hint))
+    });
+    wrong.iids = table;
+    let mut compared = 0;
+    for c in World::containers() {
+        let (Ok(want_c), Ok(got_c)) = (truth.resolve_container(&c), wrong.resolve_container(&c)) else { continue };
+        for name in truth.item_names() {
+            let want = truth.check(&name, &want_c, w.now).unwrap();
+            let got = wrong.check(&name, &got_c, w.now).unwrap();
+            assert_eq!(got, want, "{name} for {c:?}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "too few answers compared: {compared}");
+}

@@ -352,7 +352,7 @@ impl Apply<'_> {
                 self.snap.items.set(iid as usize, rec);
             }
         }
-        self.snap.iids.insert(Arc::from(id), iid);
+        self.snap.iids.insert(Arc::from(id), iid, aud);
         let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
         posting.push(iid);
         self.snap.aud_items.insert(aud, posting);

@@ -485,7 +485,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     }
     s.items = FlatVec::from_vec(items);
     let items = &s.items;
-    s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| &*r.name));
+    s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| (&*r.name, r.aud)));
     drop(iids);
     s.gids = NameMap::from_base(gids);
     for x in r.identities {

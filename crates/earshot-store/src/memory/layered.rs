@@ -88,21 +88,39 @@ impl<V: Clone> NameMap<V> {
 }
 
 /// Item name → item id, storing only the ids: names are read back from the items themselves
-/// (through `name_of`), so a million entries cost about 16 bytes each instead of a key copy.
+/// (through `name_of`), so a million entries cost about 32 bytes each instead of a key copy.
 /// Like [`NameMap`], a flat shared base plus a persistent overlay that is folded in.
 ///
-/// The base is an open-addressing table of `u64` slots, each holding 32 bits of the name's
+/// The base is an open-addressing table of 16-byte slots, each holding 32 bits of the name's
 /// hash next to the id, probed linearly: a lookup reads one slot line (a single cache miss
 /// when cold, where a SwissTable reads its control bytes and then its slot) and compares a
 /// name only when the stored hash bits match. Names are never removed, so the base is asked
 /// first and the overlay (names added since the last fold) only when the base lacks the name.
+///
+/// Each slot also carries a *hint*, a value of the caller's taken when the slot was built
+/// (for items: the origin audience). It lets a caller start the read that follows the record
+/// together with the record's own read instead of after it. A hint can be stale (an item's
+/// audience changes when a participant is removed); callers use it only where the record
+/// agrees, so it saves time and never decides anything.
 #[derive(Clone, Default)]
 pub(crate) struct IdTable {
-    base: Arc<[u64]>,
+    base: Arc<[IdSlot]>,
     /// Ids in the base.
     base_len: usize,
-    overlay: Map<Arc<str>, u32>,
+    /// `(id, hint)` of names added since the last fold.
+    overlay: Map<Arc<str>, (u32, u32)>,
 }
+
+/// One slot of an [`IdTable`]'s base: `key` is the hash tag and the id (0: empty), `hint` the
+/// caller's value. 16 bytes on a 16-byte boundary, so a slot never straddles cache lines.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct IdSlot {
+    key: u64,
+    hint: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<IdSlot>() == 16);
 
 fn name_hash(name: &str) -> u64 {
     use std::hash::BuildHasher;
@@ -125,21 +143,21 @@ fn home(tag: u64, mask: usize) -> usize {
     (tag >> 32) as usize & mask
 }
 
-/// Builds a base table from `(tag, id)` pairs.
-fn build_slots(entries: impl ExactSizeIterator<Item = (u64, u32)>) -> (Arc<[u64]>, usize) {
+/// Builds a base table from `(tag, id, hint)` entries.
+fn build_slots(entries: impl ExactSizeIterator<Item = (u64, u32, u32)>) -> (Arc<[IdSlot]>, usize) {
     let len = entries.len();
     // Load factor at most 3/4 (at most 1/2 right after a power of two is passed); the mask
     // stays below 2^31, the bits a tag holds.
     let cap = (len + len / 3 + 1).next_power_of_two();
     let mask = cap - 1;
-    let mut slots = vec![0u64; cap];
-    for (tag, id) in entries {
+    let mut slots = vec![IdSlot::default(); cap];
+    for (tag, id, hint) in entries {
         let mut i = home(tag, mask);
-        while slots.get(i).is_some_and(|s| *s != 0) {
+        while slots.get(i).is_some_and(|s| s.key != 0) {
             i = (i + 1) & mask;
         }
         if let Some(s) = slots.get_mut(i) {
-            *s = tag | u64::from(id);
+            *s = IdSlot { key: tag | u64::from(id), hint };
         }
     }
     (Arc::from(slots), len)
@@ -149,21 +167,28 @@ fn build_slots(entries: impl ExactSizeIterator<Item = (u64, u32)>) -> (Arc<[u64]
 const ID_FOLD_DIVISOR: usize = 8;
 
 impl IdTable {
-    /// A table holding `ids`, whose names `name_of` gives.
-    pub fn from_ids<'a>(ids: impl ExactSizeIterator<Item = u32>, name_of: impl Fn(u32) -> Option<&'a str>) -> Self {
-        let (base, base_len) = build_slots(ids.map(|id| (slot_tag(name_hash(name_of(id).unwrap_or_default())), id)));
+    /// A table holding `ids`, whose names and hints `entry_of` gives.
+    pub fn from_ids<'a>(
+        ids: impl ExactSizeIterator<Item = u32>,
+        entry_of: impl Fn(u32) -> Option<(&'a str, u32)>,
+    ) -> Self {
+        let (base, base_len) = build_slots(ids.map(|id| {
+            let (name, hint) = entry_of(id).unwrap_or_default();
+            (slot_tag(name_hash(name)), id, hint)
+        }));
         IdTable { base, base_len, overlay: Map::default() }
     }
 
     fn base_get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
-        self.base_find(name, |id| name_of(id).map(|n| (n, ()))).map(|(id, ())| id)
+        self.base_find(name, |id, _| name_of(id).map(|n| (n, ()))).map(|(id, ())| id)
     }
 
-    /// The id of `name` in the base, with `f`'s value for it. `f` gives a candidate's name and
-    /// a value computed from the same record; the name is compared after `f` has run, so the
-    /// reads `f` makes (a check's audience, say) and the read of the name overlap instead of
-    /// following one another: one dependent cache miss fewer for a cold lookup.
-    pub fn base_find<'a, T>(&self, name: &str, f: impl Fn(u32) -> Option<(&'a str, T)>) -> Option<(u32, T)> {
+    /// The id of `name` in the base, with `f`'s value for it. `f` gets a candidate's id and
+    /// its slot's hint, and gives the candidate's name and a value computed from the same
+    /// record; the name is compared after `f` has run, so the reads `f` makes (a check's
+    /// audience, say) and the read of the name overlap instead of following one another: one
+    /// dependent cache miss fewer for a cold lookup.
+    pub fn base_find<'a, T>(&self, name: &str, f: impl Fn(u32, u32) -> Option<(&'a str, T)>) -> Option<(u32, T)> {
         if self.base.is_empty() {
             return None;
         }
@@ -172,12 +197,12 @@ impl IdTable {
         let mut i = home(tag, mask);
         loop {
             let slot = *self.base.get(i)?;
-            if slot == 0 {
+            if slot.key == 0 {
                 return None;
             }
-            let id = slot as u32;
-            if slot & !0xffff_ffff == tag {
-                if let Some((n, v)) = f(id) {
+            let id = slot.key as u32;
+            if slot.key & !0xffff_ffff == tag {
+                if let Some((n, v)) = f(id, slot.hint) {
                     if n == name {
                         return Some((id, v));
                     }
@@ -192,28 +217,25 @@ impl IdTable {
         if self.overlay.is_empty() {
             return None;
         }
-        self.overlay.get(name).copied()
+        self.overlay.get(name).map(|(id, _)| *id)
     }
 
     pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
         if let Some(id) = self.base_get(name, name_of) {
             return Some(id);
         }
-        if self.overlay.is_empty() {
-            return None;
-        }
-        self.overlay.get(name).copied()
+        self.overlay_get(name)
     }
 
-    /// Inserts a name that is not yet present (callers check first). A fold needs no names:
-    /// the base's slots carry their hash bits.
-    pub fn insert(&mut self, name: Arc<str>, id: u32) {
-        self.overlay.insert(name, id);
+    /// Inserts a name that is not yet present (callers check first), with its hint. A fold
+    /// needs no names: the base's slots carry their hash bits.
+    pub fn insert(&mut self, name: Arc<str>, id: u32, hint: u32) {
+        self.overlay.insert(name, (id, hint));
         if self.overlay.len() > FOLD_MIN.max(self.base_len / ID_FOLD_DIVISOR) {
             let overlay = std::mem::take(&mut self.overlay);
-            let base = self.base.iter().filter(|s| **s != 0).map(|s| (s & !0xffff_ffff, *s as u32));
-            let added = overlay.iter().map(|(n, id)| (slot_tag(name_hash(n)), *id));
-            let entries: Vec<(u64, u32)> = base.chain(added).collect();
+            let base = self.base.iter().filter(|s| s.key != 0).map(|s| (s.key & !0xffff_ffff, s.key as u32, s.hint));
+            let added = overlay.iter().map(|(n, (id, hint))| (slot_tag(name_hash(n)), *id, *hint));
+            let entries: Vec<(u64, u32, u32)> = base.chain(added).collect();
             (self.base, self.base_len) = build_slots(entries.into_iter());
         }
     }
@@ -462,11 +484,16 @@ mod tests {
     fn id_table_folds_and_reads_names_back() {
         let names: Vec<String> = (0..10_000u32).map(|i| format!("item-{i}")).collect();
         let name_of = |i: u32| names.get(i as usize).map(String::as_str);
-        let mut t = IdTable::from_ids(0..100u32, name_of);
+        let mut t = IdTable::from_ids(0..100u32, |i| name_of(i).map(|n| (n, i * 3)));
         for i in 100..10_000u32 {
-            t.insert(Arc::from(names[i as usize].as_str()), i);
+            t.insert(Arc::from(names[i as usize].as_str()), i, i * 3);
         }
         assert!((0..10_000u32).all(|i| t.get(&names[i as usize], name_of) == Some(i)));
+        // Every hint survives the folds, in the base and in the overlay.
+        let hint_of = |name: &str| t.base_find(name, |id, hint| name_of(id).map(|n| (n, hint))).map(|(_, h)| h);
+        let in_base = (0..10_000u32).filter(|i| hint_of(&names[*i as usize]).is_some()).count();
+        assert!(in_base > 5_000, "a fold moved names into the base: {in_base}");
+        assert!((0..10_000u32).all(|i| hint_of(&names[i as usize]).is_none_or(|h| h == i * 3)));
         assert_eq!(t.get("item-10000", name_of), None);
         assert_eq!(t.get("", name_of), None);
     }

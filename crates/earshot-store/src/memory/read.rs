@@ -12,7 +12,7 @@ use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
     ItemView, LookupPage, UnresolvedReason, ViewersInput,
 };
-use crate::memory::snapshot::{Aid, Gid, Iid, ItemRec, MemorySnapshot, Pid};
+use crate::memory::snapshot::{Aid, AudRec, Gid, Iid, ItemRec, MemorySnapshot, Pid};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +107,19 @@ impl MemorySnapshot {
 
     /// Admission of one item record.
     fn check_rec(&self, item: &ItemRec, viewers: &Viewers<Pid>, now_ms: i64) -> RawDecision {
-        let Some(origin) = self.aud(item.aud) else {
+        self.check_rec_with(item, self.aud(item.aud), viewers, now_ms)
+    }
+
+    /// Admission of one item record whose origin audience the caller has already looked up
+    /// (`origin` must be `self.aud(item.aud)`).
+    fn check_rec_with(
+        &self,
+        item: &ItemRec,
+        origin: Option<&AudRec>,
+        viewers: &Viewers<Pid>,
+        now_ms: i64,
+    ) -> RawDecision {
+        let Some(origin) = origin else {
             return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
         };
         let origin_set = AuthSet { grant: None, members: origin.member_set(), digest: &origin.digest, pending: false };
@@ -131,13 +143,24 @@ impl MemorySnapshot {
         Ok(self.decision_view(iid, &d))
     }
 
-    /// Finds an item by name and decides it in one pass: the decision is made from the
-    /// candidate record before its name is compared, so the cold reads of the name and of the
-    /// audience overlap (`IdTable::base_find`). `None` for an unknown item.
+    /// Finds an item by name and decides it in one pass (`IdTable::base_find`). `None` for an
+    /// unknown item.
+    ///
+    /// The name table's slot carries the item's origin audience as it was when the slot was
+    /// built, so the audience's record is read together with the item's record instead of
+    /// after it: one dependent cache miss fewer for a cold check. The decision uses that
+    /// audience only when the item's record names the same one (an item's audience changes
+    /// when a participant is removed); otherwise it looks the audience up again.
     fn check_by_name(&self, item: &str, viewers: &Viewers<Pid>, now_ms: i64) -> Option<(Iid, RawDecision)> {
-        let found = self.iids.base_find(item, |id| {
+        let found = self.iids.base_find(item, |id, aud_hint| {
+            let hinted = self.aud(aud_hint);
+            // Touch the hinted audience before the item's record is read, so the CPU issues
+            // both reads at once. `black_box` keeps the touch from being optimised away; if it
+            // ever did nothing, the check would only be slower, never different.
+            std::hint::black_box(hinted.map(|a| a.live));
             let rec = self.item(id)?;
-            Some((&*rec.name, self.check_rec(rec, viewers, now_ms)))
+            let origin = if rec.aud == aud_hint { hinted } else { self.aud(rec.aud) };
+            Some((&*rec.name, self.check_rec_with(rec, origin, viewers, now_ms)))
         });
         found.or_else(|| {
             let iid = self.iids.overlay_get(item)?;

@@ -181,7 +181,10 @@ const _: () = assert!(std::mem::size_of::<ItemRec>() == 64);
 pub(crate) type ItemName = crate::memory::layered::NameKey;
 
 impl ItemRec {
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one constructor for the two places that build a record (a write and the rebuild), each field named at the call"
+    )]
     pub fn new(
         name: &str,
         owner: Pid,

@@ -702,3 +702,45 @@ pub(crate) fn dec<T: for<'de> Deserialize<'de>>(k: &[u8], v: &[u8]) -> Result<T>
 pub(crate) fn meta_op(meta: &MetaRecord) -> Result<Op> {
     Ok(Op::Put(META_KEY.to_vec(), enc(meta)?))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+    use super::*;
+
+    fn put(k: &str, v: &str) -> Vec<Op> {
+        vec![Op::Put(k.as_bytes().to_vec(), v.as_bytes().to_vec())]
+    }
+
+    #[test]
+    fn a_failed_database_refuses_until_it_is_reopened_in_process_and_keeps_what_was_committed() {
+        // sled cannot be made to fail behind the free-space guard on demand (TESTING.md, full
+        // disk), so the failure is recorded the way a failing sled call records it.
+        let dir = tempfile::tempdir().unwrap();
+        let b = SledBackend::open_with_reserve(&dir.path().join("db"), 0).unwrap();
+        b.commit("s", put("k/1", "before")).unwrap();
+
+        let err = b.failed("a test", sled::Error::Io(std::io::Error::other("injected")));
+        assert_eq!(err.code(), "storage_unavailable");
+        let condition = b.condition().expect("readiness reports the failure");
+        assert!(condition.contains("injected"), "{condition}");
+
+        // The writer asks before every group: the first ask closes the failed instance and
+        // opens the database again, with no restart.
+        b.writable().unwrap();
+        assert_eq!(b.condition(), None);
+        assert_eq!(b.get("s", b"k/1").unwrap().as_deref(), Some(&b"before"[..]));
+        b.commit("s", put("k/2", "after")).unwrap();
+        assert_eq!(b.load("s").unwrap().len(), 2);
+
+        // A second failure within the reopen interval is refused fast, not retried at once.
+        b.failed("a test", sled::Error::Io(std::io::Error::other("again")));
+        b.fault().as_mut().unwrap().last_attempt = Some(std::time::Instant::now());
+        assert_eq!(b.writable().unwrap_err().code(), "storage_unavailable");
+        assert!(b.condition().is_some());
+        std::thread::sleep(REOPEN_INTERVAL);
+        b.writable().unwrap();
+        assert_eq!(b.load("s").unwrap().len(), 2);
+    }
+}

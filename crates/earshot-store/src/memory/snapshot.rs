@@ -438,12 +438,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_item_record_fits_in_64_bytes() {
-        // The per-item memory budget (BENCHMARKS.md) depends on it.
-        assert!(std::mem::size_of::<ItemRec>() <= 64, "{}", std::mem::size_of::<ItemRec>());
-    }
-
-    #[test]
     fn the_packed_lifecycle_gives_back_what_was_stored() {
         let states =
             [State::Active, State::Superseded, State::Frozen, State::Quarantined, State::Revoked, State::Deleted];

@@ -10,7 +10,7 @@
 //! answers are allows), half from all participants.
 //!
 //! Earshot: a container whose owner is the viewer (`V = {viewer}`), checked by name
-//! (`latest` + `resolve_container` + `check`, the service's path minus HTTP) and pre-resolved
+//! (`latest` + `touch_item` + `resolve_container` + `check`, the service's path minus HTTP) and pre-resolved
 //! (`check_iid` with the interned viewer). Cedar: participants are `User`s whose parents are the
 //! `Audience`s they belong to; items are `Item`s with an `origin` audience and a `grants` set;
 //! one policy, `principal in resource.origin || principal in resource.grants`. By name builds
@@ -20,6 +20,8 @@
 //! `EARSHOT_PEER_SIZES` (comma-separated), calls per variant and size from
 //! `EARSHOT_PEER_CALLS` (default 100,000); `EARSHOT_PEER_BUILD=writes` builds Earshot's store
 //! by one write per item and grant instead of opening it from records (see [`Build`]).
+//! Each size also reports what one dependent random read costs over a working set of its
+//! item records' size ([`dependent_read_ns`]): the floor under a cold check's growth.
 
 use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
@@ -381,6 +383,63 @@ fn huge_pages() -> String {
     }
 }
 
+/// Items per bulk check in [`bulk_per_item`].
+const BULK: usize = 100;
+
+/// `check/bulk` as the service runs it (`latest`, `resolve_container`, `check_bulk`) for the
+/// queries in batches of [`BULK`]: the batch's first viewer, the batch's items. Every answer is
+/// compared with a single check's, after the timing. Per item, p50 / p95 over the batches.
+fn bulk_per_item(store: &StoreHandle, names: &[(String, String)], containers: &[ContainerInput]) -> String {
+    let mut per_item = Vec::with_capacity(names.len() / BULK);
+    for (batch, container) in names.chunks_exact(BULK).zip(containers.iter().step_by(BULK)) {
+        let items: Vec<String> = batch.iter().map(|(_, i)| i.clone()).collect();
+        let t = Instant::now();
+        let s = store.latest();
+        let rc = s.resolve_container(black_box(container)).expect("resolves");
+        let answers = s.check_bulk(black_box(&items), &rc, NOW_MS).expect("bulk check");
+        per_item.push(t.elapsed() / BULK as u32);
+        for (item, answer) in items.iter().zip(&answers) {
+            let single = s.check(item, &rc, NOW_MS).expect("check");
+            if answer.admitted != single.admitted || answer.reason != single.reason {
+                eprintln!("check/bulk decided {answer:?} for {item}, a single check {single:?}");
+                std::process::abort();
+            }
+        }
+    }
+    per_item.sort_unstable();
+    format!("{} / {} ns", quantile(&per_item, 0.5).as_nanos(), quantile(&per_item, 0.95).as_nanos())
+}
+
+/// What one dependent random read costs on this machine over a working set of `lines` cache
+/// lines (one line per item, the size of the item records): a pointer chase through a random
+/// single cycle (Sattolo's shuffle), so every read's address comes from the read before, as a
+/// check's reads do. Mean ns per read over 2,000,000 reads, after one warm lap. A check that
+/// must read anything from a cold store costs at least this on top of its in-cache work.
+fn dependent_read_ns(lines: usize) -> f64 {
+    const WORDS_PER_LINE: usize = 8;
+    let lines = lines.max(1024);
+    let mut order: Vec<usize> = (0..lines).collect();
+    let mut rng = XorShift::new(0x5a77_010);
+    for i in (1..lines).rev() {
+        order.swap(i, rng.below(i));
+    }
+    let mut next = vec![0u64; lines * WORDS_PER_LINE];
+    for (k, &line) in order.iter().enumerate() {
+        next[line * WORDS_PER_LINE] = (order[(k + 1) % lines] * WORDS_PER_LINE) as u64;
+    }
+    let mut at = 0usize;
+    for _ in 0..lines.min(2_000_000) {
+        at = next[at] as usize;
+    }
+    const READS: u32 = 2_000_000;
+    let t = Instant::now();
+    for _ in 0..READS {
+        at = next[black_box(at)] as usize;
+    }
+    black_box(at);
+    t.elapsed().as_secs_f64() * 1e9 / f64::from(READS)
+}
+
 fn run_size(items: usize, calls: usize, build: Build) {
     let t = Instant::now();
     let w = generate(items, calls, 0x9ee2_0000 + items as u64);
@@ -434,6 +493,7 @@ fn run_size(items: usize, calls: usize, build: Build) {
                 let allowed = match variant {
                     Variant::EarshotByName => {
                         let s = store.latest();
+                        s.touch_item(black_box(&names[q].1));
                         let rc = s.resolve_container(black_box(&containers[q])).expect("resolves");
                         s.check(black_box(&names[q].1), &rc, NOW_MS).expect("check").admitted
                     }
@@ -497,6 +557,13 @@ fn run_size(items: usize, calls: usize, build: Build) {
         "{items:>10} Earshot parts (p50 / p95): latest + resolve_container {}; item name → id {}",
         part(Variant::EarshotResolveOnly),
         part(Variant::EarshotNameOnly)
+    );
+    let bulk = bulk_per_item(&store, &names, &containers);
+    eprintln!("{items:>10} Earshot check/bulk of {BULK} items by name, per item (p50 / p95): {bulk}");
+    eprintln!(
+        "{items:>10} one dependent random read over {items} cache lines ({} MiB): {:.0} ns",
+        (items * 64) >> 20,
+        dependent_read_ns(items)
     );
     drop(requests);
     drop(cedar);

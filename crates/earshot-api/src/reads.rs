@@ -98,11 +98,14 @@ impl ReadAt {
     }
 }
 
-/// Picks the snapshot for a read: an attempt's pinned one, or one per `consistency`.
+/// Picks the snapshot for a read: an attempt's pinned one, or one per `consistency`. `item`,
+/// when the read is a check of one item by name, has its name table slot read started before
+/// the container is resolved, so the two overlap ([`earshot_store::MemorySnapshot::touch_item`]).
 async fn read_at(
     st: &AppState,
     p: &Principal,
     store: &str,
+    item: Option<&str>,
     container: Option<ContainerInput>,
     attempt: Option<String>,
     consistency: Option<Consistency>,
@@ -123,6 +126,9 @@ async fn read_at(
     let container =
         container.ok_or_else(|| ApiError::bad_request("invalid_request", "`container` (or `attempt`) is required"))?;
     let point = read_point(&handle, consistency).await?;
+    if let Some(item) = item {
+        point.snapshot.touch_item(item);
+    }
     let container = point.snapshot.resolve_container(&container)?;
     Ok((handle, ReadAt { snapshot: point.snapshot, container, now_ms: point.at_ms, historical: point.historical }))
 }
@@ -185,7 +191,7 @@ pub async fn check(
 ) -> ApiResult<JsonAnswer<AtRevision<DecisionView>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
-    let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
+    let (h, at) = read_at(&st, &p, &store, Some(&req.item), req.container, req.attempt, req.consistency).await?;
     let decision = at.answer(at.snapshot.check(&req.item, &at.container, at.now_ms)?);
     st.metrics.record_decision(DecisionKind::Check, &decision.reason);
     Ok(at.at_revision(&h, decision))
@@ -216,7 +222,7 @@ pub async fn check_bulk(
 ) -> ApiResult<JsonAnswer<AtRevision<BulkResults>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
-    let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
+    let (h, at) = read_at(&st, &p, &store, None, req.container, req.attempt, req.consistency).await?;
     let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
     let results: Vec<DecisionView> = results.into_iter().map(|d| at.answer(d)).collect();
     st.metrics.record_decisions(DecisionKind::CheckBulk, results.iter().map(|d| d.reason.as_ref()));
@@ -249,7 +255,7 @@ pub async fn lookup(
 ) -> ApiResult<JsonAnswer<AtRevision<LookupPage>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
-    let (h, at) = read_at(&st, &p, &store, req.container, req.attempt, req.consistency).await?;
+    let (h, at) = read_at(&st, &p, &store, None, req.container, req.attempt, req.consistency).await?;
     let mut page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
     page.items = std::mem::take(&mut page.items).into_iter().map(|d| at.answer(d)).collect();
     st.metrics.record_decisions(DecisionKind::Lookup, page.items.iter().map(|d| d.reason.as_ref()));

@@ -212,6 +212,39 @@ impl IdTable {
         }
     }
 
+    /// Starts the read of `name`'s home slot in the base, for a lookup of `name` that follows
+    /// other work (a check resolves its container first): the slot's cache miss then overlaps
+    /// that work instead of following it. Reads nothing it returns; only ever a speed hint.
+    pub fn touch(&self, name: &str) {
+        if self.base.is_empty() {
+            return;
+        }
+        let i = home(slot_tag(name_hash(name)), self.base.len() - 1);
+        std::hint::black_box(self.base.get(i).map(|s| s.key));
+    }
+
+    /// The id and hint of the first slot for `name` whose hash bits match, without comparing
+    /// the name: a candidate to read ahead of a lookup, never an answer (two names may share
+    /// the bits; [`IdTable::base_find`] decides).
+    pub fn base_candidate(&self, name: &str) -> Option<(u32, u32)> {
+        if self.base.is_empty() {
+            return None;
+        }
+        let tag = slot_tag(name_hash(name));
+        let mask = self.base.len() - 1;
+        let mut i = home(tag, mask);
+        loop {
+            let slot = *self.base.get(i)?;
+            if slot.key == 0 {
+                return None;
+            }
+            if slot.key & !0xffff_ffff == tag {
+                return Some((slot.key as u32, slot.hint));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// Ids added since the last fold (not in the base).
     pub fn overlay_get(&self, name: &str) -> Option<u32> {
         if self.overlay.is_empty() {

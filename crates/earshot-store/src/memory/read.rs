@@ -136,6 +136,13 @@ impl MemorySnapshot {
         decide(viewers, item.current(), origin_set, grants)
     }
 
+    /// A hint that a check of `item` by name follows: starts the cold read of its slot in the
+    /// name table, so that the work in between (resolving the container) overlaps that read
+    /// instead of preceding it. Never changes an answer; only ever makes the check faster.
+    pub fn touch_item(&self, item: &str) {
+        self.iids.touch(item);
+    }
+
     /// Admission of one item by name; an unknown item is an error.
     pub fn check(&self, item: &str, c: &ResolvedContainer, now_ms: i64) -> Result<DecisionView> {
         let (iid, d) =
@@ -172,6 +179,17 @@ impl MemorySnapshot {
     pub fn check_bulk(&self, items: &[String], c: &ResolvedContainer, now_ms: i64) -> Result<Vec<DecisionView>> {
         if items.len() > limits::MAX_BULK_ITEMS {
             return Err(StoreError::LimitExceeded { field: "items", limit: limits::MAX_BULK_ITEMS });
+        }
+        // The cold reads of a batch overlap one another instead of following one another: every
+        // item's slot read goes out first, then (the slots now arriving) every candidate's
+        // record and audience, and only then does the first decision wait on any of them.
+        for name in items {
+            self.touch_item(name);
+        }
+        for name in items {
+            if let Some((iid, aud_hint)) = self.iids.base_candidate(name) {
+                std::hint::black_box((self.item(iid).map(|r| r.aud), self.aud(aud_hint).map(|a| a.live)));
+            }
         }
         Ok(items
             .iter()

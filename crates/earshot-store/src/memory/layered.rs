@@ -529,6 +529,17 @@ mod tests {
         assert!((0..10_000u32).all(|i| hint_of(&names[i as usize]).is_none_or(|h| h == i * 3)));
         assert_eq!(t.get("item-10000", name_of), None);
         assert_eq!(t.get("", name_of), None);
+        // The read-ahead candidate of a name in the base is its own slot (no two of these
+        // names share hash bits), and a name never added has none.
+        for i in 0..10_000u32 {
+            let name = &names[i as usize];
+            let found = t.base_find(name, |id, hint| name_of(id).map(|n| (n, hint)));
+            assert_eq!(t.base_candidate(name), found, "{name}");
+            t.touch(name);
+        }
+        assert_eq!(t.base_candidate("item-10000"), None);
+        IdTable::default().touch("anything");
+        assert_eq!(IdTable::default().base_candidate("anything"), None);
     }
 
     #[test]

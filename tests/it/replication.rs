@@ -3,7 +3,8 @@
 //! scenario, no rebuild); a replay that disagrees with the log, or a log that no longer reaches
 //! back, falls back to a rebuild; `fully_consistent` reads the datastore's head; the watch
 //! stream is the same on every replica, in order, resumable, and refuses a pruned start; one
-//! `Idempotency-Key` sent to two replicas at once writes once.
+//! `Idempotency-Key` sent to two replicas at once writes once; an export on one replica is of
+//! one revision while another writes.
 //! Skips with a message when PostgreSQL is not reachable (CI requires it).
 
 use std::sync::Arc;
@@ -343,4 +344,80 @@ async fn the_same_idempotency_key_on_two_replicas_at_once_consumes_one_use() {
     tokio::task::block_in_place(|| caught_up(&h, head)).expect("a catches up");
     let (_, chain_now) = a.call("GET", "/v1/stores/s/capabilities/k/chain", None).await;
     assert_eq!(chain_now["chain"][0]["uses_left"], json!(100 - consumed), "{chain_now}");
+}
+
+/// An export on one replica reads one revision of the shared datastore while another replica
+/// writes the same store: it completes (no `write_conflict`), its header names the revision it
+/// read, and importing it gives exactly the exporting replica's state at that revision, with
+/// the records the other replica changed or deleted meanwhile as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_is_not_broken_by_another_replicas_writes() {
+    use earshot_store::memory::model::{LifecycleRequest, NewItem};
+    use earshot_store::model::{Command, NewParticipant, ParticipantKind};
+    use earshot_store::MemoryBackend;
+
+    let Some(db) = isolated("exportrace").expect("PostgreSQL") else { return };
+    let clock = Arc::new(ManualClock::new(T0_MS));
+    // Replica A never follows on its own: its state stays the exported revision's.
+    let config = Config { follow_interval: Duration::from_secs(3600), ..Config::default() };
+    let a = Earshot::open_with(db.backend.clone(), clock.clone(), config).expect("replica a");
+    a.create_store("s", None).expect("store");
+    let sa = a.store("s").expect("s on a");
+    sa.write(Command::CreateParticipant(NewParticipant {
+        id: "owner".into(),
+        kind: ParticipantKind::Person,
+        name: None,
+    }))
+    .expect("owner");
+    let item = |id: String, content: String| -> Command {
+        let v = json!({"id": id, "owner": "owner", "content": content, "origin": "public"});
+        Command::CreateItem(serde_json::from_value::<NewItem>(v).expect("item"))
+    };
+    // Several chunks of records, so that the other replica's writes land between them.
+    for n in 0..1200 {
+        sa.write(item(format!("b{n}"), format!("bulk {n}"))).expect("bulk");
+    }
+    let revision = sa.latest().revision();
+    let facts_at_export = sa.latest().facts();
+
+    let b = replica(&db, 0, 1000);
+    let sb = b.store("s").expect("s on b");
+    caught_up(&sb, revision).expect("b loads the store");
+    let mut export = a.export("s").expect("export opens");
+    assert_eq!(export.header().revision, revision);
+    let (mut exported, mut chunks, mut n) = (Vec::new(), 0, 0u64);
+    loop {
+        let mut buf = Vec::new();
+        match export.next_chunk(&mut buf) {
+            Ok(true) => exported.extend_from_slice(&buf),
+            Ok(false) => break,
+            Err(e) => panic!("the export failed while another replica wrote: {e}"),
+        }
+        chunks += 1;
+        // Replica B, between every two chunks: a new item, and a bulk item deleted (its
+        // content record goes) or frozen.
+        let (ra, rb) = (item(format!("w{n}"), format!("during {n}")), {
+            let action = if n.is_multiple_of(2) { "delete" } else { "freeze" };
+            let request: LifecycleRequest = serde_json::from_value(json!({"action": action})).expect("lc");
+            Command::Lifecycle { item: format!("b{n}"), request }
+        });
+        sb.write(ra).expect("a write on b during the export");
+        sb.write(rb).expect("a change on b during the export");
+        n += 1;
+    }
+    assert!(chunks >= 4, "only {chunks} chunks");
+    assert!(sb.latest().revision() >= revision + 8, "b wrote during the export");
+
+    let elsewhere = Earshot::open_with(Arc::new(MemoryBackend::default()), clock, Config::default()).expect("open");
+    let imported = elsewhere.import_store("t", &mut &exported[..]).expect("the export imports");
+    assert_eq!(imported.revision, revision);
+    let t = elsewhere.store("t").expect("t");
+    t.verify().expect("verify after import");
+    let no_keys = |v: Vec<String>| v.into_iter().filter(|f| !f.starts_with("idempotency-key")).collect::<Vec<_>>();
+    assert_eq!(no_keys(facts_at_export), no_keys(t.latest().facts()), "facts differ from a's at {revision}");
+    for k in (0..n).filter(|k| k.is_multiple_of(2)) {
+        let c = t.content(&format!("b{k}")).expect("content").and_then(|c| c.content);
+        assert_eq!(c.as_deref(), Some(format!("bulk {k}").as_str()), "b{k}, deleted on b after the export opened");
+    }
+    drop(export);
 }

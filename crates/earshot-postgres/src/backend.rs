@@ -5,11 +5,12 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use earshot_store::{Backend, Op, StoreError};
+use earshot_store::{Backend, Op, RecordsView, StoreError};
 
 use crate::error::{PgError, Result};
 use crate::ops;
 use crate::pool::{Conn, Pool};
+use crate::snapshot::PgSnapshot;
 use crate::sql::{Tables, Texts};
 
 /// How to reach the database and where the tables live.
@@ -59,7 +60,7 @@ pub struct PgBackend {
 /// Runs `f` where the synchronous client may block: on the calling thread, or on a scoped
 /// thread when called from inside an async runtime (the client drives its own runtime, which
 /// cannot start inside another).
-fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     if tokio::runtime::Handle::try_current().is_err() {
         return f();
     }
@@ -336,6 +337,13 @@ impl Backend for PgBackend {
     /// The head of the store's log, which followers poll.
     fn head(&self, store: &str) -> earshot_store::Result<Option<u64>> {
         Ok(PgBackend::head(self, store)?)
+    }
+
+    /// A `REPEATABLE READ READ ONLY` transaction on a connection of its own: an export reads
+    /// one instant of the database, whatever any replica commits meanwhile.
+    fn snapshot(&self, store: &str) -> earshot_store::Result<Option<Box<dyn RecordsView>>> {
+        let view = off_runtime(|| PgSnapshot::open(&self.pool, store))?;
+        Ok(Some(Box::new(view)))
     }
 
     /// Records and head row in one transaction: the store is gone for every replica at once

@@ -59,6 +59,15 @@
 //! rests on this row, not on advisory locks, and followers learn of changes by polling the head,
 //! not by LISTEN/NOTIFY (neither of which CockroachDB offers in the same form).
 //!
+//! # Exports
+//!
+//! An export reads one store's records through [`earshot_store::Backend::snapshot`]: a
+//! connection of its own (outside the pool, so a long export never holds a writer's) in a
+//! `REPEATABLE READ, READ ONLY` transaction, whose snapshot is taken when the export opens. Every
+//! read of the export, its revision record first and last, sees that instant, whatever any
+//! replica commits meanwhile; the transaction ends (`ROLLBACK`) when the export is dropped.
+//! Like any long transaction it holds back `VACUUM` on these tables while it runs.
+//!
 //! # Errors
 //!
 //! [`PgError::Conflict`] for a lost race (CAS miss, 40001, 40P01, 23505);
@@ -73,6 +82,7 @@ mod backend;
 mod error;
 pub mod ops;
 mod pool;
+mod snapshot;
 mod sql;
 pub mod testing;
 

@@ -122,6 +122,12 @@ impl Pool {
         }
     }
 
+    /// A connection of the caller's own, with the statements prepared, outside the pool's
+    /// count (a long read that must not hold one of the pool's connections).
+    pub fn dedicated(&self) -> Result<Conn> {
+        self.open()
+    }
+
     fn open(&self) -> Result<Conn> {
         let mut client = self.connect_raw()?;
         let st = Prepared::new(&mut client, &self.texts).map_err(|e| PgError::from_client("", &e, false))?;

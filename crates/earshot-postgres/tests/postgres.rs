@@ -1,6 +1,6 @@
 //! The PostgreSQL backend against a real database: the `Backend` contract, racing writers
 //! (exactly one wins, the other gets a conflict and applied nothing), the revision log, an
-//! unreachable database, and the commit latency (ignored; run by hand). Each test works on its
+//! export's snapshot, an unreachable database, and the commit latency (ignored; run by hand). Each test works on its
 //! own tables and skips with a message when PostgreSQL is not reachable.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
@@ -193,6 +193,57 @@ fn scans_read_a_key_range_in_order() {
     assert_eq!(b.scan("other", &key(0), &key(u64::MAX), 5).unwrap().len(), 1);
     // The projection's load leaves the log out.
     assert!(b.load("s").unwrap().iter().all(|(k, _)| !k.starts_with(b"l/")));
+}
+
+/// An export's view (`Backend::snapshot`) reads one instant of the database: commits made after
+/// it opened, by this backend or by another replica's, change none of its reads, while fresh
+/// reads see them; and the view holds no connection of the pool.
+#[test]
+fn a_snapshot_reads_the_instant_it_was_opened_whatever_any_replica_commits() {
+    let db = db!("snapshot");
+    let b: &dyn Backend = db.backend.as_ref();
+    let other = db.another().unwrap();
+    b.commit("s", vec![put("i/a", "1"), put("i/b", "1"), put("i/c", "1"), put("c/a", "content"), meta("s", 1)])
+        .unwrap();
+    let mut view = b.snapshot("s").unwrap().expect("PostgreSQL has snapshots");
+    let at_open = |view: &mut Box<dyn earshot_store::RecordsView>| {
+        let rows = view.scan(b"", &[0xff], 100).unwrap();
+        let rows: Vec<(String, String)> = rows
+            .into_iter()
+            .filter(|(k, _)| k.as_slice() != b"m")
+            .map(|(k, v)| (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap()))
+            .collect();
+        let meta: MetaRecord = serde_json::from_slice(&view.get(b"m").unwrap().unwrap()).unwrap();
+        (rows, meta.revision, view.get(b"i/b").unwrap(), view.get(b"i/d").unwrap())
+    };
+    let expected =
+        (pairs(&[("c/a", "content"), ("i/a", "1"), ("i/b", "1"), ("i/c", "1")]), 1, Some(b"1".to_vec()), None);
+    assert_eq!(at_open(&mut view), expected);
+    // Overwritten, deleted and created, by this replica and by another one.
+    b.commit("s", vec![put("i/a", "2"), del("i/b"), meta("s", 2)]).unwrap();
+    other.commit("s", vec![put("i/d", "new"), del("c/a"), put("i/c", "3"), meta("s", 3)]).unwrap();
+    assert_eq!(at_open(&mut view), expected, "the view moved with later commits");
+    // Page by page, as an export reads: the same rows.
+    let first = view.scan(b"", &[0xff], 2).unwrap();
+    assert_eq!(first.len(), 2);
+    let mut from = first[1].0.clone();
+    from.push(0);
+    let rest = view.scan(&from, &[0xff], 100).unwrap();
+    let keys: Vec<String> = first.iter().chain(&rest).map(|(k, _)| String::from_utf8(k.clone()).unwrap()).collect();
+    assert_eq!(keys, ["c/a", "i/a", "i/b", "i/c", "m"]);
+    // Fresh reads see every commit.
+    assert_eq!(records(b, "s"), pairs(&[("i/a", "2"), ("i/c", "3"), ("i/d", "new")]));
+    assert_eq!(b.get("s", b"c/a").unwrap(), None);
+    // The view is not one of the pool's two connections: both stay usable while it is open.
+    let held: Vec<_> = (0..3).map(|_| b.snapshot("s").unwrap().expect("view")).collect();
+    b.commit("s", vec![put("i/e", "e"), meta("s", 4)]).unwrap();
+    assert_eq!(b.get("s", b"i/e").unwrap(), Some(b"e".to_vec()));
+    drop(held);
+    drop(view);
+    // A view opened now reads the newest instant.
+    let mut now = b.snapshot("s").unwrap().expect("view");
+    let meta: MetaRecord = serde_json::from_slice(&now.get(b"m").unwrap().unwrap()).unwrap();
+    assert_eq!(meta.revision, 4);
 }
 
 #[test]

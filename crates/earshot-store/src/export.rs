@@ -31,11 +31,13 @@
 //! so writes go on during the export and never show in it. The pin lasts as long as the
 //! export and costs memory only for the records written meanwhile (bounded: past
 //! `kernel::pin::MAX_SAVED_BYTES` the export fails with `write_conflict`, safe to retry). A
-//! commit made by another replica of a shared datastore does not pass through this process's
-//! writer: the export reads the revision record through the pin again after the last chunk
-//! and fails with `write_conflict` if it moved, rather than produce a file mixing two
-//! revisions (route a store's writes to one replica, as the load balancer does, to avoid it).
-//! An offline export (`earshot export --data`, no writer running) reads the records as they are.
+//! shared datastore's other replicas commit without passing through this process's writer, so
+//! there the export reads the datastore's own snapshot instead (`Backend::snapshot`:
+//! PostgreSQL's `REPEATABLE READ`), which no replica's commit changes. Either way the export
+//! reads the revision record again after the last chunk and fails with `write_conflict` if it
+//! moved, rather than produce a file mixing two revisions (a backstop: neither way lets it
+//! move). An offline export (`earshot export --data`, no writer running) reads the records as
+//! they are, or the datastore's snapshot where there is one.
 //!
 //! # Import: validated first, invisible until complete
 //!
@@ -178,10 +180,14 @@ pub struct Export {
 
 impl Export {
     /// Starts an offline export of `store` at its current revision (`StoreNotFound` without
-    /// one): no writer may run on it meanwhile (a running store is exported with
-    /// [`Export::pinned`], which `Earshot::export` does).
+    /// one): on a datastore with snapshots of its own (PostgreSQL), of the snapshot; elsewhere
+    /// no writer may run on it meanwhile (a running store is exported with [`Export::pinned`],
+    /// which `Earshot::export` does).
     pub fn open(backend: Arc<dyn Backend>, store: &str) -> Result<Self> {
-        Self::pinned(PinnedRecords::unpinned(backend, store))
+        match backend.snapshot(store)? {
+            Some(view) => Self::pinned(PinnedRecords::viewed(backend, store, view)),
+            None => Self::pinned(PinnedRecords::unpinned(backend, store)),
+        }
     }
 
     /// Starts an export of the records a pin holds, at the revision they are at.

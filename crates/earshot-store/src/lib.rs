@@ -35,7 +35,7 @@ pub use compose::Snapshot;
 pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, ReadPoint, StoreHandle};
-pub use kernel::backend::{Backend, MemoryBackend, Op, SledBackend};
+pub use kernel::backend::{Backend, MemoryBackend, Op, RecordsView, SledBackend};
 pub use kernel::log::LogEntry;
 pub use kernel::writer::Replication;
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
@@ -160,11 +160,16 @@ impl Earshot {
     }
 
     /// A streaming export of a store's durable records at its current revision, which writes
-    /// made meanwhile do not change ([`export`](crate::export) has the format).
+    /// made meanwhile do not change ([`export`](crate::export) has the format). On a datastore
+    /// with snapshots of its own (PostgreSQL) the export reads one, which no replica's commits
+    /// change; elsewhere it pins the records through this process's writer, the only one.
     pub fn export(&self, id: &str) -> Result<export::Export> {
         // Exists here (or, on a shared datastore, anywhere): the same answer as every read.
         let h = self.store(id)?;
-        export::Export::pinned(h.pin_records(export::exported_key))
+        match self.backend.snapshot(id)? {
+            Some(view) => export::Export::pinned(kernel::pin::PinnedRecords::viewed(self.backend.clone(), id, view)),
+            None => export::Export::pinned(h.pin_records(export::exported_key)),
+        }
     }
 
     /// Imports an export as the new store `id` and starts it. Refused with `StoreExists` when

@@ -61,6 +61,22 @@ pub trait Backend: Send + Sync + 'static {
     fn drop_store(&self, _store: &str) -> Result<()> {
         Err(StoreError::StorageUnavailable("this datastore cannot delete a store".into()))
     }
+    /// A read-only view of `store`'s records as they are now, which no later commit changes,
+    /// whichever process makes it: the datastore's own snapshot (PostgreSQL's `REPEATABLE
+    /// READ`). `None` when the datastore has none; an export then pins the records through
+    /// this process's writer ([`crate::kernel::pin`]), which sees only this process's commits.
+    fn snapshot(&self, _store: &str) -> Result<Option<Box<dyn RecordsView>>> {
+        Ok(None)
+    }
+}
+
+/// One store's records at one instant of the datastore ([`Backend::snapshot`]): reads answer
+/// the same whatever is committed after the view was opened. Dropping it ends the snapshot.
+pub trait RecordsView: Send {
+    /// One record.
+    fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Up to `limit` records with keys in `[from, to)`, in key order.
+    fn scan(&mut self, from: &[u8], to: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 }
 
 /// Key prefixes of on-demand records: large values and write-once audit records that a domain

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use super::backend::{Backend, Op};
+use super::backend::{Backend, Op, RecordsView};
 use crate::error::{Result, StoreError};
 
 /// Most bytes (keys and values) a pin keeps for the writes made while it is open.
@@ -52,7 +52,7 @@ impl Pins {
         let mut open = lock(&self.open);
         open.retain(|w| w.strong_count() > 0);
         open.push(Arc::downgrade(&shared));
-        PinnedRecords { backend, store: store.to_string(), shared }
+        PinnedRecords { backend, store: store.to_string(), shared, view: None }
     }
 
     /// Commits `ops` with `commit`, first saving for every open pin the value each key it
@@ -119,20 +119,35 @@ fn fail(saved: &mut Saved, why: String) {
 pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// The records of one store at the revision of its pin (or, made with
-/// [`PinnedRecords::unpinned`], simply the backend's current records).
+/// [`PinnedRecords::unpinned`], simply the backend's current records; made with
+/// [`PinnedRecords::viewed`], those of the datastore's own snapshot).
 pub struct PinnedRecords {
     backend: Arc<dyn Backend>,
     store: String,
     shared: Arc<Shared>,
+    /// The datastore's snapshot, when it has one: read in place of the backend and the saved
+    /// values, and unchanged by any process's commits.
+    view: Option<Mutex<Box<dyn RecordsView>>>,
 }
 
 impl PinnedRecords {
+    /// The records of `view`, the datastore's snapshot of `store` ([`Backend::snapshot`]).
+    pub fn viewed(backend: Arc<dyn Backend>, store: &str, view: Box<dyn RecordsView>) -> Self {
+        PinnedRecords {
+            backend,
+            store: store.to_string(),
+            shared: Arc::new(Shared { wanted: |_| false, saved: Mutex::default() }),
+            view: Some(Mutex::new(view)),
+        }
+    }
+
     /// The backend's records read as they are (an offline export: no writer runs).
     pub fn unpinned(backend: Arc<dyn Backend>, store: &str) -> Self {
         PinnedRecords {
             backend,
             store: store.to_string(),
             shared: Arc::new(Shared { wanted: |_| false, saved: Mutex::default() }),
+            view: None,
         }
     }
 
@@ -152,6 +167,9 @@ impl PinnedRecords {
 
     /// One record at the pinned revision.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(view) = &self.view {
+            return lock(view).get(key);
+        }
         let now = self.backend.get(&self.store, key)?;
         let saved = lock(&self.shared.saved);
         self.failed(&saved)?;
@@ -165,7 +183,10 @@ impl PinnedRecords {
     /// most `limit` of the backend's current records; with the key to continue from, `None`
     /// once the range is done.
     pub fn scan(&self, from: &[u8], to: &[u8], limit: usize) -> Result<(Rows, Option<Vec<u8>>)> {
-        let rows = self.backend.scan(&self.store, from, to, limit)?;
+        let rows = match &self.view {
+            Some(view) => lock(view).scan(from, to, limit)?,
+            None => self.backend.scan(&self.store, from, to, limit)?,
+        };
         // The part of the range these rows cover: up to the last row when the scan was cut
         // short by `limit`, else the whole range.
         let (upto, next) = match rows.last() {

@@ -189,27 +189,30 @@ impl IdTable {
     /// audience, say) and the read of the name overlap instead of following one another: one
     /// dependent cache miss fewer for a cold lookup.
     pub fn base_find<'a, T>(&self, name: &str, f: impl Fn(u32, u32) -> Option<(&'a str, T)>) -> Option<(u32, T)> {
-        if self.base.is_empty() {
-            return None;
-        }
-        let tag = slot_tag(name_hash(name));
-        let mask = self.base.len() - 1;
+        self.candidates(name).find_map(|(id, hint)| match f(id, hint) {
+            Some((n, v)) if n == name => Some((id, v)),
+            _ => None,
+        })
+    }
+
+    /// The `(id, hint)` of every slot on `name`'s probe sequence in the base whose hash bits
+    /// match `name`'s, in probe order, up to the first empty slot: the only places `name` can
+    /// be. A candidate is not an answer (two names may share the bits); its name decides.
+    fn candidates(&self, name: &str) -> impl Iterator<Item = (u32, u32)> + '_ {
+        // An empty base (a store not folded yet) has no candidates: its first read ends it.
+        let tag = if self.base.is_empty() { 0 } else { slot_tag(name_hash(name)) };
+        let mask = self.base.len().saturating_sub(1);
         let mut i = home(tag, mask);
-        loop {
+        std::iter::from_fn(move || loop {
             let slot = *self.base.get(i)?;
             if slot.key == 0 {
                 return None;
             }
-            let id = slot.key as u32;
-            if slot.key & !0xffff_ffff == tag {
-                if let Some((n, v)) = f(id, slot.hint) {
-                    if n == name {
-                        return Some((id, v));
-                    }
-                }
-            }
             i = (i + 1) & mask;
-        }
+            if slot.key & !0xffff_ffff == tag {
+                return Some((slot.key as u32, slot.hint));
+            }
+        })
     }
 
     /// Starts the read of `name`'s home slot in the base, for a lookup of `name` that follows
@@ -227,22 +230,7 @@ impl IdTable {
     /// the name: a candidate to read ahead of a lookup, never an answer (two names may share
     /// the bits; [`IdTable::base_find`] decides).
     pub fn base_candidate(&self, name: &str) -> Option<(u32, u32)> {
-        if self.base.is_empty() {
-            return None;
-        }
-        let tag = slot_tag(name_hash(name));
-        let mask = self.base.len() - 1;
-        let mut i = home(tag, mask);
-        loop {
-            let slot = *self.base.get(i)?;
-            if slot.key == 0 {
-                return None;
-            }
-            if slot.key & !0xffff_ffff == tag {
-                return Some((slot.key as u32, slot.hint));
-            }
-            i = (i + 1) & mask;
-        }
+        self.candidates(name).next()
     }
 
     /// Ids added since the last fold (not in the base).

@@ -19,7 +19,8 @@
 //! Run with `cargo bench -p earshot-benches --features peer --bench peer`. Sizes from
 //! `EARSHOT_PEER_SIZES` (comma-separated), calls per variant and size from
 //! `EARSHOT_PEER_CALLS` (default 100,000); `EARSHOT_PEER_BUILD=writes` builds Earshot's store
-//! by one write per item and grant instead of opening it from records (see [`Build`]).
+//! by one write per item and grant instead of opening it from records (see [`Build`]);
+//! `EARSHOT_PEER_NAMES=uuid` names the items like UUIDs (36 bytes) instead of `i0000042`.
 //! Each size also reports what one dependent random read costs over a working set of its
 //! item records' size ([`dependent_read_ns`]): the floor under a cold check's growth.
 
@@ -62,8 +63,16 @@ fn pname(p: u32) -> String {
     format!("u{p:06}")
 }
 
+/// An item's name: `i0000042`, or with `EARSHOT_PEER_NAMES=uuid` a UUID-shaped one (36 bytes,
+/// too long to sit inline in the item record) derived from the index.
 fn iname(i: u32) -> String {
-    format!("i{i:07}")
+    static UUID: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *UUID.get_or_init(|| std::env::var("EARSHOT_PEER_NAMES").is_ok_and(|v| v == "uuid")) {
+        let h = XorShift::new(u64::from(i)).next_u64();
+        format!("{:08x}-{:04x}-4{:03x}-a{:03x}-{:012x}", h >> 32, (h >> 16) & 0xffff, h & 0xfff, i >> 20, i)
+    } else {
+        format!("i{i:07}")
+    }
 }
 
 fn aname(a: u32) -> String {

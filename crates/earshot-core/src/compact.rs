@@ -16,6 +16,9 @@ pub enum InlineStr<const N: usize> {
 }
 
 impl<const N: usize> InlineStr<N> {
+    /// The longest string kept inline; longer ones go to the heap.
+    pub const CAPACITY: usize = N;
+
     pub fn new(s: &str) -> Self {
         let mut buf = [0u8; N];
         match (buf.get_mut(..s.len()), u8::try_from(s.len())) {

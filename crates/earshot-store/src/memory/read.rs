@@ -12,7 +12,7 @@ use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
     ItemView, LookupPage, UnresolvedReason, ViewersInput,
 };
-use crate::memory::snapshot::{Aid, AudRec, Gid, Iid, ItemRec, MemorySnapshot, Pid};
+use crate::memory::snapshot::{Aid, AudRec, Gid, Iid, ItemName, ItemRec, MemorySnapshot, Pid};
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,13 +185,20 @@ impl MemorySnapshot {
         }
         // The cold reads of a batch overlap one another instead of following one another: every
         // item's slot read goes out first, then (the slots now arriving) every candidate's
-        // record and audience, and only then does the first decision wait on any of them.
+        // record and audience, then the names too long to sit in their records (a UUID's), and
+        // only then does the first decision wait on any of them.
         for name in items {
             self.touch_item(name);
         }
         for name in items.iter().filter(|n| n.len() <= earshot_core::MAX_ID_LEN) {
             if let Some((iid, aud_hint)) = self.iids.base_candidate(name) {
                 std::hint::black_box((self.item(iid).map(|r| r.aud), self.aud(aud_hint).map(|a| a.live)));
+            }
+        }
+        let long = |n: &&String| n.len() > ItemName::CAPACITY && n.len() <= earshot_core::MAX_ID_LEN;
+        for name in items.iter().filter(long) {
+            if let Some((iid, _)) = self.iids.base_candidate(name) {
+                std::hint::black_box(self.item(iid).and_then(|r| r.name.as_bytes().first().copied()));
             }
         }
         Ok(items

@@ -35,6 +35,20 @@ fn replica(db: &Isolated, follow_ms: u64, log_retention: u64) -> Arc<Earshot> {
     Arc::new(Earshot::open_with(backend, Arc::new(ManualClock::new(T0_MS)), config).expect("open the replica"))
 }
 
+/// Waits until `h`'s writer has made its first poll of the head, which it makes as it starts.
+/// A replica that follows only when asked (`follow_ms` 0) sees nothing more after it, so a
+/// test's writes made from here on stay unseen until the test asks.
+fn polled_once(h: &StoreHandle) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h.replication().last_poll_ms.is_none() {
+        if Instant::now() > deadline {
+            return Err(format!("no poll of the head yet: {:?}", h.replication()));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
+}
+
 /// Waits until `h` has applied `revision`.
 fn caught_up(h: &StoreHandle, revision: u64) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -145,6 +159,7 @@ async fn fully_consistent_reads_the_head_and_a_disagreeing_log_falls_back_to_a_r
     // This replica polls only when asked, so what it sees is what each step made it see.
     let follower = replica(&db, 0, 100_000);
     let h = follower.store("s").expect("store");
+    polled_once(&h).expect("the first poll");
     assert_eq!(h.latest().revision(), 2);
 
     let last = write_items(&writer, 0, 3).await;
@@ -183,6 +198,7 @@ async fn a_log_that_no_longer_reaches_back_means_a_rebuild_and_a_refused_watch()
     store_with_owner(&writer).await;
     let follower = replica(&db, 0, 4);
     let h = follower.store("s").expect("store");
+    polled_once(&h).expect("the first poll");
     write_items(&writer, 0, 10).await;
     let point = tokio::task::block_in_place(|| h.read_point(&Consistency::FullyConsistent, 0)).expect("read");
     assert_eq!(point.snapshot.revision(), 12);

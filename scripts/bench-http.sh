@@ -7,17 +7,20 @@
 #     of BENCH_RUNS each; `scripts/bench/check.lua` verifies every answer (status and the
 #     expected `admitted`), `scripts/bench/healthz.lua` every health answer;
 #  2. durable writes over HTTP with BENCH_CONNECTIONS clients (`scripts/bench/write.lua`, every
-#     answer must be 201), to set beside the in-process figure.
+#     answer must be 201), to set beside the in-process figure;
+#  3. for every run, the CPU each side spent per request: the server's (user + system time from
+#     /proc/<pid>/stat over the run) and wrk's (its own rusage), in the results' last table.
 #
 # The server is the embedded default (sled in a fresh temporary directory), release build, with
 # one admin bearer token (the auth gate runs as in production); logs at the default `info`
-# (one line per request) go to a file.
+# (one line per request) go to a file. SERVER_LOG sets the server's RUST_LOG instead
+# (`info,earshot::request=warn` drops the request lines and keeps the rest).
 #
 # Usage: cargo build --release -p earshot && scripts/bench-http.sh
 # Environment: BENCH_ITEMS (30000), BENCH_DURATION seconds per run (8), BENCH_RUNS (3),
 # BENCH_CONNECTIONS (16), BENCH_PORT (7950), EARSHOT_BIN (target/release/earshot), BENCH_WRITES
-# (1; 0 skips the write runs).
-# Needs wrk (installed with apt-get when missing and possible), curl and python3.
+# (1; 0 skips the write runs), SERVER_LOG (info).
+# Needs wrk (installed with apt-get when missing and possible), curl, python3 and GNU time.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,7 +41,7 @@ if ! command -v wrk >/dev/null; then
     apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
   fi
 fi
-for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+for tool in wrk curl python3 /usr/bin/time; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 [[ -x "$bin" ]] || die "no binary at $bin (cargo build --release -p earshot)"
 
 data="$(mktemp -d)"
@@ -63,7 +66,7 @@ TOML
 load() { echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 echo "machine at start: $(load)" >"$out/results.txt"
 
-NO_COLOR=1 "$bin" serve --config "$data/earshot.toml" >"$out/server.log" 2>&1 &
+NO_COLOR=1 RUST_LOG="${SERVER_LOG:-info}" "$bin" serve --config "$data/earshot.toml" >"$out/server.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
   [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" == 200 ]] && break
@@ -76,15 +79,28 @@ python3 "$bench/setup.py" --url "$url" --token "$token" --stores one --items "$i
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# One wrk run; fails on any wrong answer, non-2xx or socket error. Prints requests/s.
-# $1 label, $2 run number, then wrk's arguments.
+# The server's CPU time so far, in clock ticks (user + system, /proc/<pid>/stat).
+ticks="$(getconf CLK_TCK)"
+server_cpu() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+
+# One wrk run; fails on any wrong answer, non-2xx or socket error. Prints requests/s, and
+# appends the CPU each side spent per request (the server's from /proc, wrk's from its rusage)
+# to $out/cpu.txt. $1 label, $2 run number, then wrk's arguments.
 run() {
-  local label="$1" r="$2" log
+  local label="$1" r="$2" log before after
   shift 2
   log="$out/$label.$r.txt"
-  wrk -t2 -c"$conns" -d"${duration}s" --timeout 10s "$@" >"$log" 2>&1 || die "wrk failed: $log"
+  before="$(server_cpu)"
+  /usr/bin/time -f "%U %S" -o "$out/time.txt" wrk -t2 -c"$conns" -d"${duration}s" --timeout 10s "$@" >"$log" 2>&1 \
+    || die "wrk failed: $log"
+  after="$(server_cpu)"
   grep -q "CHECKED [0-9]* answers, 0 wrong" "$log" || die "$label: wrong answers (see $log)"
   if grep -q "Non-2xx\|Socket errors" "$log"; then die "$label: errors (see $log)"; fi
+  read -r user sys <"$out/time.txt"
+  awk -v k="$label" -v r="$r" -v d="$((after - before))" -v hz="$ticks" -v u="$user" -v s="$sys" '
+    /requests in/ { n = $1 }
+    END { printf "run %s %-8s server %6.2f us/request, wrk %6.2f us/request\n", r, k, d / hz * 1e6 / n, (u + s) * 1e6 / n }
+  ' "$log" >>"$out/cpu.txt"
   awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log"
 }
 
@@ -125,4 +141,8 @@ wm="$(printf '%s\n' "${writes[@]:-0}" | median)"
   printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$wm" "${writes[*]}"
 } >>"$out/results.txt"
 echo "== results (also in $out/results.txt; wrk's output per run beside it)"
+{
+  echo "CPU per request, by run:"
+  cat "$out/cpu.txt"
+} >>"$out/results.txt"
 cat "$out/results.txt"

@@ -99,8 +99,8 @@ impl ReadAt {
 }
 
 /// Picks the snapshot for a read: an attempt's pinned one, or one per `consistency`. `item`,
-/// when the read is a check of one item by name, has its name table slot read started before
-/// the container is resolved, so the two overlap ([`earshot_store::MemorySnapshot::touch_item`]).
+/// when the read is a check of one item by name, has its lines in the name table prefetched
+/// before the container is resolved, so the two overlap ([`earshot_store::MemorySnapshot::touch_item`]).
 async fn read_at(
     st: &AppState,
     p: &Principal,

@@ -192,6 +192,7 @@ impl Snapshot {
         if dirty.is_empty() {
             return Ok((out, None));
         }
+        a.snap.refresh_item_lines();
         idem.prune(now_ms, &mut dirty.idem);
         Ok((out, Some((Snapshot { mem: a.snap, dev, idem }, dirty))))
     }

@@ -822,7 +822,7 @@ fn a_reopened_store_answers_exactly_as_before() {
 
 #[test]
 fn a_wrong_audience_hint_in_the_name_table_never_decides() {
-    // The item name table's slots carry each item's origin audience as a hint, so a check by
+    // The item name table's lines carry each item's origin audience as a hint, so a check by
     // name reads the audience together with the record. A hint goes stale when a participant's
     // removal moves items to another audience; the check must then decide from the record.
     // Here every hint is made wrong (the public audience, or a neighbour's), and every answer
@@ -836,12 +836,15 @@ fn a_wrong_audience_hint_in_the_name_table_never_decides() {
     let mut wrong = truth.mem.clone();
     let n = wrong.items.len() as u32;
     let auds = wrong.auds.len() as u32;
-    let table = crate::memory::layered::IdTable::from_ids(0..n, |i| {
-        let rec = truth.item(i)?;
-        let hint = if i % 2 == 0 { crate::memory::snapshot::PUBLIC_AID } else { (rec.aud + 1) % auds.max(1) };
-        Some((&*rec.name, hint))
-    });
-    wrong.iids = table;
+    // No summaries: the lines send every check to the records, where the hint is read.
+    let entries: Vec<_> = (0..n)
+        .filter_map(|i| {
+            let rec = truth.item(i)?;
+            let hint = if i % 2 == 0 { crate::memory::snapshot::PUBLIC_AID } else { (rec.aud + 1) % auds.max(1) };
+            Some(crate::memory::id_table::LineEntry { id: i, name: &rec.name, hint, summary: None })
+        })
+        .collect();
+    wrong.iids = crate::memory::id_table::IdTable::build(entries.into_iter(), truth.mem.line_stamp());
     let mut compared = 0;
     for c in World::containers() {
         let (Ok(want_c), Ok(got_c)) = (truth.resolve_container(&c), wrong.resolve_container(&c)) else { continue };
@@ -853,4 +856,73 @@ fn a_wrong_audience_hint_in_the_name_table_never_decides() {
         }
     }
     assert!(compared > 100, "too few answers compared: {compared}");
+}
+
+/// Items of `snap` whose check by name would be decided from their line's summary.
+fn decided_from_lines(snap: &crate::Snapshot) -> Vec<String> {
+    let mem = &snap.mem;
+    let names = snap.item_names();
+    names
+        .into_iter()
+        .filter(|n| mem.iids.find(n, |_, _| None).is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(f.id)))
+        .collect()
+}
+
+#[test]
+fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
+    // After a restart every unlinked, current item with a small audience is decided from its
+    // line's summary, a copy of its record and audience. Writes then change records and
+    // audiences without rebuilding the lines; every answer must stay the flat evaluator's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let clock = Arc::new(ManualClock::new(T0));
+    let backend = crate::SledBackend::open(&path).unwrap();
+    let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), crate::Config::default()).unwrap();
+    let mut w = World::on(earshot, clock);
+    let mut r = Rng(21);
+    for _ in 0..150 {
+        w.step(&mut r);
+    }
+    w.reopen(&path);
+    let at_open = decided_from_lines(&w.store.latest());
+    assert!(at_open.len() >= 5, "too few items decided from their lines: {at_open:?}");
+    w.compare();
+
+    // Revoking an item its line admits: the line still says current, the record not.
+    let owner_only = ContainerInput { owner: "p0".into(), viewers: ViewersInput::default() };
+    let snap = w.store.latest();
+    let rc = snap.resolve_container(&owner_only).unwrap();
+    let admitted = |n: &String| snap.check(n, &rc, w.now).unwrap().admitted;
+    let victim = at_open.iter().find(|n| admitted(n)).cloned().expect("an item p0 sees, decided from its line");
+    w.write(Command::Lifecycle {
+        item: victim.clone(),
+        request: LifecycleRequest { action: Action::Revoke, by: None },
+    });
+    let snap = w.store.latest();
+    let rc = snap.resolve_container(&owner_only).unwrap();
+    let d = snap.check(&victim, &rc, w.now).unwrap();
+    assert_eq!((d.admitted, &*d.reason), (false, "denied_not_current"), "{victim}: {d:?}");
+    assert!(!decided_from_lines(&snap).contains(&victim), "a revoked item's line no longer decides");
+    // A fold makes every record the base's own again: lines built before it must not decide
+    // until they are rebuilt (the writer rebuilds them after the command that folds).
+    let mut folded = snap.mem.clone();
+    folded.items.fold();
+    let d = folded.check(&victim, &folded.resolve_container(&owner_only).unwrap(), w.now).unwrap();
+    assert_eq!((d.admitted, &*d.reason), (false, "denied_not_current"), "{victim} after a fold: {d:?}");
+    folded.refresh_item_lines();
+    let d = folded.check(&victim, &folded.resolve_container(&owner_only).unwrap(), w.now).unwrap();
+    assert_eq!((d.admitted, &*d.reason), (false, "denied_not_current"), "{victim} after a rebuild: {d:?}");
+    w.compare();
+
+    for _ in 0..60 {
+        w.step(&mut r);
+        w.compare();
+    }
+    let still = decided_from_lines(&w.store.latest());
+    assert!(
+        !still.is_empty() && still.len() < at_open.len() + 40,
+        "{} of {} still from lines",
+        still.len(),
+        at_open.len()
+    );
 }

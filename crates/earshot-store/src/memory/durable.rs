@@ -17,7 +17,7 @@ use crate::kernel::backend::{dec, enc, key, Op};
 use crate::memory::apply::Dirty;
 use crate::memory::consent::{ConsentRecord, GrantConsent};
 use crate::memory::graph::Provenance;
-use crate::memory::layered::{FlatVec, IdTable, NameMap};
+use crate::memory::layered::{FlatVec, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemName, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
@@ -484,8 +484,6 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         s.aud_grants.insert(aid, list.into_iter().collect());
     }
     s.items = FlatVec::from_vec(items);
-    let items = &s.items;
-    s.iids = IdTable::from_ids(0..items.len() as u32, |i| items.get(i as usize).map(|r| (&*r.name, r.aud)));
     drop(iids);
     s.gids = NameMap::from_base(gids);
     for x in r.identities {
@@ -497,6 +495,8 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
     }
     crate::memory::trust::rebuild(&mut s, r.trust, &pid_of)?;
+    // Last, so the lines' summaries see every record as the rebuild leaves it.
+    s.rebuild_item_lines();
     Ok((s, graph))
 }
 

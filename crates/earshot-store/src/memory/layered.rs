@@ -87,180 +87,8 @@ impl<V: Clone> NameMap<V> {
     }
 }
 
-/// Item name → item id, storing only the ids: names are read back from the items themselves
-/// (through `name_of`), so a million entries cost about 32 bytes each instead of a key copy.
-/// Like [`NameMap`], a flat shared base plus a persistent overlay that is folded in.
-///
-/// The base is an open-addressing table of 16-byte slots, each holding 32 bits of the name's
-/// hash next to the id, probed linearly: a lookup reads one slot line (a single cache miss
-/// when cold, where a SwissTable reads its control bytes and then its slot) and compares a
-/// name only when the stored hash bits match. Names are never removed, so the base is asked
-/// first and the overlay (names added since the last fold) only when the base lacks the name.
-///
-/// Each slot also carries a *hint*, a value of the caller's taken when the slot was built
-/// (for items: the origin audience). It lets a caller start the read that follows the record
-/// together with the record's own read instead of after it. A hint can be stale (an item's
-/// audience changes when a participant is removed); callers use it only where the record
-/// agrees, so it saves time and never decides anything.
-#[derive(Clone, Default)]
-pub(crate) struct IdTable {
-    base: Arc<[IdSlot]>,
-    /// Ids in the base.
-    base_len: usize,
-    /// `(id, hint)` of names added since the last fold.
-    overlay: Map<Arc<str>, (u32, u32)>,
-}
-
-/// One slot of an [`IdTable`]'s base: `key` is the hash tag and the id (0: empty), `hint` the
-/// caller's value. 16 bytes on a 16-byte boundary, so a slot never straddles cache lines.
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(16))]
-struct IdSlot {
-    key: u64,
-    hint: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<IdSlot>() == 16);
-
-fn name_hash(name: &str) -> u64 {
-    use std::hash::BuildHasher;
-    // FxHash, then a final mix (murmur3's), so both the low bits (the slot) and the high bits
-    // (the stored tag) depend on the whole name.
-    let mut h = FxBuildHasher.hash_one(name);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^ (h >> 33)
-}
-
-/// The high half of a slot: bits 32–62 of the hash with the top bit set, so no slot is 0
-/// (empty). A slot's home position is taken from the same bits, so a fold rehashes the base
-/// from its slots alone, without reading a name.
-fn slot_tag(h: u64) -> u64 {
-    (h | (1 << 63)) & !0xffff_ffff
-}
-
-fn home(tag: u64, mask: usize) -> usize {
-    (tag >> 32) as usize & mask
-}
-
-/// Builds a base table from `(tag, id, hint)` entries.
-fn build_slots(entries: impl ExactSizeIterator<Item = (u64, u32, u32)>) -> (Arc<[IdSlot]>, usize) {
-    let len = entries.len();
-    // Load factor at most 3/4 (at most 1/2 right after a power of two is passed); the mask
-    // stays below 2^31, the bits a tag holds.
-    let cap = (len + len / 3 + 1).next_power_of_two();
-    let mask = cap - 1;
-    let mut slots = vec![IdSlot::default(); cap];
-    for (tag, id, hint) in entries {
-        let mut i = home(tag, mask);
-        while slots.get(i).is_some_and(|s| s.key != 0) {
-            i = (i + 1) & mask;
-        }
-        if let Some(s) = slots.get_mut(i) {
-            *s = IdSlot { key: tag | u64::from(id), hint };
-        }
-    }
-    (Arc::from(slots), len)
-}
-
-/// Folds of the overlay into the base happen when it holds more than this share of the base.
+/// Folds of a [`FlatVec`]'s changes into its base happen when they pass this share of the base.
 const ID_FOLD_DIVISOR: usize = 8;
-
-impl IdTable {
-    /// A table holding `ids`, whose names and hints `entry_of` gives.
-    pub fn from_ids<'a>(
-        ids: impl ExactSizeIterator<Item = u32>,
-        entry_of: impl Fn(u32) -> Option<(&'a str, u32)>,
-    ) -> Self {
-        let (base, base_len) = build_slots(ids.map(|id| {
-            let (name, hint) = entry_of(id).unwrap_or_default();
-            (slot_tag(name_hash(name)), id, hint)
-        }));
-        IdTable { base, base_len, overlay: Map::default() }
-    }
-
-    fn base_get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
-        self.base_find(name, |id, _| name_of(id).map(|n| (n, ()))).map(|(id, ())| id)
-    }
-
-    /// The id of `name` in the base, with `f`'s value for it. `f` gets a candidate's id and
-    /// its slot's hint, and gives the candidate's name and a value computed from the same
-    /// record; the name is compared after `f` has run, so the reads `f` makes (a check's
-    /// audience, say) and the read of the name overlap instead of following one another: one
-    /// dependent cache miss fewer for a cold lookup.
-    pub fn base_find<'a, T>(&self, name: &str, f: impl Fn(u32, u32) -> Option<(&'a str, T)>) -> Option<(u32, T)> {
-        self.candidates(name).find_map(|(id, hint)| match f(id, hint) {
-            Some((n, v)) if n == name => Some((id, v)),
-            _ => None,
-        })
-    }
-
-    /// The `(id, hint)` of every slot on `name`'s probe sequence in the base whose hash bits
-    /// match `name`'s, in probe order, up to the first empty slot: the only places `name` can
-    /// be. A candidate is not an answer (two names may share the bits); its name decides.
-    fn candidates(&self, name: &str) -> impl Iterator<Item = (u32, u32)> + '_ {
-        // An empty base (a store not folded yet) has no candidates: its first read ends it.
-        let tag = if self.base.is_empty() { 0 } else { slot_tag(name_hash(name)) };
-        let mask = self.base.len().saturating_sub(1);
-        let mut i = home(tag, mask);
-        std::iter::from_fn(move || loop {
-            let slot = *self.base.get(i)?;
-            if slot.key == 0 {
-                return None;
-            }
-            i = (i + 1) & mask;
-            if slot.key & !0xffff_ffff == tag {
-                return Some((slot.key as u32, slot.hint));
-            }
-        })
-    }
-
-    /// Starts the read of `name`'s home slot in the base, for a lookup of `name` that follows
-    /// other work (a check resolves its container first): the slot's cache miss then overlaps
-    /// that work instead of following it. Reads nothing it returns; only ever a speed hint.
-    pub fn touch(&self, name: &str) {
-        if self.base.is_empty() {
-            return;
-        }
-        let i = home(slot_tag(name_hash(name)), self.base.len() - 1);
-        std::hint::black_box(self.base.get(i).map(|s| s.key));
-    }
-
-    /// The id and hint of the first slot for `name` whose hash bits match, without comparing
-    /// the name: a candidate to read ahead of a lookup, never an answer (two names may share
-    /// the bits; [`IdTable::base_find`] decides).
-    pub fn base_candidate(&self, name: &str) -> Option<(u32, u32)> {
-        self.candidates(name).next()
-    }
-
-    /// Ids added since the last fold (not in the base).
-    pub fn overlay_get(&self, name: &str) -> Option<u32> {
-        if self.overlay.is_empty() {
-            return None;
-        }
-        self.overlay.get(name).map(|(id, _)| *id)
-    }
-
-    pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
-        if let Some(id) = self.base_get(name, name_of) {
-            return Some(id);
-        }
-        self.overlay_get(name)
-    }
-
-    /// Inserts a name that is not yet present (callers check first), with its hint. A fold
-    /// needs no names: the base's slots carry their hash bits.
-    pub fn insert(&mut self, name: Arc<str>, id: u32, hint: u32) {
-        self.overlay.insert(name, (id, hint));
-        if self.overlay.len() > FOLD_MIN.max(self.base_len / ID_FOLD_DIVISOR) {
-            let overlay = std::mem::take(&mut self.overlay);
-            let base = self.base.iter().filter(|s| s.key != 0).map(|s| (s.key & !0xffff_ffff, s.key as u32, s.hint));
-            let added = overlay.iter().map(|(n, (id, hint))| (slot_tag(name_hash(n)), *id, *hint));
-            let entries: Vec<(u64, u32, u32)> = base.chain(added).collect();
-            (self.base, self.base_len) = build_slots(entries.into_iter());
-        }
-    }
-}
 
 /// Bits of an index that select the slot inside a chunk of a [`ChunkedVec`].
 const CHUNK_BITS: usize = 9;
@@ -278,11 +106,19 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 pub(crate) struct ChunkedVec<T> {
     chunks: Arc<Vec<Arc<Vec<T>>>>,
     len: usize,
+    /// Elements replaced in place so far (`set`): what a copy of an element taken earlier
+    /// checks to know it is still true (the item lines' summaries copy audiences).
+    edits: u64,
 }
 
 impl<T: Clone> ChunkedVec<T> {
     pub fn new() -> Self {
-        ChunkedVec { chunks: Arc::new(Vec::new()), len: 0 }
+        ChunkedVec { chunks: Arc::new(Vec::new()), len: 0, edits: 0 }
+    }
+
+    /// Elements replaced in place since the vector was made.
+    pub fn edits(&self) -> u64 {
+        self.edits
     }
 
     pub fn len(&self) -> usize {
@@ -298,6 +134,7 @@ impl<T: Clone> ChunkedVec<T> {
         if i >= self.len {
             return;
         }
+        self.edits += 1;
         let chunks = Arc::make_mut(&mut self.chunks);
         if let Some(slot) = chunks.get_mut(i >> CHUNK_BITS).and_then(|c| Arc::make_mut(c).get_mut(i & (CHUNK - 1))) {
             *slot = v;
@@ -337,6 +174,9 @@ impl<T: Clone> ChunkedVec<T> {
 #[derive(Clone)]
 pub(crate) struct FlatVec<T: Clone> {
     base: Arc<[T]>,
+    /// Names this base among every base made in the process (0: the empty default), so that
+    /// what was copied out of one base is never taken for a copy of another.
+    generation: u64,
     /// Bit `i` is set when `changed` holds base record `i`.
     changed_bits: ChunkedVec<u64>,
     changed: Map<u32, T>,
@@ -347,6 +187,7 @@ impl<T: Clone> Default for FlatVec<T> {
     fn default() -> Self {
         FlatVec {
             base: Arc::from(Vec::new()),
+            generation: 0,
             changed_bits: ChunkedVec::new(),
             changed: Map::default(),
             tail: crate::common::Vector::new(),
@@ -357,6 +198,18 @@ impl<T: Clone> Default for FlatVec<T> {
 impl<T: Clone> FlatVec<T> {
     pub fn len(&self) -> usize {
         self.base.len() + self.tail.len()
+    }
+
+    /// Which base this is (see the field); a fold makes a new one.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether element `i` is the base's own, unreplaced since the base was made.
+    pub fn in_base_unchanged(&self, i: usize) -> bool {
+        // Nothing replaced (a store just opened or folded): no bit to read, which is a chain
+        // of dependent reads a cold check would otherwise wait on.
+        i < self.base.len() && (self.changed.is_empty() || !self.is_changed(i))
     }
 
     fn is_changed(&self, i: usize) -> bool {
@@ -408,7 +261,15 @@ impl<T: Clone> FlatVec<T> {
         for _ in 0..all.len().div_ceil(64) {
             bits.push_back(0);
         }
-        FlatVec { base: Arc::from(all), changed_bits: bits, changed: Map::default(), tail: Default::default() }
+        static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        FlatVec {
+            base: Arc::from(all),
+            generation,
+            changed_bits: bits,
+            changed: Map::default(),
+            tail: Default::default(),
+        }
     }
 
     /// Makes every record part of one new base.
@@ -499,35 +360,6 @@ mod tests {
         assert_eq!([0, 1, 2, 5, 6, 9, 10].map(|x| p.lower_bound(x)), [0, 0, 1, 2, 3, 4, 5]);
         let empty = Posting::default();
         assert_eq!((empty.lower_bound(3), empty.get(0), empty.is_empty()), (0, None, true));
-    }
-
-    #[test]
-    fn id_table_folds_and_reads_names_back() {
-        let names: Vec<String> = (0..10_000u32).map(|i| format!("item-{i}")).collect();
-        let name_of = |i: u32| names.get(i as usize).map(String::as_str);
-        let mut t = IdTable::from_ids(0..100u32, |i| name_of(i).map(|n| (n, i * 3)));
-        for i in 100..10_000u32 {
-            t.insert(Arc::from(names[i as usize].as_str()), i, i * 3);
-        }
-        assert!((0..10_000u32).all(|i| t.get(&names[i as usize], name_of) == Some(i)));
-        // Every hint survives the folds, in the base and in the overlay.
-        let hint_of = |name: &str| t.base_find(name, |id, hint| name_of(id).map(|n| (n, hint))).map(|(_, h)| h);
-        let in_base = (0..10_000u32).filter(|i| hint_of(&names[*i as usize]).is_some()).count();
-        assert!(in_base > 5_000, "a fold moved names into the base: {in_base}");
-        assert!((0..10_000u32).all(|i| hint_of(&names[i as usize]).is_none_or(|h| h == i * 3)));
-        assert_eq!(t.get("item-10000", name_of), None);
-        assert_eq!(t.get("", name_of), None);
-        // The read-ahead candidate of a name in the base is its own slot (no two of these
-        // names share hash bits), and a name never added has none.
-        for i in 0..10_000u32 {
-            let name = &names[i as usize];
-            let found = t.base_find(name, |id, hint| name_of(id).map(|n| (n, hint)));
-            assert_eq!(t.base_candidate(name), found, "{name}");
-            t.touch(name);
-        }
-        assert_eq!(t.base_candidate("item-10000"), None);
-        IdTable::default().touch("anything");
-        assert_eq!(IdTable::default().base_candidate("anything"), None);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod consent;
 pub mod durable;
 pub mod flat;
 pub(crate) mod graph;
+pub(crate) mod id_table;
 pub(crate) mod layered;
 pub mod model;
 pub(crate) mod read;

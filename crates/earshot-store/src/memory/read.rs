@@ -4,9 +4,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
-use earshot_core::{Currentness, Quality, Viewers};
+use earshot_core::{AudienceDigest, Currentness, Quality, Viewers};
 
 use crate::error::{Result, StoreError};
+use crate::memory::id_table::{Found, LINE_NAME};
 use crate::memory::layered::Posting;
 use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
@@ -27,6 +28,16 @@ pub struct ResolvedContainer {
 
 /// A decision in interned terms.
 pub type RawDecision = Decision<Iid, Gid>;
+
+/// A check by name's decision, and whether it was made from the item's line or its record.
+enum Checked {
+    Line(Iid, RawDecision),
+    Record(Iid, RawDecision),
+}
+
+/// Stands in for the origin audience's digest in a decision from a line (see
+/// `MemorySnapshot::check_by_name`): the core reads a digest only to order grants.
+const NO_DIGEST: AudienceDigest = AudienceDigest([0; 32]);
 
 impl MemorySnapshot {
     /// Resolves viewer evidence (SPEC §1.2). Anything unknown, ambiguous or not fresh makes the
@@ -136,9 +147,9 @@ impl MemorySnapshot {
         decide(viewers, item.current(), origin_set, grants)
     }
 
-    /// A hint that a check of `item` by name follows: starts the cold read of its slot in the
-    /// name table, so that the work in between (resolving the container) overlaps that read
-    /// instead of preceding it. Never changes an answer; only ever makes the check faster.
+    /// A hint that a check of `item` by name follows: starts the cold reads of its lines in the
+    /// name table, so that the work in between (resolving the container) overlaps those reads
+    /// instead of preceding them. Never changes an answer; only ever makes the check faster.
     pub fn touch_item(&self, item: &str) {
         // No item has a longer name; hashing a longer one ahead would only be wasted work.
         if item.len() <= earshot_core::MAX_ID_LEN {
@@ -148,34 +159,56 @@ impl MemorySnapshot {
 
     /// Admission of one item by name; an unknown item is an error.
     pub fn check(&self, item: &str, c: &ResolvedContainer, now_ms: i64) -> Result<DecisionView> {
-        let (iid, d) =
-            self.check_by_name(item, &c.viewers, now_ms).ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
-        Ok(self.decision_view(iid, &d))
+        match self.check_by_name(item, &c.viewers, now_ms) {
+            Some(checked) => Ok(self.checked_view(item, &checked)),
+            None => Err(StoreError::ItemNotFound(item.to_string())),
+        }
     }
 
-    /// Finds an item by name and decides it in one pass (`IdTable::base_find`). `None` for an
-    /// unknown item.
+    /// Finds an item by name and decides it. `None` for an unknown item.
     ///
-    /// The name table's slot carries the item's origin audience as it was when the slot was
-    /// built, so the audience's record is read together with the item's record instead of
-    /// after it: one dependent cache miss fewer for a cold check. The decision uses that
-    /// audience only when the item's record names the same one (an item's audience changes
-    /// when a participant is removed); otherwise it looks the audience up again.
-    fn check_by_name(&self, item: &str, viewers: &Viewers<Pid>, now_ms: i64) -> Option<(Iid, RawDecision)> {
-        let found = self.iids.base_find(item, |id, aud_hint| {
-            let hinted = self.aud(aud_hint);
-            // Touch the hinted audience before the item's record is read, so the CPU issues
-            // both reads at once. `black_box` keeps the touch from being optimised away; if it
-            // ever did nothing, the check would only be slower, never different.
-            std::hint::black_box(hinted.map(|a| a.live));
-            let rec = self.item(id)?;
-            let origin = if rec.aud == aud_hint { hinted } else { self.aud(rec.aud) };
-            Some((&*rec.name, self.check_rec_with(rec, origin, viewers, now_ms)))
+    /// The item's line in the name table (`crate::memory::id_table`) carries, for most items, a
+    /// summary of the record and the origin audience: then the decision is made from the line
+    /// alone, one cold read in all. The summary is used only while it provably still holds
+    /// ([`MemorySnapshot::line_summary_holds`]); otherwise the record decides.
+    ///
+    /// The line also carries the item's origin audience as it was when the line was built (a
+    /// hint), so the audience's record is read together with the item's record instead of
+    /// after it. The record decides which audience counts: the hint is used only when the
+    /// record names the same one (an item's audience changes when a participant is removed).
+    fn check_by_name(&self, item: &str, viewers: &Viewers<Pid>, now_ms: i64) -> Option<Checked> {
+        let found = self.iids.find(item, |id, aud_hint| {
+            // A name too long for its line is compared in the record: touch the hinted
+            // audience first, so the two reads go out together.
+            std::hint::black_box(self.aud(aud_hint).map(|a| a.live));
+            self.item(id).map(|r| &*r.name)
         });
-        found.or_else(|| {
+        let Some(found) = found else {
             let iid = self.iids.overlay_get(item)?;
-            Some((iid, self.check_iid(iid, viewers, now_ms)))
-        })
+            return Some(Checked::Record(iid, self.check_iid(iid, viewers, now_ms)));
+        };
+        if let Some(summary) = found.summary.filter(|_| self.line_summary_holds(found.id)) {
+            // The item is current and has no grants (a summary exists only then), so the core
+            // decides on the origin audience alone, as `check_rec_with` would. The origin's
+            // digest only ever breaks ties between grants; there are none.
+            let origin = AuthSet { grant: None, members: summary.member_set(), digest: &NO_DIGEST, pending: false };
+            return Some(Checked::Line(found.id, decide(viewers, Currentness::Current, origin, std::iter::empty())));
+        }
+        let hinted = self.aud(found.hint);
+        std::hint::black_box(hinted.map(|a| a.live));
+        let rec = self.item(found.id)?;
+        let origin = if rec.aud == found.hint { hinted } else { self.aud(rec.aud) };
+        Some(Checked::Record(found.id, self.check_rec_with(rec, origin, viewers, now_ms)))
+    }
+
+    /// The answer to a check by name of `item`.
+    fn checked_view(&self, item: &str, checked: &Checked) -> DecisionView {
+        match checked {
+            // A summary exists only for an item without links, named `item` (the line holds
+            // the name, or the record's was compared): nothing more to read.
+            Checked::Line(iid, d) => self.decision_view_of(*iid, item.to_string(), true, d),
+            Checked::Record(iid, d) => self.decision_view(*iid, d),
+        }
     }
 
     /// Admission of many items; unknown items are denied with `denied_unknown_item`.
@@ -184,27 +217,31 @@ impl MemorySnapshot {
             return Err(StoreError::LimitExceeded { field: "items", limit: limits::MAX_BULK_ITEMS });
         }
         // The cold reads of a batch overlap one another instead of following one another: every
-        // item's slot read goes out first, then (the slots now arriving) every candidate's
-        // record and audience, then the names too long to sit in their records (a UUID's), and
-        // only then does the first decision wait on any of them.
+        // item's lines go out first, then (the lines now arriving) the record and audience of
+        // every candidate that cannot be decided from its line, then the names too long to sit
+        // in their records (a UUID's), and only then does the first decision wait on any of them.
         for name in items {
             self.touch_item(name);
         }
-        for name in items.iter().filter(|n| n.len() <= earshot_core::MAX_ID_LEN) {
-            if let Some((iid, aud_hint)) = self.iids.base_candidate(name) {
-                std::hint::black_box((self.item(iid).map(|r| r.aud), self.aud(aud_hint).map(|a| a.live)));
+        let candidates: Vec<Option<Found>> = items
+            .iter()
+            .map(|n| if n.len() <= earshot_core::MAX_ID_LEN { self.iids.candidate(n) } else { None })
+            .collect();
+        for (name, found) in items.iter().zip(&candidates) {
+            let Some(f) = found else { continue };
+            if f.summary.is_none() || name.len() > LINE_NAME || !self.line_summary_holds(f.id) {
+                std::hint::black_box((self.item(f.id).map(|r| r.aud), self.aud(f.hint).map(|a| a.live)));
             }
         }
-        let long = |n: &&String| n.len() > ItemName::CAPACITY && n.len() <= earshot_core::MAX_ID_LEN;
-        for name in items.iter().filter(long) {
-            if let Some((iid, _)) = self.iids.base_candidate(name) {
-                std::hint::black_box(self.item(iid).and_then(|r| r.name.as_bytes().first().copied()));
+        for (name, found) in items.iter().zip(&candidates) {
+            if let Some(f) = found.filter(|_| name.len() > ItemName::CAPACITY) {
+                std::hint::black_box(self.item(f.id).and_then(|r| r.name.as_bytes().first().copied()));
             }
         }
         Ok(items
             .iter()
             .map(|name| match self.check_by_name(name, &c.viewers, now_ms) {
-                Some((iid, d)) => self.decision_view(iid, &d),
+                Some(checked) => self.checked_view(name, &checked),
                 None => DecisionView {
                     item: name.clone(),
                     admitted: false,
@@ -225,6 +262,11 @@ impl MemorySnapshot {
     pub(crate) fn decision_view(&self, iid: Iid, d: &RawDecision) -> DecisionView {
         let rec = self.item(iid);
         let name = rec.map(|i| i.name.to_string()).unwrap_or_default();
+        self.decision_view_of(iid, name, rec.is_some_and(|r| r.links.is_none()), d)
+    }
+
+    /// The view of a decision on item `iid` named `name`; `plain`: the item has no links.
+    fn decision_view_of(&self, iid: Iid, name: String, plain: bool, d: &RawDecision) -> DecisionView {
         let (basis, grant) = match d.basis {
             Some(Basis::Origin) => (Some("origin".into()), None),
             Some(Basis::Grant(g)) => (Some("grant".into()), self.grant(g).map(|g| g.name.to_string())),
@@ -253,9 +295,10 @@ impl MemorySnapshot {
         if d.admitted {
             // SPEC §6.2: every admitted answer carries the item's role. An item without links
             // (an owner's own, underived note) is an instruction without any further lookup.
-            match rec {
-                Some(r) if r.links.is_none() => view.role = Some(earshot_core::Role::Instruction),
-                _ => view.set_role(self.role_view(iid)),
+            if plain {
+                view.role = Some(earshot_core::Role::Instruction);
+            } else {
+                view.set_role(self.role_view(iid));
             }
         }
         view

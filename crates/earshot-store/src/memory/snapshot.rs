@@ -12,7 +12,8 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use crate::memory::consent::GrantConsent;
-use crate::memory::layered::{ChunkedVec, FlatVec, IdTable, NameMap, Posting};
+use crate::memory::id_table::{IdTable, LineEntry, LineStamp, Summary};
+use crate::memory::layered::{ChunkedVec, FlatVec, NameMap, Posting};
 use crate::memory::model::ParticipantKind;
 
 pub use crate::common::Pid;
@@ -392,6 +393,59 @@ impl MemorySnapshot {
 
     pub(crate) fn item(&self, iid: Iid) -> Option<&ItemRec> {
         self.items.get(iid as usize)
+    }
+
+    /// What the item lines' summaries are valid under: this snapshot's item base and its
+    /// audiences' in-place edits (see `crate::memory::id_table`).
+    pub(crate) fn line_stamp(&self) -> LineStamp {
+        LineStamp { items: self.items.generation(), audience_edits: self.auds.edits() }
+    }
+
+    /// Whether item `iid`'s summary in the lines still tells what its record and audience do:
+    /// the lines were built under this snapshot's stamp and the record is the base's own,
+    /// unreplaced since (every change of an item replaces its record).
+    pub(crate) fn line_summary_holds(&self, iid: Iid) -> bool {
+        self.iids.stamp() == self.line_stamp() && self.items.in_base_unchanged(iid as usize)
+    }
+
+    /// The summary an item's line carries: only for an item whose record is the base's own,
+    /// that is current, has no links (so no grants) and whose origin audience is public or
+    /// small. For such an item admission is containment in the origin audience alone (SPEC
+    /// §1.9), which is all a decision from the line computes.
+    fn line_summary(&self, iid: Iid, rec: &ItemRec) -> Option<Summary> {
+        if !self.items.in_base_unchanged(iid as usize) || rec.links.is_some() {
+            return None;
+        }
+        if !matches!(rec.current(), Currentness::Current) {
+            return None;
+        }
+        match &self.aud(rec.aud)?.members {
+            Members::Everyone => Some(Summary::Public),
+            Members::Only(m) => Summary::of_members(m),
+        }
+    }
+
+    /// Builds the item lines anew from the records, under the current stamp.
+    pub(crate) fn rebuild_item_lines(&mut self) {
+        let stamp = self.line_stamp();
+        let entries: Vec<LineEntry<'_>> = (0..self.items.len() as Iid)
+            .filter_map(|iid| {
+                let rec = self.item(iid)?;
+                Some(LineEntry { id: iid, name: &rec.name, hint: rec.aud, summary: self.line_summary(iid, rec) })
+            })
+            .collect();
+        let lines = IdTable::build(entries.into_iter(), stamp);
+        self.iids = lines;
+    }
+
+    /// Rebuilds the item lines when their stamp is no longer this snapshot's: after the items
+    /// folded into a new base (which also empties the lines' overlay) or an audience changed
+    /// in place. The writer calls it after every command. Until it runs, checks decide from the
+    /// records, never from a summary (`line_summary_holds`).
+    pub(crate) fn refresh_item_lines(&mut self) {
+        if self.iids.stamp() != self.line_stamp() {
+            self.rebuild_item_lines();
+        }
     }
 
     pub(crate) fn aud(&self, aid: Aid) -> Option<&AudRec> {

@@ -1,0 +1,413 @@
+//! The item name table: item name → item id, one 64-byte line per item that also carries what
+//! a check of the item needs, so that a cold check by name reads one line and decides.
+//!
+//! Why a line per item: at a million items every dependent read is a cache miss (about 150 ns
+//! on the machines measured), and a check by name used to make two in series, the name's slot
+//! and then the item's record with its origin audience. A line holds the name itself (up to
+//! [`LINE_NAME`] bytes), the id, and a [`Summary`] of the record and the audience, so the common
+//! check (a current item without grants or provenance, with a small or public audience) is one
+//! trip to memory (BENCHMARKS.md, "One line per item").
+//!
+//! Where a line goes: each name has three possible lines, derived from its hash (three-way
+//! cuckoo hashing). A lookup reads all three at once (three independent misses, one trip),
+//! which lets the table be 85% full with one entry per cache line. A name that the build cannot
+//! place stays in the overlay, which a lookup asks when the lines lack the name.
+//!
+//! A summary is a copy, so it can go stale; the table never decides whether it is still true.
+//! It records the [`LineStamp`] it was built against, and the snapshot uses a summary only when
+//! the stamp is still its own and the item's record is unchanged since (see
+//! `MemorySnapshot::check_by_name`). Everything else in a line is a fact that never changes (a
+//! name and its id) or a hint that is checked before use.
+
+use std::sync::Arc;
+
+use earshot_core::audience::MemberSet;
+use rustc_hash::FxBuildHasher;
+
+use crate::memory::snapshot::Map;
+
+/// Members a line's summary can carry (most audiences have 1–5).
+pub(crate) const LINE_MEMBERS: usize = 5;
+
+/// Bytes of a name a line carries; a longer name is compared in the item's record.
+pub(crate) const LINE_NAME: usize = 28;
+
+/// Lines per entry, at least: the table is at most 85% full (three-way cuckoo hashing places
+/// entries reliably up to about 91%).
+const LOAD_NUM: usize = 20;
+const LOAD_DEN: usize = 17;
+
+/// Evictions one insertion may make before its entry goes to the overlay instead.
+const MAX_KICKS: usize = 500;
+
+/// What a check of an item needs beyond its name, copied from its record and its origin
+/// audience when its line was built. Only an item that is current and has no links (no grants,
+/// sources, subjects or other author) and whose origin audience is public or has at most
+/// [`LINE_MEMBERS`] members has one: for such an item admission is origin containment alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Summary {
+    Public,
+    Members { len: u8, ids: [u32; LINE_MEMBERS] },
+}
+
+impl Summary {
+    /// The summary of an audience's members, if a line can carry them.
+    pub fn of_members(members: &[u32]) -> Option<Summary> {
+        if members.is_empty() || members.len() > LINE_MEMBERS {
+            return None;
+        }
+        let mut ids = [0; LINE_MEMBERS];
+        for (slot, p) in ids.iter_mut().zip(members) {
+            *slot = *p;
+        }
+        Some(Summary::Members { len: members.len() as u8, ids })
+    }
+
+    pub fn member_set(&self) -> MemberSet<'_, u32> {
+        match self {
+            Summary::Public => MemberSet::Everyone,
+            Summary::Members { len, ids } => MemberSet::Only(ids.get(..usize::from(*len)).unwrap_or(ids)),
+        }
+    }
+}
+
+/// What a table's summaries were computed against: the item vector's base (its generation) and
+/// the audiences' in-place edits. A summary is usable only under the stamp it was built with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LineStamp {
+    pub items: u64,
+    pub audience_edits: u64,
+}
+
+/// One entry to build a table from.
+pub(crate) struct LineEntry<'a> {
+    pub id: u32,
+    pub name: &'a str,
+    pub hint: u32,
+    pub summary: Option<Summary>,
+}
+
+/// A name found in the lines: its id, hint and summary (as built; see [`LineStamp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub id: u32,
+    pub hint: u32,
+    pub summary: Option<Summary>,
+}
+
+/// `summary` of a line: no summary, else the member count, or public.
+const NO_SUMMARY: u8 = 0;
+const PUBLIC_SUMMARY: u8 = u8::MAX;
+/// `name_len` of a line whose name is longer than [`LINE_NAME`].
+const NAME_NOT_INLINE: u8 = u8::MAX;
+
+/// One item's line: 64 bytes on a 64-byte boundary, so it is read with one cache miss.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Line {
+    /// The id plus one; 0: an empty line.
+    id1: u32,
+    /// 32 bits of the name's hash: a lookup compares them before the name, and the line's
+    /// three places derive from them (so a build moves lines without their names).
+    hash: u32,
+    /// The caller's value for the entry (for items: the origin audience when built).
+    hint: u32,
+    name_len: u8,
+    summary: u8,
+    _pad: [u8; 2],
+    members: [u32; LINE_MEMBERS],
+    name: [u8; LINE_NAME],
+}
+
+const _: () = assert!(std::mem::size_of::<Line>() == 64);
+
+impl Line {
+    fn new(e: &LineEntry<'_>, hash: u32) -> Line {
+        let mut line = Line { id1: e.id.wrapping_add(1), hash, hint: e.hint, ..Line::default() };
+        match e.name.as_bytes() {
+            b if b.len() <= LINE_NAME => {
+                line.name_len = b.len() as u8;
+                for (slot, byte) in line.name.iter_mut().zip(b) {
+                    *slot = *byte;
+                }
+            }
+            _ => line.name_len = NAME_NOT_INLINE,
+        }
+        match e.summary {
+            None => line.summary = NO_SUMMARY,
+            Some(Summary::Public) => line.summary = PUBLIC_SUMMARY,
+            Some(Summary::Members { len, ids }) => {
+                line.summary = len;
+                line.members = ids;
+            }
+        }
+        line
+    }
+
+    fn is_empty(&self) -> bool {
+        self.id1 == 0
+    }
+
+    fn id(&self) -> u32 {
+        self.id1.wrapping_sub(1)
+    }
+
+    /// The name when the line holds it.
+    fn inline_name(&self) -> Option<&[u8]> {
+        self.name.get(..usize::from(self.name_len))
+    }
+
+    fn found(&self) -> Found {
+        let summary = match self.summary {
+            NO_SUMMARY => None,
+            PUBLIC_SUMMARY => Some(Summary::Public),
+            len => Some(Summary::Members { len, ids: self.members }),
+        };
+        Found { id: self.id(), hint: self.hint, summary }
+    }
+}
+
+fn name_hash(name: &str) -> u32 {
+    use std::hash::BuildHasher;
+    // FxHash, then a final mix (murmur3's), so the high half depends on the whole name.
+    let mut h = FxBuildHasher.hash_one(name);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    ((h ^ (h >> 33)) >> 32) as u32
+}
+
+/// The three lines a name with hash `hash` may sit in, of `n`.
+fn places(hash: u32, n: usize) -> [usize; 3] {
+    let mix = |salt: u64| {
+        let mut x = (u64::from(hash) ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x ^ (x >> 32)
+    };
+    // Multiply-shift maps 32 random bits onto 0..n without a power-of-two size.
+    let range = |x: u64| (((x & 0xffff_ffff) * n as u64) >> 32) as usize;
+    [range(u64::from(hash)), range(mix(1)), range(mix(2))]
+}
+
+/// Item name → item id with a line per item (see the module docs), plus a persistent overlay
+/// for names added since the lines were built. Names are never removed, so the lines are asked
+/// first and the overlay only when they lack the name.
+#[derive(Clone, Default)]
+pub(crate) struct IdTable {
+    lines: Arc<[Line]>,
+    stamp: LineStamp,
+    /// `(id, hint)` of names not in the lines.
+    overlay: Map<Arc<str>, (u32, u32)>,
+}
+
+impl IdTable {
+    /// A table of `entries`, whose summaries were computed under `stamp`. An entry the build
+    /// cannot place goes to the overlay, with its name.
+    pub fn build<'a>(entries: impl ExactSizeIterator<Item = LineEntry<'a>>, stamp: LineStamp) -> Self {
+        Self::build_hashed(entries, stamp, name_hash)
+    }
+
+    fn build_hashed<'a>(
+        entries: impl ExactSizeIterator<Item = LineEntry<'a>>,
+        stamp: LineStamp,
+        hash_of: fn(&str) -> u32,
+    ) -> Self {
+        let len = entries.len();
+        let n = if len == 0 { 0 } else { len * LOAD_NUM / LOAD_DEN + 64 };
+        let mut lines = vec![Line::default(); n];
+        // The entry each line holds, to name an entry that ends in the overlay.
+        let mut owner = vec![usize::MAX; n];
+        let mut names: Vec<&str> = Vec::with_capacity(len);
+        let mut overlay = Map::default();
+        let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
+        for (k, e) in entries.enumerate() {
+            names.push(e.name);
+            let mut cur = (Line::new(&e, hash_of(e.name)), k);
+            let mut last = usize::MAX;
+            let mut placed = false;
+            for _ in 0..MAX_KICKS {
+                let at = places(cur.0.hash, n);
+                if let Some(p) = at.into_iter().find(|p| lines.get(*p).is_some_and(Line::is_empty)) {
+                    if let (Some(l), Some(o)) = (lines.get_mut(p), owner.get_mut(p)) {
+                        (*l, *o) = cur;
+                    }
+                    placed = true;
+                    break;
+                }
+                // All three taken: evict one at random (not the one just placed), and place it.
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let pick = (rng % 3) as usize;
+                let p = at.into_iter().cycle().skip(pick).take(3).find(|p| *p != last).unwrap_or(at[0]);
+                if let (Some(l), Some(o)) = (lines.get_mut(p), owner.get_mut(p)) {
+                    cur = (std::mem::replace(l, cur.0), std::mem::replace(o, cur.1));
+                }
+                last = p;
+            }
+            if !placed {
+                if let Some(name) = names.get(cur.1) {
+                    overlay.insert(Arc::from(*name), (cur.0.id(), cur.0.hint));
+                }
+            }
+        }
+        IdTable { lines: Arc::from(lines), stamp, overlay }
+    }
+
+    /// The stamp the summaries were built under.
+    pub fn stamp(&self) -> LineStamp {
+        self.stamp
+    }
+
+    /// The three lines of `name` (none when the table has no lines), read together.
+    fn lines_of(&self, name: &str) -> Option<(u32, [&Line; 3])> {
+        if self.lines.is_empty() {
+            return None;
+        }
+        let hash = name_hash(name);
+        let [a, b, c] = places(hash, self.lines.len());
+        Some((hash, [self.lines.get(a)?, self.lines.get(b)?, self.lines.get(c)?]))
+    }
+
+    /// `name` in the lines. A name longer than a line holds is compared with `name_of`, which
+    /// gets the candidate's id and hint (so it can start the reads a caller makes next).
+    pub fn find<'a>(&self, name: &str, name_of: impl Fn(u32, u32) -> Option<&'a str>) -> Option<Found> {
+        let (hash, lines) = self.lines_of(name)?;
+        // The three cold reads go out together (prefetches), and the lines are then compared
+        // in order: a name found in its first line does not wait for the other two.
+        for l in &lines[1..] {
+            prefetch_index::prefetch_index(std::slice::from_ref(*l), 0);
+        }
+        lines.into_iter().find_map(|l| {
+            if l.hash != hash || l.is_empty() {
+                return None;
+            }
+            let same = match l.inline_name() {
+                Some(inline) => inline == name.as_bytes(),
+                None => name_of(l.id(), l.hint) == Some(name),
+            };
+            same.then(|| l.found())
+        })
+    }
+
+    /// The first line whose hash matches `name`'s, without comparing the name: a candidate to
+    /// read ahead of a lookup, never an answer (two names may share the hash bits).
+    pub fn candidate(&self, name: &str) -> Option<Found> {
+        let (hash, lines) = self.lines_of(name)?;
+        lines.into_iter().find(|l| !l.is_empty() && l.hash == hash).map(Line::found)
+    }
+
+    /// Starts the reads of `name`'s lines, for a lookup of `name` that follows other work (a
+    /// check resolves its container first), so their cache misses overlap that work. Reads
+    /// nothing it returns; only ever a speed hint.
+    pub fn touch(&self, name: &str) {
+        if self.lines.is_empty() {
+            return;
+        }
+        // A prefetch, not a read: a read would have to complete before the instructions after
+        // it retire, so the work meant to overlap it would stall behind it instead.
+        for at in places(name_hash(name), self.lines.len()) {
+            prefetch_index::prefetch_index(&*self.lines, at);
+        }
+    }
+
+    /// Ids not in the lines (added since they were built, or not placed by the build).
+    pub fn overlay_get(&self, name: &str) -> Option<u32> {
+        if self.overlay.is_empty() {
+            return None;
+        }
+        self.overlay.get(name).map(|(id, _)| *id)
+    }
+
+    pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
+        match self.find(name, |id, _| name_of(id)) {
+            Some(f) => Some(f.id),
+            None => self.overlay_get(name),
+        }
+    }
+
+    /// Adds a name that is not yet present (callers check first), with its hint, to the
+    /// overlay. The table never rebuilds itself: the snapshot rebuilds it when the items fold
+    /// (`MemorySnapshot::refresh_item_lines`), which bounds the overlay.
+    pub fn insert(&mut self, name: Arc<str>, id: u32, hint: u32) {
+        self.overlay.insert(name, (id, hint));
+    }
+
+    /// Names in the overlay.
+    #[cfg(test)]
+    pub fn overlay_len(&self) -> usize {
+        self.overlay.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(names: &[String]) -> impl ExactSizeIterator<Item = LineEntry<'_>> {
+        names.iter().enumerate().map(|(i, n)| LineEntry {
+            id: i as u32,
+            name: n,
+            hint: i as u32 * 3,
+            summary: Summary::of_members(&[i as u32]),
+        })
+    }
+
+    #[test]
+    fn every_name_is_found_with_its_hint_and_summary() {
+        // Short names sit in their lines; names past `LINE_NAME` bytes are compared by `name_of`.
+        let names: Vec<String> =
+            (0..20_000u32).map(|i| if i % 5 == 0 { format!("{i:0>40}") } else { format!("item-{i}") }).collect();
+        let name_of = |i: u32| names.get(i as usize).map(String::as_str);
+        let mut t = IdTable::build(entries(&names), LineStamp { items: 7, audience_edits: 1 });
+        assert_eq!(t.stamp(), LineStamp { items: 7, audience_edits: 1 });
+        for (i, name) in names.iter().enumerate() {
+            let i = i as u32;
+            assert_eq!(t.get(name, name_of), Some(i), "{name}");
+            if let Some(f) = t.find(name, |id, _| name_of(id)) {
+                assert_eq!((f.id, f.hint, f.summary), (i, i * 3, Summary::of_members(&[i])));
+                assert_eq!(t.candidate(name), Some(f), "no two of these names share hash bits");
+            } else {
+                assert_eq!(t.overlay_get(name), Some(i), "{name} is in the lines or the overlay");
+            }
+            t.touch(name);
+        }
+        assert!(t.overlay_len() < 20, "the build placed almost every name: {}", t.overlay_len());
+        for absent in ["item-20000", "", "item-1 ", &format!("{:0>40}", 3)] {
+            assert_eq!(t.get(absent, name_of), None, "{absent}");
+        }
+        t.insert(Arc::from("added"), 20_000, 1);
+        assert_eq!(t.get("added", name_of), Some(20_000));
+        IdTable::default().touch("anything");
+        assert_eq!((IdTable::default().candidate("x"), IdTable::default().get("x", name_of)), (None, None));
+    }
+
+    #[test]
+    fn a_name_the_build_cannot_place_goes_to_the_overlay_with_its_own_id() {
+        // Every name given the same hash has the same three lines: three are placed after
+        // evictions, the rest must reach the overlay, each under its own id and hint.
+        let names: Vec<String> = (0..12u32).map(|i| format!("n{i}")).collect();
+        let t = IdTable::build_hashed(entries(&names), LineStamp::default(), |_| 42);
+        let placed: Vec<&Line> = t.lines.iter().filter(|l| !l.is_empty()).collect();
+        assert_eq!((placed.len(), t.overlay_len()), (3, 9));
+        for l in placed {
+            let name = names.get(l.id() as usize).map(String::as_bytes);
+            assert_eq!((l.inline_name(), l.hint), (name, l.id() * 3), "a line keeps its own name and hint");
+            assert_eq!(t.overlay.get(std::str::from_utf8(l.inline_name().unwrap_or_default()).unwrap_or("")), None);
+        }
+        for (name, (id, hint)) in t.overlay.iter() {
+            assert_eq!((names.get(*id as usize).map(String::as_str), *hint), (Some(&**name), id * 3));
+        }
+    }
+
+    #[test]
+    fn summaries_round_trip_through_a_line() {
+        for s in [Some(Summary::Public), Summary::of_members(&[1, 2, 3, 4, 5]), Summary::of_members(&[9]), None] {
+            let e = LineEntry { id: 4, name: "x", hint: 2, summary: s };
+            assert_eq!(Line::new(&e, 0).found(), Found { id: 4, hint: 2, summary: s });
+        }
+        assert_eq!(Summary::of_members(&[1, 2, 3, 4, 5, 6]), None);
+        assert_eq!(Summary::of_members(&[]), None);
+        assert_eq!(Summary::of_members(&[3, 8]).map(|s| s.member_set().size()), Some(2));
+    }
+}

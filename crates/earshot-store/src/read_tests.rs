@@ -888,6 +888,26 @@ fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
     assert!(at_open.len() >= 5, "too few items decided from their lines: {at_open:?}");
     w.compare();
 
+    // Lines that lie (every summary says public) under the right stamp: `verify`'s facts
+    // name each private item whose line a check would believe.
+    let snap = w.store.latest();
+    let mem = &snap.mem;
+    let mut lying = mem.clone();
+    let entries: Vec<_> = (0..mem.items.len() as u32)
+        .filter_map(|i| {
+            let rec = mem.item(i)?;
+            let summary = Some(crate::memory::id_table::Summary::Public);
+            Some(crate::memory::id_table::LineEntry { id: i, name: &rec.name, hint: rec.aud, summary })
+        })
+        .collect();
+    lying.iids = crate::memory::id_table::IdTable::build(entries.into_iter(), mem.line_stamp());
+    let private = |n: &&String| {
+        mem.iid(n).and_then(|i| mem.item(i)).is_some_and(|r| r.aud != crate::memory::snapshot::PUBLIC_AID)
+    };
+    let liar = at_open.iter().find(private).and_then(|n| mem.iid(n)).expect("a private item decided from its line");
+    assert!(mem.item_line_agrees(liar) && !lying.item_line_agrees(liar));
+    assert_ne!(crate::memory::verify::facts(&lying), crate::memory::verify::facts(mem));
+
     // Revoking an item its line admits: the line still says current, the record not.
     let owner_only = ContainerInput { owner: "p0".into(), viewers: ViewersInput::default() };
     let snap = w.store.latest();

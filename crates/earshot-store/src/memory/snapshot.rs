@@ -425,6 +425,21 @@ impl MemorySnapshot {
         }
     }
 
+    /// Whether item `iid`'s line tells the truth: its name leads to `iid`, and a summary it
+    /// carries that a check would use (`line_summary_holds`) is the one the record and the
+    /// audience give now. `verify` renders this as a fact, so a stale summary is a disagreement.
+    pub(crate) fn item_line_agrees(&self, iid: Iid) -> bool {
+        let Some(rec) = self.item(iid) else { return false };
+        let found = self.iids.find(&rec.name, |id, _| self.item(id).map(|r| &*r.name));
+        match found {
+            Some(f) if f.id == iid => {
+                f.summary.is_none() || !self.line_summary_holds(iid) || f.summary == self.line_summary(iid, rec)
+            }
+            Some(_) => false,
+            None => self.iids.overlay_get(&rec.name) == Some(iid),
+        }
+    }
+
     /// Builds the item lines anew from the records, under the current stamp.
     pub(crate) fn rebuild_item_lines(&mut self) {
         let stamp = self.line_stamp();

@@ -41,8 +41,11 @@ pub fn facts(s: &MemorySnapshot) -> Vec<String> {
         };
         let sources: Vec<String> = i.sources().iter().map(|x| item_name(*x)).collect();
         let grants: Vec<String> = i.grants().iter().filter_map(|g| s.grant(*g)).map(|g| g.name.to_string()).collect();
+        // The name table: every name leads to its item, and no summary a check would use is
+        // stale (the rebuild's lines are fresh, so any lie here is a disagreement).
+        let line = if s.item_line_agrees(iid as u32) { "line ok" } else { "line disagrees" };
         out.push(format!(
-            "item #{iid} {} owner={} author={} aud={} {:?} {current} sources={sources:?} grants={grants:?} by={:?} rev={}",
+            "item #{iid} {} {line} owner={} author={} aud={} {:?} {current} sources={sources:?} grants={grants:?} by={:?} rev={}",
             i.name,
             s.part_name(i.owner),
             s.part_name(i.author()),

@@ -81,6 +81,14 @@ impl World {
         Self::on(earshot, clock)
     }
 
+    /// A world on sled in `path`, so that it can be reopened ([`World::reopen`]).
+    fn on_sled(path: &std::path::Path) -> Self {
+        let clock = Arc::new(ManualClock::new(T0));
+        let backend = crate::SledBackend::open(path).unwrap();
+        let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), crate::Config::default()).unwrap();
+        Self::on(earshot, clock)
+    }
+
     /// A world on an opened instance (a temporary one, or sled in a directory).
     fn on(earshot: Earshot, clock: Arc<ManualClock>) -> Self {
         earshot.create_store("t", None).unwrap();
@@ -800,10 +808,7 @@ fn a_reopened_store_answers_exactly_as_before() {
     // snapshot the writer grew step by step.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let clock = Arc::new(ManualClock::new(T0));
-    let backend = crate::SledBackend::open(&path).unwrap();
-    let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), crate::Config::default()).unwrap();
-    let mut w = World::on(earshot, clock);
+    let mut w = World::on_sled(&path);
     let mut r = Rng(11);
     for round in 0..3 {
         for _ in 0..25 {
@@ -875,10 +880,7 @@ fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
     // audiences without rebuilding the lines; every answer must stay the flat evaluator's.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let clock = Arc::new(ManualClock::new(T0));
-    let backend = crate::SledBackend::open(&path).unwrap();
-    let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), crate::Config::default()).unwrap();
-    let mut w = World::on(earshot, clock);
+    let mut w = World::on_sled(&path);
     let mut r = Rng(21);
     for _ in 0..150 {
         w.step(&mut r);

@@ -103,6 +103,9 @@ const ORDINARY_COMMIT_BYTES: u64 = 2 * ORDINARY_BATCH_BYTES + COMMIT_SLACK_BYTES
 
 /// How long closing a failed sled instance may take before it is declared stuck.
 const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long opening waits for a database lock held by an instance of ours that is closing
+/// (see `open_db`); a lock held longer is another process's, and opening is refused.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Least time between two attempts to reopen a failed database.
 const REOPEN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
@@ -364,7 +367,21 @@ impl SledBackend {
 /// and becomes an integrity failure, so a damaged directory is refused like any other damage
 /// and never served from.
 fn open_db(path: &std::path::Path) -> Result<OpenDb> {
-    let opened = quietly_catching_panics(|| sled::Config::new().path(path).mode(sled::Mode::HighThroughput).open());
+    let started = std::time::Instant::now();
+    let opened = loop {
+        let opened = quietly_catching_panics(|| sled::Config::new().path(path).mode(sled::Mode::HighThroughput).open());
+        match &opened {
+            // sled lets go of its file lock from a background thread shortly after its last
+            // handle drops, so a reopen right after closing (`recover`) can find its own lock
+            // still held under load: wait for it a little before calling the database locked.
+            Ok(Err(sled::Error::Io(e)))
+                if e.kind() == std::io::ErrorKind::WouldBlock && started.elapsed() < LOCK_WAIT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => break opened,
+        }
+    };
     let db = match opened {
         Ok(Ok(db)) => db,
         Ok(Err(sled::Error::Io(e))) if is_out_of_space(&e) => {

@@ -238,9 +238,16 @@ impl World {
         self.earshot = Some(earshot);
     }
 
+    /// A new item name: short, or a UUID's canonical text (held in the name table's line as 16
+    /// bytes), or a 36-byte name of the same shape that is not a UUID (held as text elsewhere).
     fn fresh(&mut self) -> String {
         self.seq += 1;
-        format!("i{}", self.seq)
+        let uuid = || uuid::Uuid::from_u128((self.seq as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835));
+        match self.seq % 6 {
+            1 | 4 => uuid().hyphenated().to_string(),
+            2 => format!("{}g", &uuid().hyphenated().to_string()[..35]),
+            _ => format!("i{}", self.seq),
+        }
     }
 
     fn viewers(&mut self, r: &mut Rng) -> ViewersInput {
@@ -492,11 +499,22 @@ impl World {
                 singles.push(d);
             }
             let mut asked = names.clone();
-            asked.push("unknown".into());
+            // Unknown names, among them UUIDs one digit away from a known one.
+            let near: Vec<String> = names
+                .iter()
+                .filter(|n| n.len() == 36)
+                .map(|n| format!("{}{}", &n[..35], if n.ends_with('0') { '1' } else { '0' }))
+                .filter(|n| !names.contains(n))
+                .chain(["unknown".to_string()])
+                .collect();
+            asked.extend(near.iter().cloned());
             let bulk = snap.check_bulk(&asked, &r, self.now).unwrap();
             assert_eq!(bulk.get(..singles.len()), Some(&singles[..]), "bulk vs single in {c:?}");
-            let last = bulk.last().unwrap();
-            assert_eq!((last.item.as_str(), last.admitted, &*last.reason), ("unknown", false, "denied_unknown_item"));
+            for (d, name) in bulk.iter().skip(singles.len()).zip(&near) {
+                assert_eq!((&d.item, d.admitted, &*d.reason), (name, false, "denied_unknown_item"));
+                let single = snap.check(name, &r, self.now);
+                assert!(matches!(single, Err(crate::StoreError::ItemNotFound(_))), "{name}: {single:?}");
+            }
             for owners in
                 [vec![], OWNERS.iter().map(|o| o.to_string()).collect(), vec!["p1".to_string()], vec!["x".into()]]
             {

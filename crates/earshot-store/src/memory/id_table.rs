@@ -1,5 +1,7 @@
 //! The item name table: item name → item id, one 64-byte line per item that also carries what
 //! a check of the item needs, so that a cold check by name reads one line and decides.
+//! A name is held as text up to [`LINE_NAME`] bytes, or as 16 bytes when it is a UUID's
+//! canonical text (see [`Spelling`]).
 //!
 //! Why a line per item: at a million items every dependent read is a cache miss (about 150 ns
 //! on the machines measured), and a check by name used to make two in series, the name's slot
@@ -98,8 +100,72 @@ pub(crate) struct Found {
 /// `summary` of a line: no summary, else the member count, or public.
 const NO_SUMMARY: u8 = 0;
 const PUBLIC_SUMMARY: u8 = u8::MAX;
-/// `name_len` of a line whose name is longer than [`LINE_NAME`].
+/// `name_len` of a line whose name is longer than [`LINE_NAME`] and not a canonical UUID.
 const NAME_NOT_INLINE: u8 = u8::MAX;
+/// `name_len` of a line whose name is a canonical UUID, held as its 16 bytes (see [`Spelling`]).
+const NAME_UUID: u8 = u8::MAX - 1;
+
+/// How a line spells a name. Many clients name items by UUID (36 bytes), which is past
+/// [`LINE_NAME`]; comparing such a name in the item's record would cost a second trip to
+/// memory. A name that is exactly a UUID's canonical text (hyphenated, lowercase hex) is the
+/// same information as the UUID's 16 bytes, so the line holds those instead. Any other
+/// spelling of a UUID (uppercase, braces, no hyphens) is a different name, and stays text.
+#[derive(Clone, Copy)]
+enum Spelling<'a> {
+    Text(&'a [u8]),
+    Uuid([u8; 16]),
+}
+
+/// Whether a line holds `name` itself (so a lookup of it never reads the item's record).
+pub(crate) fn line_holds_name(name: &str) -> bool {
+    name.len() <= LINE_NAME || canonical_uuid(name.as_bytes()).is_some()
+}
+
+impl<'a> Spelling<'a> {
+    fn of(name: &'a str) -> Self {
+        match canonical_uuid(name.as_bytes()) {
+            Some(bytes) => Spelling::Uuid(bytes),
+            None => Spelling::Text(name.as_bytes()),
+        }
+    }
+}
+
+/// The 16 bytes of `text` when it is a UUID's canonical text (`8-4-4-4-12` lowercase hex
+/// digits), else `None`. Exactly the strings whose bytes print back to themselves, so the
+/// mapping is one to one (a test holds it to the `uuid` crate's parse and print). Written out
+/// because it runs on every lookup of a 36-byte name: table lookups without branches, about a
+/// third of the time the crate's parse and print back took in the peer bench.
+fn canonical_uuid(text: &[u8]) -> Option<[u8; 16]> {
+    /// Where each byte's first digit is in the text (the second follows it).
+    const DIGITS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+    /// A lowercase hex digit's value; 16 for every other byte.
+    const NIBBLE: [u8; 256] = {
+        let mut t = [16u8; 256];
+        let mut i = 0;
+        while i < 10 {
+            t[b'0' as usize + i] = i as u8;
+            i += 1;
+        }
+        let mut i = 0;
+        while i < 6 {
+            t[b'a' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        t
+    };
+    let text: &[u8; 36] = text.try_into().ok()?;
+    if text[8] != b'-' || text[13] != b'-' || text[18] != b'-' || text[23] != b'-' {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    let mut invalid = 0u8;
+    for (byte, at) in out.iter_mut().zip(DIGITS) {
+        let (hi, lo) = (NIBBLE[usize::from(text[at])], NIBBLE[usize::from(text[at + 1])]);
+        invalid |= hi | lo;
+        *byte = hi << 4 | (lo & 15);
+    }
+    (invalid & 16 == 0).then_some(out)
+}
 
 /// One item's line: 64 bytes on a 64-byte boundary, so it is read with one cache miss.
 #[derive(Clone, Copy, Default)]
@@ -124,14 +190,20 @@ const _: () = assert!(std::mem::size_of::<Line>() == 64);
 impl Line {
     fn new(e: &LineEntry<'_>, hash: u32) -> Line {
         let mut line = Line { id1: e.id.wrapping_add(1), hash, hint: e.hint, ..Line::default() };
-        match e.name.as_bytes() {
-            b if b.len() <= LINE_NAME => {
+        match Spelling::of(e.name) {
+            Spelling::Text(b) if b.len() <= LINE_NAME => {
                 line.name_len = b.len() as u8;
                 for (slot, byte) in line.name.iter_mut().zip(b) {
                     *slot = *byte;
                 }
             }
-            _ => line.name_len = NAME_NOT_INLINE,
+            Spelling::Text(_) => line.name_len = NAME_NOT_INLINE,
+            Spelling::Uuid(bytes) => {
+                line.name_len = NAME_UUID;
+                for (slot, byte) in line.name.iter_mut().zip(bytes) {
+                    *slot = byte;
+                }
+            }
         }
         match e.summary {
             None => line.summary = NO_SUMMARY,
@@ -152,9 +224,20 @@ impl Line {
         self.id1.wrapping_sub(1)
     }
 
-    /// The name when the line holds it.
+    /// The name when the line holds it as text.
     fn inline_name(&self) -> Option<&[u8]> {
         self.name.get(..usize::from(self.name_len))
+    }
+
+    /// Whether this line's name is `name` (spelt as [`Spelling::of`] spells it); `None` when
+    /// the line does not hold its name, which must then be compared elsewhere.
+    fn holds_name(&self, name: &Spelling<'_>) -> Option<bool> {
+        if self.name_len == NAME_UUID {
+            let held = self.name.get(..16);
+            return Some(matches!(name, Spelling::Uuid(u) if held == Some(&u[..])));
+        }
+        let inline = self.inline_name()?;
+        Some(matches!(name, Spelling::Text(t) if *t == inline))
     }
 
     fn found(&self) -> Found {
@@ -278,12 +361,13 @@ impl IdTable {
         for l in &lines[1..] {
             prefetch_index::prefetch_index(std::slice::from_ref(*l), 0);
         }
+        let spelling = Spelling::of(name);
         lines.into_iter().find_map(|l| {
             if l.hash != hash || l.is_empty() {
                 return None;
             }
-            let same = match l.inline_name() {
-                Some(inline) => inline == name.as_bytes(),
+            let same = match l.holds_name(&spelling) {
+                Some(same) => same,
                 None => name_of(l.id(), l.hint) == Some(name),
             };
             same.then(|| l.found())
@@ -397,6 +481,90 @@ mod tests {
         }
         for (name, (id, hint)) in t.overlay.iter() {
             assert_eq!((names.get(*id as usize).map(String::as_str), *hint), (Some(&**name), id * 3));
+        }
+    }
+
+    #[test]
+    fn canonical_uuid_text_is_exactly_what_the_uuid_crate_prints() {
+        // The crate's parse accepts more spellings; a canonical one is one it prints back.
+        let by_crate = |t: &[u8]| {
+            let u = uuid::Uuid::try_parse_ascii(t).ok()?;
+            (u.hyphenated().to_string().as_bytes() == t).then(|| u.into_bytes())
+        };
+        let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+        let alphabet = b"0123456789abcdefABCDEF-{}gz ";
+        for i in 0..200_000u32 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let mut text = uuid::Uuid::from_u64_pair(rng, rng.rotate_left(17)).hyphenated().to_string().into_bytes();
+            // Most texts get one or two bytes changed to anything from the alphabet, so every
+            // position sees every kind of wrong byte (and sometimes a right one).
+            for k in 0..(i % 3) {
+                let at = (rng >> (8 * k)) as usize % text.len();
+                text[at] = alphabet[(rng >> (8 * k + 5)) as usize % alphabet.len()];
+            }
+            if i % 97 == 0 {
+                text.push(b'0');
+            }
+            assert_eq!(canonical_uuid(&text), by_crate(&text), "{}", String::from_utf8_lossy(&text));
+        }
+    }
+
+    #[test]
+    fn a_canonical_uuid_name_is_held_in_its_line_and_no_other_spelling_matches_it() {
+        let lower = "0f1e2d3c-4b5a-4697-8877-665544332211";
+        let upper = "0F1E2D3C-4B5A-4697-8877-665544332211";
+        assert!(matches!(Spelling::of(lower), Spelling::Uuid(_)));
+        for other in
+            [upper, "0f1e2d3c4b5a46978877665544332211", "{0f1e2d3c-4b5a-4697-8877-665544332211}", &"x".repeat(36)]
+        {
+            assert!(matches!(Spelling::of(other), Spelling::Text(_)), "{other}");
+        }
+        assert!(line_holds_name(lower) && line_holds_name("short") && !line_holds_name(upper));
+        // The line's comparison itself (a lookup compares hash bits first, which would hide a
+        // comparison that ignores part of the name): the name matches, every other spelling
+        // and every name one digit away does not.
+        let line = Line::new(&LineEntry { id: 1, name: lower, hint: 0, summary: None }, 0);
+        assert_eq!(line.holds_name(&Spelling::of(lower)), Some(true));
+        assert_eq!(line.holds_name(&Spelling::of(upper)), Some(false));
+        for at in (0..36).filter(|&i| ![8, 13, 18, 23].contains(&i)) {
+            for digit in "0123456789abcdef".chars() {
+                let mut near: Vec<char> = lower.chars().collect();
+                if near[at] == digit {
+                    continue;
+                }
+                near[at] = digit;
+                let near: String = near.into_iter().collect();
+                assert_eq!(line.holds_name(&Spelling::of(&near)), Some(false), "{near}");
+            }
+        }
+        let text =
+            Line::new(&LineEntry { id: 1, name: "0f1e2d3c-4b5a-4697-8877-66554433221", hint: 0, summary: None }, 0);
+        assert_eq!(text.holds_name(&Spelling::of(lower)), None, "a 35-byte name is not in its line");
+        // 3,000 lowercase UUIDs, and the uppercase spelling of every tenth as a name of its own.
+        let mut names: Vec<String> = (1..=3_000u128)
+            .map(|i| uuid::Uuid::from_u128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)).to_string())
+            .collect();
+        let uppers: Vec<String> = names.iter().step_by(10).map(|n| n.to_uppercase()).collect();
+        assert!(uppers.iter().all(|u| !names.contains(u)), "every uppercase spelling differs");
+        names.extend(uppers);
+        let t = IdTable::build(entries(&names), LineStamp::default());
+        // A lowercase UUID is decided by its line alone: its record's name is never asked for.
+        let never = |_: u32| -> Option<&str> { None };
+        let name_of = |i: u32| names.get(i as usize).map(String::as_str);
+        for (i, name) in names.iter().enumerate() {
+            let i = i as u32;
+            if i < 3_000 {
+                assert_eq!(t.find(name, |id, _| never(id)).map(|f| f.id), Some(i), "{name}");
+            } else {
+                assert_eq!(t.get(name, name_of), Some(i), "{name}");
+            }
+        }
+        // The uppercase spelling of a UUID stored only in lowercase is another, absent, name.
+        for name in names.iter().skip(1).step_by(10).take(300) {
+            assert_eq!(t.get(&name.to_uppercase(), name_of), None, "{name}");
+            assert_eq!(t.get(&format!("{{{name}}}"), name_of), None, "{name}");
         }
     }
 

@@ -7,7 +7,7 @@ use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
 use earshot_core::{AudienceDigest, Currentness, Quality, Viewers};
 
 use crate::error::{Result, StoreError};
-use crate::memory::id_table::{Found, LINE_NAME};
+use crate::memory::id_table::{line_holds_name, Found};
 use crate::memory::layered::Posting;
 use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
@@ -231,13 +231,16 @@ impl MemorySnapshot {
         for name in items {
             self.touch_item(name);
         }
-        let candidates: Vec<Option<Found>> = items
+        // Each candidate, and whether its line holds its name (else the record's is compared).
+        let candidates: Vec<Option<(Found, bool)>> = items
             .iter()
-            .map(|n| if n.len() <= earshot_core::MAX_ID_LEN { self.iids.candidate(n) } else { None })
+            .map(|n| {
+                let found = if n.len() <= earshot_core::MAX_ID_LEN { self.iids.candidate(n) } else { None };
+                found.map(|f| (f, line_holds_name(n)))
+            })
             .collect();
-        for (name, found) in items.iter().zip(&candidates) {
-            let Some(f) = found else { continue };
-            if f.summary.is_none() || name.len() > LINE_NAME || !self.line_summary_holds(f.id) {
+        for (f, in_line) in candidates.iter().flatten() {
+            if f.summary.is_none() || !in_line || !self.line_summary_holds(f.id) {
                 if let Some(rec) = self.item(f.id) {
                     prefetch_index::prefetch_index(std::slice::from_ref(rec), 0);
                 }
@@ -245,7 +248,7 @@ impl MemorySnapshot {
             }
         }
         for (name, found) in items.iter().zip(&candidates) {
-            if let Some(f) = found.filter(|_| name.len() > ItemName::CAPACITY) {
+            if let Some((f, false)) = found.filter(|_| name.len() > ItemName::CAPACITY) {
                 std::hint::black_box(self.item(f.id).and_then(|r| r.name.as_bytes().first().copied()));
             }
         }

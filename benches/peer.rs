@@ -185,36 +185,57 @@ fn earshot_from_writes(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
     let store = earshot.store(STORE).expect("the store runs");
     let members = |a: u32| -> Vec<String> { w.audiences[a as usize].iter().map(|&p| pname(p)).collect() };
     // Several clients, as a service sees them (the writer commits their writes in groups); client
-    // `c` writes the items `c, c + WRITE_CLIENTS, …`, each item's grant right after it.
-    std::thread::scope(|s| {
-        for client in 0..WRITE_CLIENTS {
-            let (store, members) = (&store, &members);
-            s.spawn(move || {
-                for (seq, &(origin, grant)) in w.items.iter().enumerate().skip(client).step_by(WRITE_CLIENTS) {
-                    let item = iname(seq as u32);
-                    let create = NewItem {
-                        id: Some(item.clone()),
-                        owner: pname(origin / AUDS_PER_OWNER as u32),
-                        content: None,
-                        attributes: None,
-                        origin: OriginInput::Viewers(ViewersInput {
-                            participants: members(origin),
-                            ..ViewersInput::default()
-                        }),
-                        subjects: Vec::new(),
-                        author: None,
+    // `c` writes the items `c, c + WRITE_CLIENTS, …`, each item's grant right after it. Every
+    // write is timed: the writer's pauses (the items folding into a new base, the name table's
+    // lines rebuilt after it) show as the slowest writes.
+    let mut latency: Vec<Duration> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..WRITE_CLIENTS)
+            .map(|client| {
+                let (store, members) = (&store, &members);
+                s.spawn(move || {
+                    let mut lat = Vec::with_capacity(w.items.len() / WRITE_CLIENTS * 2);
+                    let mut timed = |command: Command| {
+                        let t = Instant::now();
+                        store.write(command).expect("the write is applied");
+                        lat.push(t.elapsed());
                     };
-                    store.write(Command::CreateItem(create)).expect("the item is written");
-                    if let Some(g) = grant {
-                        let grant = NewGrant { members: members(g), reason: None, expires_at: None };
-                        store
-                            .write(Command::Grant { item, grant, issuer: "admin".into() })
-                            .expect("the grant is written");
+                    for (seq, &(origin, grant)) in w.items.iter().enumerate().skip(client).step_by(WRITE_CLIENTS) {
+                        let item = iname(seq as u32);
+                        let create = NewItem {
+                            id: Some(item.clone()),
+                            owner: pname(origin / AUDS_PER_OWNER as u32),
+                            content: None,
+                            attributes: None,
+                            origin: OriginInput::Viewers(ViewersInput {
+                                participants: members(origin),
+                                ..ViewersInput::default()
+                            }),
+                            subjects: Vec::new(),
+                            author: None,
+                        };
+                        timed(Command::CreateItem(create));
+                        if let Some(g) = grant {
+                            let grant = NewGrant { members: members(g), reason: None, expires_at: None };
+                            timed(Command::Grant { item, grant, issuer: "admin".into() });
+                        }
                     }
-                }
-            });
-        }
+                    lat
+                })
+            })
+            .collect();
+        clients.into_iter().flat_map(|c| c.join().expect("a writing client")).collect()
     });
+    latency.sort_unstable();
+    let q = |p: f64| quantile(&latency, p);
+    let slow = latency.iter().filter(|l| **l >= Duration::from_millis(100)).count();
+    eprintln!(
+        "{} single writes from {WRITE_CLIENTS} clients, latency p50 {:.1?}, p99 {:.1?}, p99.9 {:.1?}, max {:.1?}; {slow} took 100 ms or more",
+        latency.len(),
+        q(0.5),
+        q(0.99),
+        q(0.999),
+        latency.last().copied().unwrap_or_default(),
+    );
     (earshot, store)
 }
 
@@ -428,7 +449,7 @@ fn dependent_read_ns(lines: usize) -> f64 {
     const WORDS_PER_LINE: usize = 8;
     let lines = lines.max(1024);
     let mut order: Vec<usize> = (0..lines).collect();
-    let mut rng = XorShift::new(0x5a77_010);
+    let mut rng = XorShift::new(0x05a7_7010);
     for i in (1..lines).rev() {
         order.swap(i, rng.below(i));
     }

@@ -226,8 +226,9 @@ impl MemorySnapshot {
         }
         // The cold reads of a batch overlap one another instead of following one another: every
         // item's lines go out first, then (the lines now arriving) the record and audience of
-        // every candidate that cannot be decided from its line, then the names too long to sit
-        // in their records (a UUID's), and only then does the first decision wait on any of them.
+        // every candidate that cannot be decided from its line, then the names that neither the
+        // line nor the record holds inline (long names that are not a UUID's canonical text,
+        // which the line holds as bytes), and only then does the first decision wait on any.
         for name in items {
             self.touch_item(name);
         }

@@ -133,9 +133,9 @@ impl<'a> Spelling<'a> {
 /// The 16 bytes of `text` when it is a UUID's canonical text (`8-4-4-4-12` lowercase hex
 /// digits), else `None`. Exactly the strings whose bytes print back to themselves, so the
 /// mapping is one to one (a test holds it to the `uuid` crate's parse and print). Written out
-/// because it runs on every lookup of a 36-byte name: table lookups without branches, where
-/// the crate's parse and print back cost 30–40 ns more per lookup in the peer bench
-/// (BENCHMARKS.md, "Item names shaped like UUIDs in their lines").
+/// because it runs on every lookup of a 36-byte name: table lookups without branches, rather
+/// than the crate's parse followed by printing back to compare, which was slower in the peer
+/// bench (BENCHMARKS.md, "Item names shaped like UUIDs in their lines").
 fn canonical_uuid(text: &[u8]) -> Option<[u8; 16]> {
     /// Where each byte's first digit is in the text (the second follows it).
     const DIGITS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];

@@ -73,6 +73,9 @@ impl State for Snapshot {
     fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Provenance)> {
         rebuild(store, &Records::decode(raw)?)
     }
+    fn tune(&mut self, config: &crate::Config) {
+        self.mem.line_builds = crate::memory::line_build::LineBuilds::from_config(config.item_lines_off_writer_from);
+    }
     fn revision(&self) -> u64 {
         self.revision
     }

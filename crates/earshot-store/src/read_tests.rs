@@ -68,6 +68,8 @@ struct World {
     /// and each superseded item's successor.
     sources: BTreeMap<String, Vec<String>>,
     superseded_by: BTreeMap<String, String>,
+    /// What a reopened instance is opened with.
+    config: crate::Config,
 }
 
 fn ident(i: &str) -> Identity {
@@ -83,10 +85,17 @@ impl World {
 
     /// A world on sled in `path`, so that it can be reopened ([`World::reopen`]).
     fn on_sled(path: &std::path::Path) -> Self {
+        Self::on_sled_with(path, crate::Config::default())
+    }
+
+    /// [`World::on_sled`] with `config` (kept for [`World::reopen`]).
+    fn on_sled_with(path: &std::path::Path, config: crate::Config) -> Self {
         let clock = Arc::new(ManualClock::new(T0));
         let backend = crate::SledBackend::open(path).unwrap();
-        let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), crate::Config::default()).unwrap();
-        Self::on(earshot, clock)
+        let earshot = Earshot::open_with(Arc::new(backend), clock.clone(), config.clone()).unwrap();
+        let mut w = Self::on(earshot, clock);
+        w.config = config;
+        w
     }
 
     /// A world on an opened instance (a temporary one, or sled in a directory).
@@ -103,6 +112,7 @@ impl World {
             seq: 0,
             sources: BTreeMap::new(),
             superseded_by: BTreeMap::new(),
+            config: crate::Config::default(),
         };
         for p in PARTS {
             w.write(Command::CreateParticipant(NewParticipant {
@@ -233,7 +243,7 @@ impl World {
                 Err(e) => panic!("reopening: {e}"),
             }
         };
-        let earshot = Earshot::open_with(Arc::new(backend), self.clock.clone(), crate::Config::default()).unwrap();
+        let earshot = Earshot::open_with(Arc::new(backend), self.clock.clone(), self.config.clone()).unwrap();
         self.store = earshot.store("t").unwrap();
         self.earshot = Some(earshot);
     }
@@ -887,7 +897,11 @@ fn decided_from_lines(snap: &crate::Snapshot) -> Vec<String> {
     let names = snap.item_names();
     names
         .into_iter()
-        .filter(|n| mem.iids.find(n, |_, _| None).is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(f.id)))
+        .filter(|n| {
+            mem.iids
+                .find(n, |_, _| None)
+                .is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(&mem.iids, f.id))
+        })
         .collect()
 }
 
@@ -965,4 +979,132 @@ fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
         still.len(),
         at_open.len()
     );
+}
+
+/// A store on sled in `path` that rebuilds its item lines off the writer even when small;
+/// `held` keeps every build waiting until the test runs it
+/// ([`crate::memory::line_build::LineBuild::run`]). After `steps` random writes it is reopened,
+/// so that its items are an item base whose lines carry summaries.
+fn lines_off_the_writer(path: &std::path::Path, held: bool, r: &mut Rng, steps: usize) -> World {
+    use crate::memory::line_build::HELD_FOR_TESTS;
+    let config =
+        crate::Config { item_lines_off_writer_from: if held { HELD_FOR_TESTS } else { 0 }, ..crate::Config::default() };
+    let mut w = World::on_sled_with(path, config);
+    for _ in 0..steps {
+        w.step(r);
+    }
+    w.reopen(path);
+    w
+}
+
+/// How many items of `snap` a check would decide from a line's summary, in the lines it asks
+/// first (a finished build's, or its own).
+fn decided_from_first_lines(snap: &crate::Snapshot) -> usize {
+    let mem = &snap.mem;
+    let first = mem.item_lines().first;
+    let names = snap.item_names();
+    names
+        .iter()
+        .filter(|n| {
+            first.find(n, |_, _| None).is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(first, f.id))
+        })
+        .count()
+}
+
+#[test]
+fn item_lines_built_off_the_writer_decide_only_while_they_hold() {
+    // A participant's removal edits audiences in place, so the item lines go stale and the
+    // writer starts a build off its thread, held here until the test runs it. Whether the
+    // build is waiting, finished, installed by a later write or abandoned for a newer one,
+    // every answer must stay the flat evaluator's (`compare`, which ends with `verify`).
+    let (mut builds_run, mut decided_from_builds, mut abandoned) = (0, 0, 0);
+    // Puts a participant in an item's audience and removes it, which edits that audience in
+    // place (or retires it into an equal one): the lines go stale.
+    let toggle = |w: &mut World, r: &mut Rng| {
+        let p = ["p3", "p4", "p2"][r.below(3)];
+        if w.store.latest().pid(p).is_none() {
+            w.write(Command::CreateParticipant(NewParticipant {
+                id: p.into(),
+                kind: ParticipantKind::Agent,
+                name: None,
+            }));
+        }
+        let mut viewers = ViewersInput { participants: r.subset(&PARTS), ..Default::default() };
+        viewers.participants.push(p.into());
+        let id = Some(w.fresh());
+        w.write(Command::CreateItem(NewItem {
+            subjects: Vec::new(),
+            id,
+            owner: OWNERS[r.below(2)].into(),
+            content: None,
+            attributes: None,
+            origin: OriginInput::Viewers(viewers),
+            author: None,
+        }));
+        w.write(Command::RemoveParticipant { id: p.into() });
+    };
+    for seed in 0..4u64 {
+        let mut r = Rng(100 + seed);
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = lines_off_the_writer(&dir.path().join("db"), true, &mut r, 60);
+        for round in 0..16 {
+            toggle(&mut w, &mut r);
+            let before = w.store.latest();
+            let (pending, stamp) = (before.mem.next_lines.clone(), before.mem.line_stamp());
+            w.compare();
+            if !pending.serves(stamp) {
+                continue;
+            }
+            // Writes while the build waits: new items are found in the store's own lines, and
+            // changed records decide, never their stale summaries. Sometimes a second removal
+            // makes the waiting build stale before it ran.
+            for _ in 0..r.below(4) {
+                w.step(&mut r);
+            }
+            if r.below(3) == 0 {
+                toggle(&mut w, &mut r);
+            }
+            w.compare();
+            let now = w.store.latest();
+            if now.mem.line_stamp() != stamp {
+                // Replaced by a newer build: it stops at once and gives no lines.
+                pending.run();
+                assert!(pending.ready(stamp).is_none() && !pending.serves(stamp), "seed {seed} round {round}");
+                abandoned += 1;
+                continue;
+            }
+            pending.run();
+            builds_run += 1;
+            let now = w.store.latest();
+            assert!(now.mem.item_lines().then.is_some(), "a finished build that holds is asked first");
+            decided_from_builds += decided_from_first_lines(&now);
+            w.compare();
+            // The next write that changes something makes the build's lines the store's own.
+            for _ in 0..20 {
+                w.step(&mut r);
+                let mem = &w.store.latest().mem;
+                if mem.iids.stamp() == mem.line_stamp() && mem.item_lines().then.is_none() {
+                    break;
+                }
+            }
+            w.compare();
+        }
+    }
+    assert!(builds_run >= 6 && abandoned >= 2, "{builds_run} builds run, {abandoned} abandoned");
+    assert!(decided_from_builds > 0, "no check was decided from a finished build's lines");
+}
+
+#[test]
+fn random_histories_agree_with_item_lines_built_off_the_writer_on_threads() {
+    // The same as with lines built in the write, with real threads: a build finishes whenever
+    // it does, before, between or after the checks of a comparison.
+    for seed in 0..6u64 {
+        let mut r = Rng(200 + seed);
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = lines_off_the_writer(&dir.path().join("db"), false, &mut r, 30);
+        for _ in 0..40 {
+            w.step(&mut r);
+            w.compare();
+        }
+    }
 }

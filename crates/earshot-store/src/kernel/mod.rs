@@ -62,6 +62,9 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
     /// What a command that made a revision changed, as watchers see it: kinds and ids, never
     /// content (the revision log keeps it for the watch stream).
     fn change(cmd: &Self::Command, outcome: &Self::Outcome) -> serde_json::Value;
+    /// Takes what it needs of the store's configuration; the writer calls it on every state
+    /// it loads from the records (start and reload), and applied states keep it.
+    fn tune(&mut self, _config: &Config) {}
 }
 
 /// Time source. Decisions take their time from the snapshot; this only stamps snapshots.
@@ -135,6 +138,12 @@ pub struct Config {
     /// Start no store when opening: each starts on its first use (a replica among many that
     /// hold more stores than one can, where the load balancer routes by store).
     pub load_on_first_use: bool,
+    /// Items from which a store rebuilds its item name table off the writer, on a thread of
+    /// its own, when the table goes stale (the items fold into a new base, or a participant's
+    /// removal changes an audience); below it the write that made it stale rebuilds it. At a
+    /// million items the rebuild takes most of a second, which writes no longer wait for.
+    /// Decisions are the same either way.
+    pub item_lines_off_writer_from: usize,
 }
 
 impl Default for Config {

@@ -120,6 +120,7 @@ impl<S: State> Writer<S> {
             let revision = state.revision();
             state.stamp(revision, clock.now_ms());
         }
+        state.tune(&config);
         let snap = Arc::new(state);
         let (tx, rx) = mpsc::channel::<Msg<S>>();
         let handle = Arc::new(Writer {
@@ -720,7 +721,9 @@ fn same_error(e: &StoreError) -> StoreError {
 
 /// Rebuilds the writer's state from the durable records (after a failed commit or encode).
 fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
-    S::load(&h.id, &h.backend.load(&h.id)?)
+    let (mut state, aside) = S::load(&h.id, &h.backend.load(&h.id)?)?;
+    state.tune(&h.config);
+    Ok((state, aside))
 }
 
 /// Follows the other replicas of a shared backend: polls the head and, when it is ahead of the
@@ -844,6 +847,7 @@ pub(crate) fn default_config() -> Config {
         log_retention: 100_000,
         ready_max_lag: Duration::from_secs(2),
         load_on_first_use: false,
+        item_lines_off_writer_from: crate::memory::line_build::DEFAULT_OFF_WRITER_FROM,
     }
 }
 

@@ -42,6 +42,9 @@ const LOAD_DEN: usize = 17;
 /// Evictions one insertion may make before its entry goes to the overlay instead.
 const MAX_KICKS: usize = 500;
 
+/// Entries a cancellable build places between two looks at whether it was cancelled.
+pub(crate) const CANCEL_EVERY: usize = 4096;
+
 /// What a check of an item needs beyond its name, copied from its record and its origin
 /// audience when its line was built. Only an item that is current and has no links (no grants,
 /// sources, subjects or other author) and whose origin audience is public or has at most
@@ -287,15 +290,27 @@ pub(crate) struct IdTable {
 impl IdTable {
     /// A table of `entries`, whose summaries were computed under `stamp`. An entry the build
     /// cannot place goes to the overlay, with its name.
+    #[cfg(test)]
     pub fn build<'a>(entries: impl ExactSizeIterator<Item = LineEntry<'a>>, stamp: LineStamp) -> Self {
-        Self::build_hashed(entries, stamp, name_hash)
+        Self::build_hashed(entries, stamp, name_hash, &|| false).unwrap_or_default()
+    }
+
+    /// [`IdTable::build`] that gives up (`None`) as soon as `cancelled` answers true; it is
+    /// asked every few thousand entries (a build off the writer whose lines went stale).
+    pub fn build_unless<'a>(
+        entries: impl ExactSizeIterator<Item = LineEntry<'a>>,
+        stamp: LineStamp,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<Self> {
+        Self::build_hashed(entries, stamp, name_hash, cancelled)
     }
 
     fn build_hashed<'a>(
         entries: impl ExactSizeIterator<Item = LineEntry<'a>>,
         stamp: LineStamp,
         hash_of: fn(&str) -> u32,
-    ) -> Self {
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<Self> {
         let len = entries.len();
         let n = if len == 0 { 0 } else { len * LOAD_NUM / LOAD_DEN + 64 };
         let mut lines = vec![Line::default(); n];
@@ -305,6 +320,9 @@ impl IdTable {
         let mut overlay = Map::default();
         let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
         for (k, e) in entries.enumerate() {
+            if k % CANCEL_EVERY == CANCEL_EVERY - 1 && cancelled() {
+                return None;
+            }
             names.push(e.name);
             let mut cur = (Line::new(&e, hash_of(e.name)), k);
             let mut last = usize::MAX;
@@ -335,7 +353,7 @@ impl IdTable {
                 }
             }
         }
-        IdTable { lines: Arc::from(lines), stamp, overlay }
+        Some(IdTable { lines: Arc::from(lines), stamp, overlay })
     }
 
     /// The stamp the summaries were built under.
@@ -418,6 +436,11 @@ impl IdTable {
         self.overlay.insert(name, (id, hint));
     }
 
+    /// The overlay's entries: `(name, id, hint)`.
+    pub fn overlay_entries(&self) -> impl Iterator<Item = (&Arc<str>, u32, u32)> + '_ {
+        self.overlay.iter().map(|(name, (id, hint))| (name, *id, *hint))
+    }
+
     /// Names in the overlay.
     #[cfg(test)]
     pub fn overlay_len(&self) -> usize {
@@ -472,7 +495,7 @@ mod tests {
         // Every name given the same hash has the same three lines: three are placed after
         // evictions, the rest must reach the overlay, each under its own id and hint.
         let names: Vec<String> = (0..12u32).map(|i| format!("n{i}")).collect();
-        let t = IdTable::build_hashed(entries(&names), LineStamp::default(), |_| 42);
+        let t = IdTable::build_hashed(entries(&names), LineStamp::default(), |_| 42, &|| false).unwrap();
         let placed: Vec<&Line> = t.lines.iter().filter(|l| !l.is_empty()).collect();
         assert_eq!((placed.len(), t.overlay_len()), (3, 9));
         for l in placed {

@@ -11,6 +11,7 @@ pub mod flat;
 pub(crate) mod graph;
 pub(crate) mod id_table;
 pub(crate) mod layered;
+pub(crate) mod line_build;
 pub mod model;
 pub(crate) mod read;
 pub mod search;

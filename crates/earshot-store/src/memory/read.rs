@@ -153,7 +153,7 @@ impl MemorySnapshot {
     pub fn touch_item(&self, item: &str) {
         // No item has a longer name; hashing a longer one ahead would only be wasted work.
         if item.len() <= earshot_core::MAX_ID_LEN {
-            self.iids.touch(item);
+            self.item_lines().first.touch(item);
         }
     }
 
@@ -177,17 +177,21 @@ impl MemorySnapshot {
     /// after it. The record decides which audience counts: the hint is used only when the
     /// record names the same one (an item's audience changes when a participant is removed).
     fn check_by_name(&self, item: &str, viewers: &Viewers<Pid>, now_ms: i64) -> Option<Checked> {
-        let found = self.iids.find(item, |id, aud_hint| {
+        let lines = self.item_lines();
+        let found = lines.first.find(item, |id, aud_hint| {
             // A name too long for its line is compared in the record: start the hinted
             // audience's read first, so the two reads go out together.
             self.prefetch_aud(aud_hint);
             self.item(id).map(|r| &*r.name)
         });
         let Some(found) = found else {
-            let iid = self.iids.overlay_get(item)?;
+            let iid = match lines.first.overlay_get(item) {
+                Some(iid) => iid,
+                None => lines.then?.get(item, |id| self.item(id).map(|r| &*r.name))?,
+            };
             return Some(Checked::Record(iid, self.check_iid(iid, viewers, now_ms)));
         };
-        if let Some(summary) = found.summary.filter(|_| self.line_summary_holds(found.id)) {
+        if let Some(summary) = found.summary.filter(|_| self.line_summary_holds(lines.first, found.id)) {
             // The item is current and has no grants (a summary exists only then), so the core
             // decides on the origin audience alone, as `check_rec_with` would. The origin's
             // digest only ever breaks ties between grants; there are none.
@@ -233,15 +237,16 @@ impl MemorySnapshot {
             self.touch_item(name);
         }
         // Each candidate, and whether its line holds its name (else the record's is compared).
+        let lines = self.item_lines().first;
         let candidates: Vec<Option<(Found, bool)>> = items
             .iter()
             .map(|n| {
-                let found = if n.len() <= earshot_core::MAX_ID_LEN { self.iids.candidate(n) } else { None };
+                let found = if n.len() <= earshot_core::MAX_ID_LEN { lines.candidate(n) } else { None };
                 found.map(|f| (f, line_holds_name(n)))
             })
             .collect();
         for (f, in_line) in candidates.iter().flatten() {
-            if f.summary.is_none() || !in_line || !self.line_summary_holds(f.id) {
+            if f.summary.is_none() || !in_line || !self.line_summary_holds(lines, f.id) {
                 if let Some(rec) = self.item(f.id) {
                     prefetch_index::prefetch_index(std::slice::from_ref(rec), 0);
                 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use crate::memory::consent::GrantConsent;
 use crate::memory::id_table::{IdTable, LineEntry, LineStamp, Summary};
 use crate::memory::layered::{ChunkedVec, FlatVec, NameMap, Posting};
+use crate::memory::line_build::{LineBuild, LineBuilds};
 use crate::memory::model::ParticipantKind;
 
 pub use crate::common::Pid;
@@ -306,6 +307,11 @@ pub struct MemorySnapshot {
     /// audience memberships by digest from a cursor without sorting every audience.
     pub(crate) aud_order: OrdSet<AudienceDigest>,
     pub(crate) iids: IdTable,
+    /// The item lines being rebuilt off the writer, if they are (`crate::memory::line_build`):
+    /// lookups ask them first once they are done and still hold.
+    pub(crate) next_lines: Arc<LineBuild>,
+    /// Where the writer rebuilds stale item lines (set from the store's `Config`).
+    pub(crate) line_builds: LineBuilds,
     pub(crate) items: FlatVec<ItemRec>,
     pub(crate) gids: NameMap<Gid>,
     pub(crate) grants: Vector<GrantRec>,
@@ -338,6 +344,8 @@ impl MemorySnapshot {
             aud_by_digest: Map::default(),
             aud_order: OrdSet::default(),
             iids: IdTable::default(),
+            next_lines: Arc::default(),
+            line_builds: LineBuilds::default(),
             items: FlatVec::default(),
             gids: NameMap::default(),
             grants: Vector::new(),
@@ -388,7 +396,23 @@ impl MemorySnapshot {
     }
 
     pub(crate) fn iid(&self, name: &str) -> Option<Iid> {
-        self.iids.get(name, |i| self.items.get(i as usize).map(|r| &*r.name))
+        let name_of = |i: u32| self.items.get(i as usize).map(|r| &*r.name);
+        let lines = self.item_lines();
+        lines.first.get(name, name_of).or_else(|| lines.then?.get(name, name_of))
+    }
+
+    /// The item lines a lookup by name asks: the lines of a finished build off the writer that
+    /// hold under this snapshot's stamp, then this snapshot's own table for the names added
+    /// since that build's snapshot; else only the own table. Either way every item's name is
+    /// found, and a summary is used only from lines whose stamp is this snapshot's.
+    pub(crate) fn item_lines(&self) -> ItemLines<'_> {
+        let stamp = self.line_stamp();
+        if self.iids.stamp() != stamp {
+            if let Some(built) = self.next_lines.ready(stamp) {
+                return ItemLines { first: built, then: Some(&self.iids) };
+            }
+        }
+        ItemLines { first: &self.iids, then: None }
     }
 
     pub(crate) fn item(&self, iid: Iid) -> Option<&ItemRec> {
@@ -404,8 +428,12 @@ impl MemorySnapshot {
     /// Whether item `iid`'s summary in the lines still tells what its record and audience do:
     /// the lines were built under this snapshot's stamp and the record is the base's own,
     /// unreplaced since (every change of an item replaces its record).
-    pub(crate) fn line_summary_holds(&self, iid: Iid) -> bool {
-        self.iids.stamp() == self.line_stamp() && self.items.in_base_unchanged(iid as usize)
+    ///
+    /// `lines` are the lines the summary came from: a build off the writer may finish between
+    /// two calls of [`MemorySnapshot::item_lines`], so the table is asked once per lookup and
+    /// passed here, never looked up again.
+    pub(crate) fn line_summary_holds(&self, lines: &IdTable, iid: Iid) -> bool {
+        lines.stamp() == self.line_stamp() && self.items.in_base_unchanged(iid as usize)
     }
 
     /// The summary an item's line carries: only for an item whose record is the base's own,
@@ -430,35 +458,110 @@ impl MemorySnapshot {
     /// audience give now. `verify` renders this as a fact, so a stale summary is a disagreement.
     pub(crate) fn item_line_agrees(&self, iid: Iid) -> bool {
         let Some(rec) = self.item(iid) else { return false };
-        let found = self.iids.find(&rec.name, |id, _| self.item(id).map(|r| &*r.name));
+        let lines = self.item_lines();
+        let found = lines.first.find(&rec.name, |id, _| self.item(id).map(|r| &*r.name));
         match found {
             Some(f) if f.id == iid => {
-                f.summary.is_none() || !self.line_summary_holds(iid) || f.summary == self.line_summary(iid, rec)
+                f.summary.is_none()
+                    || !self.line_summary_holds(lines.first, iid)
+                    || f.summary == self.line_summary(iid, rec)
             }
             Some(_) => false,
-            None => self.iids.overlay_get(&rec.name) == Some(iid),
+            None => match lines.first.overlay_get(&rec.name) {
+                Some(id) => id == iid,
+                // Not in a finished build's lines: only an item added after its snapshot.
+                None => lines.then.is_some_and(|own| {
+                    iid >= self.next_lines.covers()
+                        && own.get(&rec.name, |id| self.item(id).map(|r| &*r.name)) == Some(iid)
+                }),
+            },
         }
     }
 
-    /// Builds the item lines anew from the records, under the current stamp.
+    /// Builds the item lines anew from the records, under the current stamp, here and now.
     pub(crate) fn rebuild_item_lines(&mut self) {
-        let stamp = self.line_stamp();
-        let entries: Vec<LineEntry<'_>> = (0..self.items.len() as Iid)
-            .filter_map(|iid| {
-                let rec = self.item(iid)?;
-                Some(LineEntry { id: iid, name: &rec.name, hint: rec.aud, summary: self.line_summary(iid, rec) })
-            })
-            .collect();
-        let lines = IdTable::build(entries.into_iter(), stamp);
-        self.iids = lines;
+        if let Some(lines) = self.build_item_lines_unless(&|| false) {
+            self.iids = lines;
+        }
+        self.next_lines = Arc::default();
     }
 
-    /// Rebuilds the item lines when their stamp is no longer this snapshot's: after the items
-    /// folded into a new base (which also empties the lines' overlay) or an audience changed
-    /// in place. The writer calls it after every command. Until it runs, checks decide from the
-    /// records, never from a summary (`line_summary_holds`).
+    /// The item lines of this snapshot's records, under its stamp; `None` when `cancelled`
+    /// answered true first (it is asked every few thousand items).
+    pub(crate) fn build_item_lines_unless(&self, cancelled: &dyn Fn() -> bool) -> Option<IdTable> {
+        let stamp = self.line_stamp();
+        let mut entries: Vec<LineEntry<'_>> = Vec::with_capacity(self.items.len());
+        for iid in 0..self.items.len() as Iid {
+            if (iid as usize).is_multiple_of(crate::memory::id_table::CANCEL_EVERY) && cancelled() {
+                return None;
+            }
+            if let Some(rec) = self.item(iid) {
+                entries.push(LineEntry {
+                    id: iid,
+                    name: &rec.name,
+                    hint: rec.aud,
+                    summary: self.line_summary(iid, rec),
+                });
+            }
+        }
+        IdTable::build_unless(entries.into_iter(), stamp, cancelled)
+    }
+
+    /// Brings the item lines up to date when their stamp is no longer this snapshot's: after
+    /// the items folded into a new base or an audience changed in place. The writer calls it
+    /// after every command. Until the lines are rebuilt, checks find every name in the old
+    /// lines and decide from the records, never from a stale summary (`line_summary_holds`).
+    ///
+    /// A small store rebuilds them here. A large one starts a build off the writer (see
+    /// `crate::memory::line_build`), which lookups use as soon as it is done; a later call
+    /// makes its lines this snapshot's own, with the names added since it started.
     pub(crate) fn refresh_item_lines(&mut self) {
-        if self.iids.stamp() != self.line_stamp() {
+        let stamp = self.line_stamp();
+        if self.iids.stamp() == stamp {
+            return;
+        }
+        let off_writer = match self.line_builds {
+            LineBuilds::OffWriterFrom(from) => self.items.len() >= from,
+            #[cfg(test)]
+            LineBuilds::Deferred => true,
+        };
+        if off_writer {
+            self.start_line_build();
+        } else {
+            self.rebuild_item_lines();
+        }
+    }
+
+    /// Installs a finished build that holds, leaves a running one be, or starts a new one.
+    fn start_line_build(&mut self) {
+        let stamp = self.line_stamp();
+        if let Some(built) = self.next_lines.ready(stamp) {
+            let mut lines = built.clone();
+            let covers = self.next_lines.covers();
+            for (name, id, hint) in self.iids.overlay_entries() {
+                if id >= covers {
+                    lines.insert(name.clone(), id, hint);
+                }
+            }
+            self.iids = lines;
+            self.next_lines = Arc::default();
+            return;
+        }
+        if self.next_lines.serves(stamp) {
+            return;
+        }
+        // A build under another stamp would give stale lines: stop it, and start this one.
+        self.next_lines.abandon();
+        let build = Arc::new(LineBuild::new(self.clone()));
+        self.next_lines = build.clone();
+        #[cfg(test)]
+        if self.line_builds == LineBuilds::Deferred {
+            return;
+        }
+        let spawned =
+            std::thread::Builder::new().name(format!("earshot-lines-{}", self.store)).spawn(move || build.run());
+        if let Err(e) = spawned {
+            tracing::warn!(store = %self.store, error = %e, "cannot start a thread to rebuild the item lines; rebuilding them in the write");
             self.rebuild_item_lines();
         }
     }
@@ -491,6 +594,14 @@ impl MemorySnapshot {
         k.push_str(identifier);
         k
     }
+}
+
+/// The item lines a lookup asks, in order (see [`MemorySnapshot::item_lines`]).
+#[derive(Clone, Copy)]
+pub(crate) struct ItemLines<'a> {
+    pub first: &'a IdTable,
+    /// The snapshot's own table, when `first` is a finished build's: the names added since.
+    pub then: Option<&'a IdTable>,
 }
 
 impl crate::common::Names for MemorySnapshot {

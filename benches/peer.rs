@@ -236,6 +236,13 @@ fn earshot_from_writes(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
         q(0.999),
         latency.last().copied().unwrap_or_default(),
     );
+    // A large store rebuilds its item lines off the writer after the items fold; until that
+    // build is done, checks decide from the records. Measure the settled store.
+    let t = Instant::now();
+    while !store.latest().item_lines_hold() && t.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    eprintln!("item lines hold {:.1?} after the last write", t.elapsed());
     (earshot, store)
 }
 

@@ -378,6 +378,14 @@ impl MemorySnapshot {
         self.items.len()
     }
 
+    /// Whether checks by name of this snapshot can decide from item lines that hold: false
+    /// for the while a large store rebuilds its item lines off the writer (see
+    /// `Config::item_lines_off_writer_from`), when checks decide from the records instead.
+    /// Answers are the same either way; benchmarks wait for it to measure the settled store.
+    pub fn item_lines_hold(&self) -> bool {
+        self.item_lines().first.stamp() == self.line_stamp()
+    }
+
     /// Number of live audiences, including the public one.
     pub fn audience_count(&self) -> usize {
         self.auds.iter().filter(|a| a.live).count()

@@ -158,25 +158,22 @@ impl<T: Clone> ChunkedVec<T> {
 }
 
 /// A persistent vector read mostly at random and written a little at a time (the items): a
-/// flat base shared by every snapshot, the base records replaced since the last fold, and the
+/// base shared by every snapshot, the base records replaced since the last fold, and the
 /// records appended since.
 ///
-/// A cold read of a base record is one dependent load (`base[i]`), where an RRB vector of a
-/// million records walks a branch node first (BENCHMARKS.md, "The check by name at a million
-/// items"). A bit per base record says whether it was replaced, so a read of an unchanged record
-/// never probes `changed`; the bits sit in 4 KiB chunks (a million records: 128 KiB, which stay
-/// cached) and a write copies one chunk. Writes stay cheap: a replaced base record goes to
-/// `changed`, a new one to `tail`, and the three are folded into a new base when they pass an
-/// eighth of it (amortised O(1) per write). A fold copies the base, and snapshots retained for
-/// `at_exact` keep the older one alive: with the default retention (`Config::retention_max`,
-/// 10,000 revisions) and folds at least 4,096 writes apart, at most four bases live at once,
-/// two at a million items.
+/// A cold read of a base record is one dependent load (its slab's pointer is one of a few
+/// dozen, which stay cached), where an RRB vector of a million records walks a branch node
+/// first (BENCHMARKS.md, "The check by name at a million items"). A bit per base record says
+/// whether it was replaced, so a read of an unchanged record never probes `changed`; the bits
+/// sit in 4 KiB chunks (a million records: 128 KiB, which stay cached) and a write copies one
+/// chunk. Writes stay cheap: a replaced base record goes to `changed`, a new one to `tail`, and
+/// the three are folded into a new base when they pass an eighth of it (amortised O(1) per
+/// write). A fold copies only the slabs it changes or appends to, and snapshots retained for
+/// `at_exact` keep the older slabs alive: with the default retention (`Config::retention_max`,
+/// 10,000 revisions) and folds at least 4,096 writes apart, at most four bases live at once.
 #[derive(Clone)]
 pub(crate) struct FlatVec<T: Clone> {
-    /// A `Vec` rather than a slice behind the `Arc`: a fold makes the new base in place, where
-    /// `Arc<[T]>` would copy it once more (64 MB at a million items). Its header is read on
-    /// every access but is shared by all of them, so it stays cached.
-    base: Arc<Vec<T>>,
+    base: Slabs<T>,
     /// Names this base among every base made in the process (0: the empty default), so that
     /// what was copied out of one base is never taken for a copy of another.
     generation: u64,
@@ -186,10 +183,99 @@ pub(crate) struct FlatVec<T: Clone> {
     tail: crate::common::Vector<T>,
 }
 
+/// Bits of an index that select a record inside a [`Slabs`] slab: 65,536 records (4 MiB of
+/// item records) per slab. Tests use slabs of 1,024, so that their small stores span several.
+#[cfg(not(test))]
+const SLAB_BITS: usize = 16;
+#[cfg(test)]
+const SLAB_BITS: usize = 10;
+const SLAB: usize = 1 << SLAB_BITS;
+
+/// The records of a [`FlatVec`]'s base, in slabs of [`SLAB`] records that bases share: every
+/// slab but the last is full, so record `i` is in slab `i >> SLAB_BITS`.
+///
+/// Why slabs: the writer waits for a fold, and a fold that copied the whole base paused it for
+/// 0.15–0.33 s at a million items (BENCHMARKS.md, "Writes while the store grows to a million
+/// items"); now it copies the slabs that changed and the last one, which a growing store's
+/// appends touch.
+#[derive(Clone)]
+struct Slabs<T> {
+    slabs: Arc<[Arc<[T]>]>,
+    len: usize,
+}
+
+impl<T: Clone> Slabs<T> {
+    fn new(slabs: Vec<Arc<[T]>>) -> Self {
+        let len = slabs.iter().map(|s| s.len()).sum();
+        Slabs { slabs: Arc::from(slabs), len }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, i: usize) -> Option<&T> {
+        self.slabs.get(i >> SLAB_BITS)?.get(i & (SLAB - 1))
+    }
+
+    /// Cuts `all` into slabs.
+    fn from_vec(all: Vec<T>) -> Self {
+        let mut slabs = Vec::with_capacity(all.len().div_ceil(SLAB));
+        let mut rest = all.into_iter();
+        loop {
+            let slab: Vec<T> = rest.by_ref().take(SLAB).collect();
+            if slab.is_empty() {
+                break;
+            }
+            slabs.push(Arc::from(slab));
+        }
+        Slabs::new(slabs)
+    }
+
+    /// These records with `changed` (index, record; ascending) laid over theirs and `tail`
+    /// appended. Only the slabs written to are copied; the others are shared.
+    fn fold<'a>(&self, changed: &[(usize, &'a T)], tail: impl Iterator<Item = &'a T>) -> Self
+    where
+        T: 'a,
+    {
+        let mut slabs: Vec<Arc<[T]>> = self.slabs.to_vec();
+        let mut at = 0;
+        while let Some(&(first, _)) = changed.get(at) {
+            let which = first >> SLAB_BITS;
+            // Every replaced record is in the base (`FlatVec::set`), so its slab exists.
+            let Some(old) = slabs.get_mut(which) else { break };
+            let mut copy = old.to_vec();
+            while let Some(&(i, v)) = changed.get(at).filter(|(i, _)| i >> SLAB_BITS == which) {
+                if let Some(slot) = copy.get_mut(i & (SLAB - 1)) {
+                    slot.clone_from(v);
+                }
+                at += 1;
+            }
+            *old = Arc::from(copy);
+        }
+        let mut tail = tail.peekable();
+        if tail.peek().is_some() {
+            if let Some(last) = slabs.last_mut().filter(|l| l.len() < SLAB) {
+                let mut grown = last.to_vec();
+                grown.extend(tail.by_ref().take(SLAB - grown.len()).cloned());
+                *last = Arc::from(grown);
+            }
+        }
+        loop {
+            let slab: Vec<T> = tail.by_ref().take(SLAB).cloned().collect();
+            if slab.is_empty() {
+                break;
+            }
+            slabs.push(Arc::from(slab));
+        }
+        Slabs::new(slabs)
+    }
+}
+
 impl<T: Clone> Default for FlatVec<T> {
     fn default() -> Self {
         FlatVec {
-            base: Arc::new(Vec::new()),
+            base: Slabs::new(Vec::new()),
             generation: 0,
             changed_bits: ChunkedVec::new(),
             changed: Map::default(),
@@ -259,41 +345,30 @@ impl<T: Clone> FlatVec<T> {
     }
 
     /// A vector whose base is `all` (the start-up rebuild).
-    pub fn from_vec(mut all: Vec<T>) -> Self {
-        // A base is never pushed to: capacity beyond its length would be memory for nothing.
-        all.shrink_to_fit();
+    pub fn from_vec(all: Vec<T>) -> Self {
+        Self::with_base(Slabs::from_vec(all))
+    }
+
+    /// A vector of `base` alone, as a new base (a new generation).
+    fn with_base(base: Slabs<T>) -> Self {
         let mut bits = ChunkedVec::new();
-        for _ in 0..all.len().div_ceil(64) {
+        for _ in 0..base.len().div_ceil(64) {
             bits.push_back(0);
         }
         static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        FlatVec {
-            base: Arc::new(all),
-            generation,
-            changed_bits: bits,
-            changed: Map::default(),
-            tail: Default::default(),
-        }
+        FlatVec { base, generation, changed_bits: bits, changed: Map::default(), tail: Default::default() }
     }
 
-    /// Makes every record part of one new base. The writer waits for it, so it copies the base
-    /// whole and then puts the replaced records over their old ones, rather than asking
-    /// whether each record was replaced (at a million items: 0.33 s before, BENCHMARKS.md,
-    /// "Writes while the store grows to a million items").
+    /// Makes every record part of one new base, copying only the slabs it writes to.
     pub fn fold(&mut self) {
         if self.changed.is_empty() && self.tail.is_empty() {
             return;
         }
-        let mut all: Vec<T> = Vec::with_capacity(self.len());
-        all.extend_from_slice(&self.base);
-        for (i, v) in self.changed.iter() {
-            if let Some(slot) = all.get_mut(*i as usize) {
-                slot.clone_from(v);
-            }
-        }
-        all.extend(self.tail.iter().cloned());
-        *self = FlatVec::from_vec(all);
+        let mut changed: Vec<(usize, &T)> = self.changed.iter().map(|(i, v)| (*i as usize, v)).collect();
+        changed.sort_unstable_by_key(|(i, _)| *i);
+        let base = self.base.fold(&changed, self.tail.iter());
+        *self = FlatVec::with_base(base);
     }
 }
 
@@ -422,6 +497,33 @@ mod tests {
         }
         v.fold();
         assert!(v.iter().eq(model.iter()) && v.tail.is_empty() && v.changed.is_empty());
+    }
+
+    #[test]
+    fn a_fold_copies_only_the_slabs_it_writes_to() {
+        let mut v: FlatVec<u32> = FlatVec::from_vec((0..5 * SLAB as u32 + 7).collect());
+        let before = v.clone();
+        v.set(SLAB + 3, 1);
+        v.set(SLAB + 9, 2);
+        v.push_back(9);
+        v.fold();
+        let (old, new) = (&before.base.slabs, &v.base.slabs);
+        let shared: Vec<bool> = old.iter().zip(new.iter()).map(|(a, b)| Arc::ptr_eq(a, b)).collect();
+        // Slab 1 was written to and the last one appended to; the others are the old ones.
+        assert_eq!(shared, [true, false, true, true, true, false]);
+        assert_eq!(
+            (v.get(SLAB + 3), v.get(SLAB + 9), v.get(5 * SLAB + 7), v.len()),
+            (Some(&1), Some(&2), Some(&9), 5 * SLAB + 8)
+        );
+        assert!(before.iter().copied().eq(0..5 * SLAB as u32 + 7), "the old base is unchanged");
+        // Appending past a full last slab starts new slabs.
+        for x in 0..2 * SLAB as u32 {
+            v.push_back(x);
+        }
+        v.fold();
+        assert_eq!(v.base.slabs.len(), 8);
+        assert!(v.base.slabs.iter().rev().skip(1).all(|s| s.len() == SLAB), "every slab but the last is full");
+        assert_eq!(v.get(7 * SLAB + 7), Some(&(2 * SLAB as u32 - 1)));
     }
 
     #[test]

@@ -146,6 +146,10 @@ pub struct Config {
     pub item_lines_off_writer_from: usize,
 }
 
+/// The default of `Config::item_lines_off_writer_from`: below it a rebuild of the item lines
+/// costs the write that needs it less than 50 ms.
+pub(crate) const DEFAULT_ITEM_LINES_OFF_WRITER_FROM: usize = 1 << 16;
+
 impl Default for Config {
     fn default() -> Self {
         writer::default_config()

@@ -847,7 +847,7 @@ pub(crate) fn default_config() -> Config {
         log_retention: 100_000,
         ready_max_lag: Duration::from_secs(2),
         load_on_first_use: false,
-        item_lines_off_writer_from: crate::memory::line_build::DEFAULT_OFF_WRITER_FROM,
+        item_lines_off_writer_from: super::DEFAULT_ITEM_LINES_OFF_WRITER_FROM,
     }
 }
 

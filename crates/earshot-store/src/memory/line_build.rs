@@ -49,13 +49,9 @@ pub(crate) const HELD_FOR_TESTS: usize = usize::MAX - 1;
 
 impl Default for LineBuilds {
     fn default() -> Self {
-        LineBuilds::OffWriterFrom(DEFAULT_OFF_WRITER_FROM)
+        LineBuilds::OffWriterFrom(crate::kernel::DEFAULT_ITEM_LINES_OFF_WRITER_FROM)
     }
 }
-
-/// Items from which a store rebuilds its lines off the writer by default: below it the
-/// rebuild costs the write less than 50 ms.
-pub(crate) const DEFAULT_OFF_WRITER_FROM: usize = 1 << 16;
 
 /// One rebuild of the item lines, shared by the snapshot that started it and every snapshot
 /// made from that one. The default is no build (it serves no stamp).

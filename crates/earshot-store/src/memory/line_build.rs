@@ -97,13 +97,21 @@ impl LineBuild {
     /// Builds the lines, unless the build was abandoned first or another call already took
     /// its source. Safe to call from any thread.
     pub(crate) fn run(&self) {
-        let Some(source) = self.source.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
-        let abandoned = || self.abandoned.load(Ordering::Relaxed);
-        match source.build_item_lines_unless(&abandoned) {
-            Some(lines) if !abandoned() => {
-                let _ = self.lines.set(lines);
+        /// Marks the build abandoned if it ends without lines, even by a panic, so that the
+        /// writer starts another instead of waiting for it.
+        struct Finish<'a>(&'a LineBuild);
+        impl Drop for Finish<'_> {
+            fn drop(&mut self) {
+                if self.0.lines.get().is_none() {
+                    self.0.abandon();
+                }
             }
-            _ => self.abandon(),
+        }
+        let Some(source) = self.source.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
+        let _finish = Finish(self);
+        let abandoned = || self.abandoned.load(Ordering::Relaxed);
+        if let Some(lines) = source.build_item_lines_unless(&abandoned).filter(|_| !abandoned()) {
+            let _ = self.lines.set(lines);
         }
     }
 

@@ -891,16 +891,16 @@ fn a_wrong_audience_hint_in_the_name_table_never_decides() {
     assert!(compared > 100, "too few answers compared: {compared}");
 }
 
-/// Items of `snap` whose check by name would be decided from their line's summary.
+/// Items of `snap` whose check by name would be decided from a line's summary, in the lines it
+/// asks first (a finished build's off the writer, or its own).
 fn decided_from_lines(snap: &crate::Snapshot) -> Vec<String> {
     let mem = &snap.mem;
+    let first = mem.item_lines().first;
     let names = snap.item_names();
     names
         .into_iter()
         .filter(|n| {
-            mem.iids
-                .find(n, |_, _| None)
-                .is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(&mem.iids, f.id))
+            first.find(n, |_, _| None).is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(first, f.id))
         })
         .collect()
 }
@@ -997,20 +997,6 @@ fn lines_off_the_writer(path: &std::path::Path, held: bool, r: &mut Rng, steps: 
     w
 }
 
-/// How many items of `snap` a check would decide from a line's summary, in the lines it asks
-/// first (a finished build's, or its own).
-fn decided_from_first_lines(snap: &crate::Snapshot) -> usize {
-    let mem = &snap.mem;
-    let first = mem.item_lines().first;
-    let names = snap.item_names();
-    names
-        .iter()
-        .filter(|n| {
-            first.find(n, |_, _| None).is_some_and(|f| f.summary.is_some() && mem.line_summary_holds(first, f.id))
-        })
-        .count()
-}
-
 #[test]
 fn item_lines_built_off_the_writer_decide_only_while_they_hold() {
     // A participant's removal edits audiences in place, so the item lines go stale and the
@@ -1077,7 +1063,7 @@ fn item_lines_built_off_the_writer_decide_only_while_they_hold() {
             builds_run += 1;
             let now = w.store.latest();
             assert!(now.mem.item_lines().then.is_some(), "a finished build that holds is asked first");
-            decided_from_builds += decided_from_first_lines(&now);
+            decided_from_builds += decided_from_lines(&now).len();
             w.compare();
             // The next write that changes something makes the build's lines the store's own.
             for _ in 0..20 {

@@ -140,9 +140,9 @@ pub struct Config {
     pub load_on_first_use: bool,
     /// Items from which a store rebuilds its item name table off the writer, on a thread of
     /// its own, when the table goes stale (the items fold into a new base, or a participant's
-    /// removal changes an audience); below it the write that made it stale rebuilds it. At a
-    /// million items the rebuild takes most of a second, which writes no longer wait for.
-    /// Decisions are the same either way.
+    /// removal changes an audience); below it the write that made it stale rebuilds it. In a
+    /// large store the rebuild would stall every write queued behind it (BENCHMARKS.md, "The
+    /// writer's pauses, removed"). Decisions are the same either way.
     pub item_lines_off_writer_from: usize,
 }
 

@@ -194,10 +194,10 @@ const SLAB: usize = 1 << SLAB_BITS;
 /// The records of a [`FlatVec`]'s base, in slabs of [`SLAB`] records that bases share: every
 /// slab but the last is full, so record `i` is in slab `i >> SLAB_BITS`.
 ///
-/// Why slabs: the writer waits for a fold, and a fold that copied the whole base paused it for
-/// 0.15–0.33 s at a million items (BENCHMARKS.md, "Writes while the store grows to a million
-/// items"); now it copies the slabs that changed and the last one, which a growing store's
-/// appends touch.
+/// Why slabs: the writer waits for a fold, and copying the whole base was its longest pause at
+/// a million items once the item lines were rebuilt off the writer (BENCHMARKS.md, "The
+/// writer's pauses, removed"); now a fold copies the slabs that changed and the last one,
+/// which a growing store's appends touch.
 #[derive(Clone)]
 struct Slabs<T> {
     slabs: Arc<[Arc<[T]>]>,

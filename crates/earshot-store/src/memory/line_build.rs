@@ -2,9 +2,10 @@
 //! its own, and used by every later snapshot whose line stamp is still the build's.
 //!
 //! Why: the item name table (`crate::memory::id_table`) is rebuilt whole when its summaries go
-//! stale (the items folded into a new base, or an audience changed in place). At a million items
-//! that took about 0.8 s, and the writer paused for it while a store grew by single writes
-//! (BENCHMARKS.md, "Writes while the store grows to a million items"). Now the writer starts
+//! stale (the items folded into a new base, or an audience changed in place). Done in the write,
+//! it was most of the writer's longest pauses (up to 1.5 s with the items' fold) while a store
+//! grew to a million items by single writes (BENCHMARKS.md, "Writes while the store grows to a
+//! million items"). Now the writer starts
 //! the build and goes on; until the build is done, lookups use the old lines (still right for
 //! every name and id) and decide from records, never from a stale summary.
 //!

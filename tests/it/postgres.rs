@@ -286,7 +286,7 @@ async fn a_replica_follows_another_replicas_writes() {
     let (_, rev) = write("second".into()).await;
     let started = Instant::now();
     while hb.latest().revision() < rev {
-        assert!(started.elapsed() < Duration::from_secs(1), "B did not follow to {rev} within 1 s");
+        assert!(started.elapsed() < Duration::from_secs(5), "B did not follow to {rev} within 5 s");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert!(hb.latest().item_names().contains(&"second".to_string()));
@@ -324,7 +324,7 @@ async fn a_replica_follows_another_replicas_writes() {
     assert_eq!(ha.latest().revision(), head);
     let started = Instant::now();
     while hb.latest().revision() < head {
-        assert!(started.elapsed() < Duration::from_secs(1), "B did not reach the head {head}");
+        assert!(started.elapsed() < Duration::from_secs(5), "B did not reach the head {head} within 5 s");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(hb.latest().revision(), head);

@@ -327,16 +327,26 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     earshot.warm_search();
     let state = AppState::new(earshot.clone(), auth);
     let drain = state.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Registered before the listener opens: a signal that arrives while the server starts is a
+    // shutdown, not the default kill.
+    let mut signals = {
+        let _runtime = runtime.enter();
+        ShutdownSignals::register()?
+    };
     let stop = async move {
-        shutdown_signal().await;
+        signals.next().await;
+        tracing::info!("shutting down");
         // Unready first, so the load balancer stops routing here; then stop accepting.
         drain.start_draining();
         if !drain_delay.is_zero() {
             tracing::info!(drain_delay_ms = drain_delay.as_millis() as u64, "draining: /readyz answers 503");
-            tokio::time::sleep(drain_delay).await;
+            tokio::select! {
+                () = tokio::time::sleep(drain_delay) => {}
+                () = signals.next() => tracing::info!("a second signal: closing now"),
+            }
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(bind).await.with_context(|| format!("binding {bind}"))?;
         tracing::info!(
@@ -354,28 +364,40 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Completes on ctrl-c or, on Unix, SIGTERM (what `docker stop` and systemd send).
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Ctrl-c and, on Unix, SIGTERM (what `docker stop` and systemd send), registered when made so
+/// that none is missed between start-up and the first wait.
+struct ShutdownSignals {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            // Without a SIGTERM handler, ctrl-c still works.
-            Err(_) => std::future::pending::<()>().await,
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    /// Installs the handlers; must run inside a tokio runtime.
+    fn register() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+            let terminate = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+            Ok(ShutdownSignals { interrupt, terminate })
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+        #[cfg(not(unix))]
+        Ok(ShutdownSignals {})
     }
-    tracing::info!("shutting down");
+
+    /// Completes on the next signal received after the previous call returned (or after
+    /// `register`, for the first).
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 fn verify(data: &std::path::Path, datastore: Option<&str>) -> anyhow::Result<()> {

@@ -418,9 +418,9 @@ async fn over_budget_conditions_are_refused_when_written_and_deny_at_once_when_u
     assert_eq!(decided["reason"], "denied_condition_error", "{decided}");
     let message = decided["failure"]["message"].as_str().unwrap_or("");
     assert!(message.contains("over the evaluation budget"), "the denial names the budget: {decided}");
-    // Unbounded, the pairs alone take seconds even in release; bounded, both answers are quick
-    // even in a debug build on a shared machine.
-    assert!(elapsed < std::time::Duration::from_secs(2), "took {elapsed:?}");
+    // Unbounded, the pairs alone take seconds even in release (far longer in a debug build);
+    // bounded, both answers are quick even in a debug build on a loaded shared machine.
+    assert!(elapsed < std::time::Duration::from_secs(5), "took {elapsed:?}");
 
     // One budget per decision, shared along the chain: each link's condition fits alone, both
     // together do not, so the parent (checked after the leaf) is denied for the budget.

@@ -657,4 +657,8 @@ fn sigterm_turns_readiness_off_first_then_drains_and_exits_zero() {
     server.terminate();
     let exit = server.wait_exit(Duration::from_secs(60)).expect("a second signal ends the drain delay");
     assert!(exit.success(), "exit status {exit:?}\n{}", server.log());
+    // What the service logged last, while it drained and closed, is in its log.
+    let log = server.log();
+    assert!(log.contains(r#"method="POST" route="/v1/stores" status=201"#), "{log}");
+    assert!(log.contains("a second signal: closing now"), "{log}");
 }

@@ -40,9 +40,15 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// The OpenAPI document, checked in at `api/openapi.json` and served at `/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("../../../api/openapi.json");
 
-/// Shared state of every handler.
+/// Shared state of every handler: one pointer, so the clone that axum makes per request (for
+/// the route's service and for each `State` extractor) touches one shared reference count, not
+/// one per field. Under load on several cores each shared count a request increments is a cache
+/// line the cores pass back and forth (BENCHMARKS.md, "Over HTTP: what the cores share").
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<SharedState>);
+
+/// What [`AppState`] points to.
+pub struct SharedState {
     pub earshot: Arc<Earshot>,
     pub auth: Arc<Auth>,
     /// Set when the service is shutting down: `/readyz` answers 503 `draining` so that load
@@ -52,9 +58,21 @@ pub struct AppState {
     pub metrics: Arc<metrics::Metrics>,
 }
 
+impl std::ops::Deref for AppState {
+    type Target = SharedState;
+    fn deref(&self) -> &SharedState {
+        &self.0
+    }
+}
+
 impl AppState {
     pub fn new(earshot: Arc<Earshot>, auth: Auth) -> Self {
-        AppState { earshot, auth: Arc::new(auth), draining: Arc::default(), metrics: Arc::new(metrics::Metrics::new()) }
+        AppState(Arc::new(SharedState {
+            earshot,
+            auth: Arc::new(auth),
+            draining: Arc::default(),
+            metrics: Arc::new(metrics::Metrics::new()),
+        }))
     }
 
     /// Turns `/readyz` unready and ends watch streams (the first step of a graceful stop).

@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
 use std::time::Duration;
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder, MetricEncoder};
@@ -242,9 +244,43 @@ pub struct Metrics {
     latency: Family<RouteLabels, IntHistogram, fn() -> IntHistogram>,
     /// Per decision kind, count by reason code; looked up by `&str`, so counting allocates
     /// nothing once a reason has been seen.
-    decisions: [RwLock<HashMap<Box<str>, AtomicU64>>; 4],
+    decisions: [DecisionCounts; 4],
     /// Every route template, to turn a matched path into its `&'static` label.
     routes: HashMap<&'static str, &'static str>,
+}
+
+/// One decision kind's counts by reason code.
+///
+/// Counting is on every decision, from every worker, so it takes no lock: the map is read
+/// through [`ArcSwap::load`] (a slot of the calling thread, no count shared between cores) and
+/// only the reason's own counter is incremented. A reason seen for the first time (at most
+/// [`MAX_REASONS`] per kind, then `other`) replaces the map with a copy that holds it, under
+/// `adding` so that two first sightings cannot lose one another's counter.
+#[derive(Debug, Default)]
+struct DecisionCounts {
+    by_reason: ArcSwap<HashMap<Box<str>, Arc<AtomicU64>>>,
+    adding: Mutex<()>,
+}
+
+impl DecisionCounts {
+    fn count(&self, reason: &str) {
+        if let Some(n) = self.by_reason.load().get(reason) {
+            n.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let _adding = self.adding.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = self.by_reason.load_full();
+        let key = if current.len() < MAX_REASONS || current.contains_key(reason) { reason } else { "other" };
+        if let Some(n) = current.get(key) {
+            n.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        // The counters are shared with the map being replaced: a count made through it while
+        // this copy is built is not lost.
+        let mut next = HashMap::clone(&current);
+        next.insert(key.into(), Arc::new(AtomicU64::new(1)));
+        self.by_reason.store(Arc::new(next));
+    }
 }
 
 impl Default for Metrics {
@@ -278,17 +314,9 @@ impl Metrics {
 
     /// One decision of `kind` answered with `reason`.
     pub fn record_decision(&self, kind: DecisionKind, reason: &str) {
-        let Some(map) = self.decisions.get(kind as usize) else { return };
-        {
-            let read = map.read().unwrap_or_else(PoisonError::into_inner);
-            if let Some(n) = read.get(reason) {
-                n.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
+        if let Some(counts) = self.decisions.get(kind as usize) {
+            counts.count(reason);
         }
-        let mut write = map.write().unwrap_or_else(PoisonError::into_inner);
-        let key = if write.len() < MAX_REASONS || write.contains_key(reason) { reason } else { "other" };
-        write.entry(key.into()).or_default().fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts every decision of a list.
@@ -315,8 +343,8 @@ impl Metrics {
 
         let mut decisions = Rows::<DecisionLabels, Count>::new(MetricType::Counter);
         for kind in DecisionKind::ALL {
-            if let Some(map) = self.decisions.get(kind as usize) {
-                let map = map.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(counts) = self.decisions.get(kind as usize) {
+                let map = counts.by_reason.load();
                 let mut rows: Vec<_> = map.iter().map(|(r, n)| (r.to_string(), n.load(Ordering::Relaxed))).collect();
                 rows.sort();
                 decisions.rows.extend(
@@ -382,5 +410,47 @@ impl Metrics {
         // Writing to a `String` cannot fail.
         let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(c: &DecisionCounts) -> Vec<(String, u64)> {
+        let mut v: Vec<_> =
+            c.by_reason.load().iter().map(|(r, n)| (r.to_string(), n.load(Ordering::Relaxed))).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn decision_counts_lose_nothing_when_workers_first_see_reasons_together() {
+        let c = DecisionCounts::default();
+        let reasons = ["a", "b", "c", "d"];
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let c = &c;
+                s.spawn(move || {
+                    for i in 0..5_000 {
+                        c.count(reasons[(i + t) % reasons.len()]);
+                    }
+                });
+            }
+        });
+        assert_eq!(counts(&c), reasons.iter().map(|r| (r.to_string(), 5_000)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn reasons_past_the_bound_are_counted_as_other() {
+        let c = DecisionCounts::default();
+        for i in 0..MAX_REASONS + 3 {
+            c.count(&format!("r{i}"));
+        }
+        c.count("r0");
+        let v = counts(&c);
+        assert_eq!(v.len(), MAX_REASONS + 1, "the bound, and `other`");
+        assert!(v.contains(&("other".to_string(), 3)));
+        assert!(v.contains(&("r0".to_string(), 2)), "a reason already counted keeps its own row");
     }
 }

@@ -10,10 +10,12 @@ import { containerView } from "./views/container.js";
 import { devicesView } from "./views/devices.js";
 import { capabilityView } from "./views/capability.js";
 import { authorizeView } from "./views/authorize.js";
+import { trustView } from "./views/trust.js";
 
 const VIEWS = {
   store: storeView,
   item: itemView,
+  trust: trustView,
   explain: explainView,
   container: containerView,
   devices: devicesView,

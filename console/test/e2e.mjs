@@ -1,7 +1,8 @@
 // End-to-end tests of the console: the real binary (EARSHOT_BIN, default target/debug/earshot)
 // on a free loopback port with an admin and a reader token, the Figure 1 and four-fridges stores
 // written through the API (the setup of fixtures/01_figure1.yaml and fixtures/24_four_fridges.yaml,
-// plus a grant, a derivation chain and a revoked source), and Debian's Chromium driven headless
+// plus a grant, a derivation chain and a revoked source, trust delegations, and an item with
+// subjects whose grants have and lack consent), and Debian's Chromium driven headless
 // by playwright-core. Every view is checked for what it must name, for Content-Security-Policy
 // violations and page errors, and by axe-core (no serious or critical violation); screenshots go
 // to docs/console/.
@@ -105,6 +106,24 @@ try {
   await api("POST", `${F}/items`, { id: "g1", owner: "owner", origin: { participants: ["alice"] }, content: "Alice's draft." });
   await api("POST", `${F}/derivations`, { disposition: "intersection", owner: "owner", sources: ["g1"], id: "g2", content: "Notes on the draft." });
 
+  // Trust (SPEC §6.2): the owner trusts alice's words, trusted bob's until it was revoked, and
+  // alice trusts carol's. e1 carries alice's words, e2 bob's, and e3 is derived from both.
+  const trustAlice = (await api("POST", `${F}/trust`, { owner: "owner", participant: "alice", reason: "alice runs the offsite" })).ids[0];
+  const trustBob = (await api("POST", `${F}/trust`, { owner: "owner", participant: "bob", reason: "bob books the travel" })).ids[0];
+  await api("DELETE", `${F}/trust/${trustBob}`);
+  const trustCarol = (await api("POST", `${F}/trust`, { owner: "alice", participant: "carol" })).ids[0];
+  await api("POST", `${F}/items`, { id: "e1", owner: "owner", author: "alice", origin: { participants: ["alice"] }, content: "Alice: please book the venue for the team dinner." });
+  await api("POST", `${F}/items`, { id: "e2", owner: "owner", author: "bob", origin: { participants: ["bob"] }, content: "Bob: forward me the budget sheet." });
+  await api("POST", `${F}/derivations`, { disposition: "intersection", owner: "owner", sources: ["e1", "e2"], id: "e3", content: "To do: the venue and the budget." });
+
+  // Consent (SPEC §6.3): m1 is about bob and carol. Its grant to bob has both consents; its grant
+  // to carol has bob's only (carol consented, then withdrew), so it is pending.
+  await api("POST", `${F}/items`, { id: "m1", owner: "owner", origin: { participants: ["alice"] }, subjects: ["bob", "carol"], content: "Bob and Carol are planning the team dinner." });
+  const grantBob = (await api("POST", `${F}/items/m1/grants`, { members: ["bob"], reason: "bob organises it" })).ids[0];
+  const grantCarol = (await api("POST", `${F}/items/m1/grants`, { members: ["carol"] })).ids[0];
+  for (const g of [grantBob, grantCarol]) for (const subject of ["bob", "carol"]) await api("POST", `${F}/grants/${g}/consents`, { subject });
+  await api("DELETE", `${F}/grants/${grantCarol}/consents/carol`);
+
   // The four fridges (fixtures/24_four_fridges.yaml's setup and its chain).
   const H = "/v1/stores/home";
   await api("POST", "/v1/stores", { id: "home" });
@@ -152,6 +171,12 @@ try {
       if (location.hash === h) window.dispatchEvent(new HashChangeEvent("hashchange"));
       else location.hash = h;
     }, hash);
+    await page.waitForFunction(([r, b]) => document.getElementById("main").dataset.ready === r && Number(document.getElementById("main").dataset.done) > b, [ready, before]);
+  }
+  /** Follows a link (a click) and waits until the view it opens has rendered. */
+  async function follow(selector, ready) {
+    const before = Number(await page.evaluate(() => document.getElementById("main").dataset.done || 0));
+    await page.click(selector);
     await page.waitForFunction(([r, b]) => document.getElementById("main").dataset.ready === r && Number(document.getElementById("main").dataset.done) > b, [ready, before]);
   }
   async function graphNodes(testid) {
@@ -286,6 +311,63 @@ try {
     assert((await text('[data-testid="provenance"] .facts')).includes("g1: quarantined, not current — this one makes"), "g1 blocks");
   });
 
+  await test("trust: every delegation with its state; one delegation with the items whose role it decides", async () => {
+    await follow('#tabs a[href="#trust"]', "trust");
+    assert((await graphNodes("trust-graph")) === 4, "owner, alice, bob and carol");
+    assert((await page.getAttribute('[data-testid="trust-graph"] .graph', "data-edges")) === "3", "one edge per delegation");
+    const rows = await page.$$eval('[data-testid="trust-list"] tbody tr', (trs) => trs.map((tr) => [tr.dataset.trust, ...[...tr.children].map((c) => c.textContent)]));
+    assert(rows.map((r) => r[0]).join() === [trustAlice, trustBob, trustCarol].join(), `delegations in creation order: ${JSON.stringify(rows)}`);
+    assert(rows[0].slice(2, 6).join("|") === "owner|alice|alice runs the offsite|ops" && rows[0][7] === "live", `owner trusts alice: ${rows[0]}`);
+    assert(rows[1].slice(2, 5).join("|") === "owner|bob|bob books the travel" && rows[1][7] === "REVOKED", `owner trusted bob: ${rows[1]}`);
+    assert(rows[2].slice(2, 5).join("|") === "alice|carol|—" && rows[2][7] === "live", `alice trusts carol: ${rows[2]}`);
+    // The first delegation is shown: alice's words in the owner's memory are instructions.
+    let rec = await text('[data-testid="trust-record"]');
+    assert(rec.includes(`Delegation ${trustAlice}: owner trusts alice`) && rec.includes("alice's items in owner's memory, and what is derived only from trusted items, are instructions") && !rec.includes("REVOKED"), `record: ${rec}`);
+    const itemRows = () => page.$$eval('[data-testid="trust-items"] tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent).join("|")));
+    assert(JSON.stringify(await itemRows()) === JSON.stringify(["e1|alice|instruction|—"]), `alice's words: ${await itemRows()}`);
+    // The revoked one, opened from its row: bob's words, and what derives from them, are data.
+    assert((await page.getAttribute(`[data-trust="${trustBob}"] a`, "href")) === `#trust/${trustBob}`, "each row links to its delegation");
+    await follow(`[data-trust="${trustBob}"] a`, "trust");
+    const bob = await api("GET", `${F}/trust/${trustBob}`);
+    assert(bob.revoked && bob.revoked_revision > bob.created_revision, "the API answers the revocation");
+    rec = await text('[data-testid="trust-record"]');
+    assert(rec.includes(`Delegation ${trustBob}: owner trusts bob`) && rec.includes(`REVOKED at ${bob.revoked_at} (no longer counts from revision ${bob.revoked_revision})`) && rec.includes(`From revision ${bob.revoked_revision} on, bob's items in owner's memory, and everything derived from them, are data again`), `revoked record: ${rec}`);
+    assert((await page.getAttribute(`[data-trust="${trustBob}"] a`, "aria-current")) === "true", "the shown delegation is marked in the list");
+    assert(JSON.stringify(await itemRows()) === JSON.stringify(["e2|bob|data|untrusted_author", "e3|owner|data|untrusted_source: e2 by bob"]), `bob's words: ${await itemRows()}`);
+    await axe("trust");
+    await shot("trust");
+    await go(`#trust/${trustCarol}`, "trust");
+    assert((await text('[data-testid="trust-items"]')) === "No item of alice carries carol's words.", "alice's memory holds nothing of carol's");
+    noProblems();
+  });
+
+  await test("consent: each grant's subjects' consent and decisions, and whether it is in effect", async () => {
+    await go("#item/m1", "item");
+    assert(/Subjects\s*bob, carol/.test(await text('[data-testid="item-summary"]')), "the item's subjects");
+    const row = (g) => page.$eval(`[data-testid="grant-consents"] tr[data-grant="${g}"]`, (tr) => [...tr.children].map((c) => c.textContent));
+    const b = await row(grantBob);
+    assert(b.slice(1, 6).join("|") === "{bob, owner}|bob, carol|bob, carol|none|IN EFFECT: every subject consented (bob, carol)", `grant to bob: ${b}`);
+    const c = await row(grantCarol);
+    assert(c.slice(1, 6).join("|") === "{carol, owner}|bob, carol|bob|carol (withdrew)|PENDING: admits nobody until carol consents; withdrawn by carol", `grant to carol: ${c}`);
+    const history = await page.$$eval(`tr[data-grant="${grantCarol}"] ol.history li`, (lis) => lis.map((l) => l.textContent));
+    const recorded = (await api("GET", `${F}/grants?item=m1`)).results.find((g) => g.id === grantCarol).consent.history;
+    assert(recorded.length === 3 && history.join("\n") === recorded.map((e) => `${e.subject} ${e.action === "consented" ? "consented" : "withdrew"} at ${e.at} (revision ${e.revision})`).join("\n"), `decisions: ${history}`);
+    assert(history[2].startsWith("carol withdrew at"), "the withdrawal is the last decision");
+    const sets = await text('[data-testid="audiences"] .facts');
+    assert(sets.includes(`grant ${grantCarol}: {carol, owner} [CONSENT PENDING]`) && sets.includes(`grant ${grantBob}: {bob, owner}`) && !sets.includes(`grant ${grantBob}: {bob, owner} [`), `sets: ${sets}`);
+    await axe("item consents");
+    await shot("item-consents");
+    await go("#item/f2", "item");
+    const f2 = await text('[data-testid="grant-consents"]');
+    assert(f2.includes("f2 names no subject other than its owner") && f2.includes("IN EFFECT: needs no consent (no subject other than the owner)"), `f2: ${f2}`);
+    await go("#explain", "explain");
+    let r = await explain({ viewers: "carol", item: "m1" });
+    assert(r.reason === "denied_consent_pending" && r.all.includes(`grant ${grantCarol}: {carol, owner} — PENDING: admits nobody until carol consents; withdrawn by carol; not an authorized audience now.`), `pending: ${r.all}`);
+    r = await explain({ viewers: "bob", item: "m1" });
+    assert(r.reason === "admitted_grant" && (await text('[data-testid="basis"]')) === `grant ${grantBob}`, `consented: ${r.all}`);
+    noProblems();
+  });
+
   await test("devices: people, devices and relation edges, unexercised relations beside", async () => {
     await page.selectOption("#store", "home");
     await go("#devices", "devices");
@@ -329,6 +411,8 @@ try {
     assert(chain.chain.every((c) => !c.revoked), "nothing was revoked");
     await go("#item", "item");
     assert((await text("#error")).includes("403"), "a reader cannot open the admin item view either");
+    await go("#trust", "trust");
+    assert((await text("#error")).includes("403"), "nor the trust delegations");
   });
 
   await test("revocation: the preview highlights what it invalidates; the chain then shows the revoked link", async () => {

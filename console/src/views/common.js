@@ -1,5 +1,6 @@
-// Pieces several views share: audiences as separate sets (never merged), the provenance graph,
-// and the lifecycle transition table the confirmation previews use.
+// Pieces several views share: audiences as separate sets (never merged, a grant waiting for
+// consent marked), the provenance graph, and the lifecycle transition table the confirmation
+// previews use.
 import { node } from "../graph.js";
 
 /** Label of an audience: its kind and where it comes from. */
@@ -9,15 +10,22 @@ export function audienceName(a, i) {
   return i === 0 ? "origin audience" : `audience ${i + 1}`;
 }
 
-/** Marks for an audience: expired or revoked, as words (the colour only repeats them). */
+/** Marks for an audience: expired, revoked or waiting for consent, as words (the colour only
+ * repeats them). */
 export function audienceMarks(a, now = Date.now()) {
   const marks = [];
   if (a.revoked) marks.push("REVOKED");
   if (a.expires_at && Date.parse(a.expires_at) <= now) marks.push("EXPIRED");
   else if (a.expires_at) marks.push(`expires ${a.expires_at}`);
   if (a.live === false && !a.revoked && !marks.includes("EXPIRED")) marks.push("NOT LIVE");
+  if (a.consent && !a.consent.effective) marks.push("CONSENT PENDING");
   return marks;
 }
+
+/** The marks of an audience that admits nobody now. */
+export const DEAD_MARKS = ["REVOKED", "EXPIRED", "NOT LIVE", "CONSENT PENDING"];
+/** Whether an audience admits anyone now (not revoked, expired or waiting for consent). */
+export const admitsNow = (a) => !audienceMarks(a).some((m) => DEAD_MARKS.includes(m));
 
 /**
  * Elements for audiences drawn as separate sets: one box per audience holding its own copy of
@@ -31,7 +39,7 @@ export function audienceElements(audiences, { highlight = new Set(), classesFor 
   audiences.forEach((a, i) => {
     const setId = `set${i}`;
     const marks = audienceMarks(a);
-    const dead = marks.some((m) => m === "REVOKED" || m === "EXPIRED" || m === "NOT LIVE");
+    const dead = marks.some((m) => DEAD_MARKS.includes(m));
     const hl = highlight.has(i);
     const title = `${audienceName(a, i)} (${a.kind}${a.everyone ? ", everyone" : ""})${marks.length ? ` — ${marks.join(", ")}` : ""}${hl ? " — CONTAINS THE VIEWERS ✓" : ""}`;
     els.push(node(setId, title, `${dead ? "muted" : ""} ${hl ? "ok" : ""} ${classesFor(a, i)}`));

@@ -1,10 +1,12 @@
 // Explain a decision: a container (owner, viewer participants and identities, quality) and an
 // item; the answer from POST /check, and the picture of why — the viewer set against each
 // authorized audience separately, the one that contains it or the viewers outside every one,
-// the blocking source when currentness fails, and "unresolved" with its cause.
+// the blocking source when currentness fails, "unresolved" with its cause, and the grants still
+// waiting for a subject's consent (no authorized audience until then).
 import { ApiError, get, listAll, post, storePath } from "../api.js";
 import { edge, figure, node } from "../graph.js";
 import { badge, facts, field, h, select, val } from "../ui.js";
+import { grantEffect } from "./consents.js";
 
 /** The container the form describes (identities one per line or comma: `transport:identifier`). */
 export function containerFromForm(prefix) {
@@ -103,8 +105,8 @@ async function explain(out) {
   // admin view instead, marked as not consulted (currentness fails before any audience is tried).
   const notCurrent = sets.current === false;
   let audiences = sets.audiences;
+  const iv = await get(storePath("items", item));
   if (notCurrent) {
-    const iv = await get(storePath("items", item));
     audiences = [{ ...iv.audience, source: "origin", everyone: iv.audience.kind === "public" }, ...iv.grants.filter((g) => g.live).map((g) => ({ ...g, grant: g.id, source: "grant", everyone: false }))];
   }
   const subsets = viewers && !notCurrent ? await post(storePath("items", item, "viewers"), { participants: viewers }) : undefined;
@@ -142,6 +144,12 @@ async function explain(out) {
     return node(`vc:${m}`, outside ? `${m}\n✗ outside every audience` : m, `person ${outside ? "bad" : ""}`, "vc");
   });
   els.splice(1, 0, ...viewerNodes);
+  // Pending grants (SPEC §6.3) are no authorized audience: the viewer sets leave them out.
+  if (!notCurrent) {
+    for (const g of iv.grants.filter((g) => g.live && g.consent && !g.consent.effective)) {
+      factsList.push(`grant ${g.id}: {${g.members.join(", ")}} — ${grantEffect(g)[0]}; not an authorized audience now.`);
+    }
+  }
   if (d.blocked_by) {
     const b = d.blocked_by.item || item;
     els.push(node(`item:${item}`, `${item}\nNOT current`, "bad"));

@@ -1,10 +1,12 @@
-// An item: its origin audience and each grant's audience as separate sets (never merged), its
-// provenance up to every transitive source and down to every derived item, and, for an admin
-// token, grant / revoke a grant / lifecycle actions behind a confirmation that previews the change.
+// An item: its origin audience and each grant's audience as separate sets (never merged), each
+// grant's consent state (./consents.js), its provenance up to every transitive source and down to
+// every derived item, and, for an admin token, grant / revoke a grant / lifecycle actions behind a
+// confirmation that previews the change.
 import { del, get, listAll, post, storePath } from "../api.js";
 import { edge, figure } from "../graph.js";
 import { badge, confirmAction, facts, field, guarded, h, list, select, val } from "../ui.js";
-import { audienceElements, audienceMarks, audienceName, itemNode, transition } from "./common.js";
+import { admitsNow, audienceElements, audienceMarks, audienceName, itemNode, transition } from "./common.js";
+import { grantConsents } from "./consents.js";
 
 const MAX_GRAPH = 300;
 
@@ -71,6 +73,9 @@ export async function itemView(main, arg) {
       ["State", badge(item.state, item.state === "active" ? "ok" : "bad")],
       ["Current", item.current ? badge("current", "ok") : badge(`NOT current${item.blocked_by ? ` (blocked by ${item.blocked_by.item ?? "itself"}: ${item.blocked_by.state})` : ""}`, "bad")],
       ["Sources", (item.sources || []).join(", ") || "none (an origin item)"],
+      ["Subjects", item.subjects?.length ? item.subjects.join(", ") : undefined],
+      ["Author", item.author],
+      ["Role", item.role ? `${item.role}${item.data_reason ? ` (${item.data_reason}${item.untrusted_source ? `: ${item.untrusted_source.item} by ${item.untrusted_source.author}` : ""})` : ""}` : undefined],
       ["Superseded by", item.superseded_by],
       ["Content", item.content],
       ["Read at", `revision ${item.revision}`],
@@ -89,6 +94,7 @@ export async function itemView(main, arg) {
     height: 260,
     testid: "audiences",
   });
+  main.append(grantConsents(item));
 
   // Provenance.
   const prov = await provenance(item, all);
@@ -130,12 +136,14 @@ export async function itemView(main, arg) {
 async function grant(item, audiences) {
   const members = list("grant-members");
   const newSet = [...new Set([item.owner, ...members])].sort();
-  const live = audiences.filter((a) => !audienceMarks(a).some((m) => ["REVOKED", "EXPIRED", "NOT LIVE"].includes(m)));
+  const live = audiences.filter(admitsNow);
   const newcomers = newSet.filter((m) => !live.some((a) => (a.members || []).includes(m)));
+  const subjects = (item.subjects || []).filter((x) => x !== item.owner);
   const ok = await confirmAction(`Grant ${item.id}`, [
     h("p", {}, `Adds one more authorized audience to ${item.id}: exactly {${newSet.join(", ")}}.`),
     h("p", {}, "It is a separate set: it is never unioned with the origin audience or another grant."),
     h("p", {}, newcomers.length ? `Newly able to see it (in no live audience before): ${newcomers.join(", ")}.` : "Nobody new: every member is already in a live audience."),
+    subjects.length ? h("p", {}, `It starts pending: it admits nobody until ${subjects.join(", ")} consent${subjects.length > 1 ? "" : "s"} to it.`) : "",
   ]);
   if (!ok) return;
   const body = { members, reason: val("grant-reason") || null };
@@ -144,7 +152,7 @@ async function grant(item, audiences) {
 }
 
 async function revokeGrant(item, g, audiences) {
-  const others = audiences.filter((a) => a.grant !== g.id && !audienceMarks(a).some((m) => ["REVOKED", "EXPIRED", "NOT LIVE"].includes(m)));
+  const others = audiences.filter((a) => a.grant !== g.id && admitsNow(a));
   const losing = (g.members || []).filter((m) => !others.some((a) => (a.members || []).includes(m)));
   const ok = await confirmAction(`Revoke grant ${g.id}`, [
     h("p", {}, `Removes the audience {${(g.members || []).join(", ")}} from ${item.id}, from the next decision on.`),

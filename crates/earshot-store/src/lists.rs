@@ -505,8 +505,6 @@ impl Snapshot {
         })
     }
 
-    /// `GET /grants`, in creation order. Indexed: `item` (the item's grants), `member` (the
-    /// grant postings of the audiences listing the member); `status` alone scans.
     /// `GET /trust` (SPEC §6.2), in creation order; the filters scan from the cursor (trust
     /// delegations are few).
     pub fn list_trust(
@@ -529,6 +527,8 @@ impl Snapshot {
         Ok(walk(&pager, self.trust.dels.len(), |i| self.trust.get(i), keep, |t| self.trust_view_of(t)))
     }
 
+    /// `GET /grants`, in creation order. Indexed: `item` (the item's grants), `member` (the
+    /// grant postings of the audiences listing the member); `status` alone scans.
     pub fn list_grants(&self, f: &GrantFilter, paging: &Paging, now_ms: i64) -> Result<Page<GrantView>> {
         let pager = Pager::new("grants", self.store(), paging)?;
         let member = filter_pid(self, "member", f.member.as_ref())?;

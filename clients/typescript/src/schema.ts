@@ -905,7 +905,7 @@ export interface paths {
         };
         /**
          * The viewer sets an item admits
-         * @description Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-current item admits nothing. With `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names the newest revision.
+         * @description Needs the `admin` scope. Each authorized audience (the origin, then each effective grant: unrevoked, unexpired and, on an item with subjects, consented to by each of them, SPEC §6.3; a pending grant admits no set) is the largest viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-current item admits nothing. With `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names the newest revision.
          */
         get: operations["viewerSets"];
         put?: never;
@@ -2036,7 +2036,7 @@ export interface components {
             /** @description False when the item is not current, and in a historical answer. */
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
-            /** @description Origin first, then each live grant; empty when the item is not current, and in a historical answer. Never unioned. */
+            /** @description Origin first, then each effective grant (a grant waiting for a subject's consent admits no set); empty when the item is not current, and in a historical answer. Never unioned. */
             audiences: components["schemas"]["ViewerAudience"][];
             revision: number;
             token: components["schemas"]["Token"];
@@ -2057,7 +2057,7 @@ export interface components {
             item: string;
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
-            /** @description Origin first, then each live grant; empty when the item was not current. Never unioned. */
+            /** @description Origin first, then each effective grant (a grant waiting for a subject's consent admits no set); empty when the item was not current. Never unioned. */
             audiences: components["schemas"]["ViewerAudience"][];
         };
         ViewersRequest: {
@@ -2084,7 +2084,7 @@ export interface components {
             /** @description One audience holds every given participant (a set split across two audiences is not admitted). False in a historical answer. */
             admitted_together: boolean;
             unknown: string[];
-            /** @description Origin first, then each live grant; empty when the item is not current, and in a historical answer. */
+            /** @description Origin first, then each effective grant (a grant waiting for a subject's consent admits no set); empty when the item is not current, and in a historical answer. */
             audiences: components["schemas"]["ViewerSubsets"][];
             revision: number;
             token: components["schemas"]["Token"];

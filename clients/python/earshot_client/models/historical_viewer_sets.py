@@ -23,8 +23,8 @@ class HistoricalViewerSets:
     Attributes:
         item (str):
         current (bool):
-        audiences (list[ViewerAudience]): Origin first, then each live grant; empty when the item was not current. Never
-            unioned.
+        audiences (list[ViewerAudience]): Origin first, then each effective grant (a grant waiting for a subject's
+            consent admits no set); empty when the item was not current. Never unioned.
         blocked_by (BlockedBy | Unset): Why an item is not current.
     """
 

@@ -24,8 +24,8 @@ class ViewerSetsResponse:
     Attributes:
         item (str):
         current (bool): False when the item is not current, and in a historical answer.
-        audiences (list[ViewerAudience]): Origin first, then each live grant; empty when the item is not current, and in
-            a historical answer. Never unioned.
+        audiences (list[ViewerAudience]): Origin first, then each effective grant (a grant waiting for a subject's
+            consent admits no set); empty when the item is not current, and in a historical answer. Never unioned.
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token

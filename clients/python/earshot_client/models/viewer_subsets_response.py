@@ -27,8 +27,8 @@ class ViewerSubsetsResponse:
         admitted_together (bool): One audience holds every given participant (a set split across two audiences is not
             admitted). False in a historical answer.
         unknown (list[str]):
-        audiences (list[ViewerSubsets]): Origin first, then each live grant; empty when the item is not current, and in
-            a historical answer.
+        audiences (list[ViewerSubsets]): Origin first, then each effective grant (a grant waiting for a subject's
+            consent admits no set); empty when the item is not current, and in a historical answer.
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token

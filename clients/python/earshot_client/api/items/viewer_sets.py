@@ -113,12 +113,14 @@ def sync_detailed(
 ) -> Response[Error | ViewerSetsResponse]:
     """The viewer sets an item admits
 
-     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
-    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
-    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
-    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
-    then is under `historical`, and `latest_revision` names the newest revision.
+     Needs the `admin` scope. Each authorized audience (the origin, then each effective grant: unrevoked,
+    unexpired and, on an item with subjects, consented to by each of them, SPEC §6.3; a pending grant
+    admits no set) is the largest viewer set admitted through it: a container whose viewers, owner
+    included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-
+    current item admits nothing. With `at_exact` of an older revision the answer is historical, for
+    audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason`
+    `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names
+    the newest revision.
 
     Args:
         store (str):
@@ -167,12 +169,14 @@ def sync(
 ) -> Error | ViewerSetsResponse | None:
     """The viewer sets an item admits
 
-     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
-    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
-    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
-    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
-    then is under `historical`, and `latest_revision` names the newest revision.
+     Needs the `admin` scope. Each authorized audience (the origin, then each effective grant: unrevoked,
+    unexpired and, on an item with subjects, consented to by each of them, SPEC §6.3; a pending grant
+    admits no set) is the largest viewer set admitted through it: a container whose viewers, owner
+    included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-
+    current item admits nothing. With `at_exact` of an older revision the answer is historical, for
+    audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason`
+    `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names
+    the newest revision.
 
     Args:
         store (str):
@@ -216,12 +220,14 @@ async def asyncio_detailed(
 ) -> Response[Error | ViewerSetsResponse]:
     """The viewer sets an item admits
 
-     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
-    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
-    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
-    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
-    then is under `historical`, and `latest_revision` names the newest revision.
+     Needs the `admin` scope. Each authorized audience (the origin, then each effective grant: unrevoked,
+    unexpired and, on an item with subjects, consented to by each of them, SPEC §6.3; a pending grant
+    admits no set) is the largest viewer set admitted through it: a container whose viewers, owner
+    included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-
+    current item admits nothing. With `at_exact` of an older revision the answer is historical, for
+    audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason`
+    `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names
+    the newest revision.
 
     Args:
         store (str):
@@ -268,12 +274,14 @@ async def asyncio(
 ) -> Error | ViewerSetsResponse | None:
     """The viewer sets an item admits
 
-     Needs the `admin` scope. Each authorized audience (the origin, then each live grant) is the largest
-    viewer set admitted through it: a container whose viewers, owner included, all lie in one of them is
-    admitted, and no other (audiences are never unioned). A non-current item admits nothing. With
-    `at_exact` of an older revision the answer is historical, for audit only (SPEC §2.6): it admits
-    nothing (`audiences` empty, `current` false, `reason` `denied_historical_revision`), the answer of
-    then is under `historical`, and `latest_revision` names the newest revision.
+     Needs the `admin` scope. Each authorized audience (the origin, then each effective grant: unrevoked,
+    unexpired and, on an item with subjects, consented to by each of them, SPEC §6.3; a pending grant
+    admits no set) is the largest viewer set admitted through it: a container whose viewers, owner
+    included, all lie in one of them is admitted, and no other (audiences are never unioned). A non-
+    current item admits nothing. With `at_exact` of an older revision the answer is historical, for
+    audit only (SPEC §2.6): it admits nothing (`audiences` empty, `current` false, `reason`
+    `denied_historical_revision`), the answer of then is under `historical`, and `latest_revision` names
+    the newest revision.
 
     Args:
         store (str):

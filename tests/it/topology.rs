@@ -48,8 +48,21 @@ fn haproxy_available(test: &str) -> bool {
 }
 
 /// A free loopback port (bound and released; the replica binds it a moment later).
+///
+/// Never the same port twice in this test process: a port is free again as soon as its probe
+/// listener closes, so two calls (in one topology, or in two tests running in parallel) could
+/// be handed the same one before either binds it, and HAProxy binds with `SO_REUSEPORT`, so its
+/// load-balanced frontend and its stats frontend would then silently share one port and its
+/// connections (seen once in CI: writes answered 503 by `stats/<NOSRV>`).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port =
+            TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
+        if HANDED_OUT.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(port) {
+            return port;
+        }
+    }
 }
 
 /// A secret of 48 hex characters from the OS's randomness (no published example token).

@@ -1034,6 +1034,37 @@ async fn access_is_decided_before_the_body_on_every_route() {
     assert_eq!(app.revision("s"), rev, "a refused request changed the store");
 }
 
+/// A method a route does not list is answered 405 by the gate itself, with the route's methods
+/// in `allow`, before authentication and before any handler: HEAD on a GET route (which axum
+/// would otherwise serve with the GET handler) never reaches a handler either.
+#[tokio::test]
+async fn methods_outside_a_routes_table_are_405_and_reach_no_handler() {
+    use tower::ServiceExt;
+    let app = TestApp::with_tokens(vec![token("root", ADMIN, Scope::Admin, None)]);
+    setup(&app, Some(ADMIN)).await;
+    let rev = app.revision("s");
+    let cases: [(&str, &str, Option<&str>, &str); 5] = [
+        ("PUT", "/v1/stores/s/items", None, "GET,POST"),
+        ("PUT", "/v1/stores/s/items", Some(ADMIN), "GET,POST"),
+        ("HEAD", "/v1/stores/s/items", Some(ADMIN), "GET,POST"),
+        ("HEAD", "/v1/stores/s/items/shared", None, "GET"),
+        ("GET", "/v1/stores/s/check", Some(ADMIN), "POST"),
+    ];
+    for (method, path, tok, allow) in cases {
+        let mut b = Request::builder().method(method).uri(path);
+        if let Some(t) = tok {
+            b = b.header("authorization", format!("Bearer {t}"));
+        }
+        let resp = app.router.clone().oneshot(b.body(Body::empty()).expect("request")).await.expect("router");
+        assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+        assert_eq!(resp.headers().get("allow").and_then(|v| v.to_str().ok()), Some(allow), "{method} {path}");
+    }
+    // The router's own 405 (an open route) is unchanged.
+    let got = app.call("POST", "/healthz", None).await;
+    assert_eq!((got.0.as_u16(), code(&got.1)), (405, "method_not_allowed"));
+    assert_eq!(app.revision("s"), rev);
+}
+
 /// Issue 9: a malformed identifier in the path is a path error, not "not found".
 #[tokio::test]
 async fn malformed_path_identifiers_are_path_errors() {

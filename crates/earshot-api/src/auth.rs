@@ -2,6 +2,8 @@
 //! of the configured tokens. Tokens are compared by SHA-256 digest in constant time and never
 //! logged.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -48,17 +50,35 @@ struct Entry {
 /// The configured tokens; empty means authentication is off.
 pub struct Auth {
     entries: Vec<Entry>,
+    /// Who every request is when authentication is off.
+    local: Principal,
 }
 
-/// The authenticated caller, attached to each request.
+/// The authenticated caller, attached to each request. One record per configured token,
+/// shared: attaching it to a request and extracting it in a handler copy no strings.
 #[derive(Debug, Clone)]
-pub struct Principal {
+pub struct Principal(Arc<Caller>);
+
+/// What a [`Principal`] is: its name, scope and stores.
+#[derive(Debug)]
+pub struct Caller {
     pub name: String,
     pub scope: Scope,
     pub stores: Option<Vec<String>>,
 }
 
+impl std::ops::Deref for Principal {
+    type Target = Caller;
+    fn deref(&self) -> &Caller {
+        &self.0
+    }
+}
+
 impl Principal {
+    pub fn new(name: String, scope: Scope, stores: Option<Vec<String>>) -> Self {
+        Principal(Arc::new(Caller { name, scope, stores }))
+    }
+
     /// Refuses unless this principal holds `scope` on `store` (or globally, for `None`).
     pub fn require(&self, scope: Scope, store: Option<&str>) -> Result<(), ApiError> {
         if scope == Scope::Admin && self.scope != Scope::Admin {
@@ -135,17 +155,19 @@ impl Auth {
         Auth {
             entries: tokens
                 .into_iter()
-                .map(|t| Entry {
-                    digest: digest(&t.token),
-                    principal: Principal { name: t.name, scope: t.scope, stores: t.stores },
-                })
+                .map(|t| Entry { digest: digest(&t.token), principal: Principal::new(t.name, t.scope, t.stores) })
                 .collect(),
+            local: Self::local(),
         }
+    }
+
+    fn local() -> Principal {
+        Principal::new("local".into(), Scope::Admin, None)
     }
 
     /// Authentication off: every request acts as a local administrator.
     pub fn disabled() -> Self {
-        Auth { entries: Vec::new() }
+        Auth { entries: Vec::new(), local: Self::local() }
     }
 
     pub fn enabled(&self) -> bool {
@@ -154,7 +176,7 @@ impl Auth {
 
     pub(crate) fn authenticate(&self, header: Option<&str>) -> Result<Principal, ApiError> {
         if !self.enabled() {
-            return Ok(Principal { name: "local".into(), scope: Scope::Admin, stores: None });
+            return Ok(self.local.clone());
         }
         let header = header.ok_or_else(|| ApiError::unauthenticated("missing bearer token"))?;
         // The scheme name is case-insensitive (RFC 9110 §11.1).

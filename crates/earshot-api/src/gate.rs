@@ -5,21 +5,19 @@
 //! Deciding access before parsing means a caller learns nothing about an endpoint it may not
 //! use: a reader posting an empty body to an admin route gets 403, not a list of missing fields.
 
-use std::convert::Infallible;
-use std::future::{ready, Ready};
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use axum::extract::{FromRequestParts, RawPathParams, Request};
-use axum::http::StatusCode;
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{RawPathParams, Request};
+use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use futures_util::future::Either;
-use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::json;
 
 use crate::auth::{Auth, Scope};
 use crate::error::ApiError;
+use crate::metrics::UNMATCHED_ROUTE;
 
 /// What a route needs of its caller, per method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -36,84 +34,129 @@ pub enum Access {
     GlobalAdmin,
 }
 
-/// The gate of one route: the configured tokens and the route's access table. A route layer
-/// ([`tower::Layer`]) whose service decides before calling the route's handler.
-#[derive(Clone)]
-pub struct Gate {
-    pub auth: Arc<Auth>,
-    pub access: &'static [(&'static str, Access)],
+/// What the gate knows of one route: its template and the access each of its methods needs.
+pub(crate) struct RouteGate {
+    pub(crate) path: &'static str,
+    access: &'static [(&'static str, Access)],
+    authenticated: bool,
+    /// The route's methods for the `allow` header of a 405, as the router would write them.
+    allow: HeaderValue,
 }
 
-impl<S> tower::Layer<S> for Gate {
-    type Service = Gated<S>;
-
-    fn layer(&self, inner: S) -> Gated<S> {
-        Gated { gate: self.clone(), inner }
-    }
-}
-
-/// A route behind its [`Gate`].
+/// The gate of the whole service: the configured tokens and every route's access table, by
+/// route template. It runs in the request layer ([`crate::requests::observe`]), after routing
+/// (the matched template names the route) and before any extractor or handler.
 ///
-/// A plain service rather than `axum::middleware::from_fn`: the decision needs no waiting, so
-/// the handler's future is returned as it is, without the boxed future, the boxed clone of the
-/// route and the `Next` that `from_fn` makes per request (measured in BENCHMARKS.md, "Over HTTP").
-#[derive(Clone)]
-pub struct Gated<S> {
-    gate: Gate,
-    inner: S,
+/// One table, decided in the layer every request already passes, rather than a layer of its
+/// own on each route: a route layer is one more boxed service that axum clones, calls and drops
+/// per request (measured in BENCHMARKS.md, "Over HTTP").
+pub(crate) struct Gate {
+    auth: Arc<Auth>,
+    routes: HashMap<&'static str, RouteGate>,
 }
 
-impl<S> tower::Service<Request> for Gated<S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible>,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Either<Ready<Result<Response, Infallible>>, S::Future>;
+/// The gate's answer for one request.
+pub(crate) enum Decision {
+    /// An open route, or no route at all (the router answers `404 route_not_found`).
+    Pass,
+    /// The caller of an authenticated route, admitted: attached to the request for the handler.
+    Admit(crate::Principal),
+    /// Refused: this is the answer (401, 403, 405 or 400).
+    Refuse(Response),
+}
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
+/// The route a request matched, as the gate sees it.
+pub(crate) enum Matched<'a> {
+    /// No route (the router answers `404 route_not_found`).
+    None,
+    /// A route in the table.
+    Route(&'a RouteGate),
+    /// A template the table does not list: refused, never guessed.
+    Unlisted,
+}
 
-    /// Authenticates, checks the route's access for this method, checks that every path
-    /// identifier is well formed, then attaches the [`crate::Principal`] for the handler.
-    fn call(&mut self, req: Request) -> Self::Future {
-        let (mut parts, body) = req.into_parts();
-        // The extractor only reads the request's extensions; it never waits. Were it ever to,
-        // the request is refused rather than let through.
-        let params = RawPathParams::from_request_parts(&mut parts, &()).now_or_never();
-        let mut req = Request::from_parts(parts, body);
-        let Some(params) = params else {
-            let e = ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "internal error");
-            return Either::Left(ready(Ok(e.into_response())));
-        };
-        let admitted = admit(&self.gate, params.as_ref().ok(), &req).and_then(|principal| {
-            let params = params.map_err(|r| ApiError::bad_request("invalid_path", r.body_text()))?;
-            well_formed(&params)?;
-            Ok(principal)
-        });
-        match admitted {
-            Ok(principal) => {
-                req.extensions_mut().insert(principal);
-                Either::Right(self.inner.call(req))
-            }
-            Err(e) => Either::Left(ready(Ok(e.into_response()))),
+impl Matched<'_> {
+    /// The route's `&'static` template, the label of its metrics and log lines.
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            Matched::Route(r) => r.path,
+            Matched::None | Matched::Unlisted => UNMATCHED_ROUTE,
         }
     }
 }
 
-fn admit(gate: &Gate, params: Option<&RawPathParams>, req: &Request) -> Result<crate::Principal, ApiError> {
-    let header = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|h| h.to_str().ok());
-    let principal = gate.auth.authenticate(header)?;
-    let method = req.method().as_str();
-    // A method missing from the table never reaches here (the router answers 405), but if it
-    // did the gate would refuse rather than guess.
-    let access = gate
-        .access
-        .iter()
-        .find(|(m, _)| m.eq_ignore_ascii_case(method))
-        .map(|(_, a)| *a)
-        .ok_or_else(|| ApiError::forbidden("no access is defined for this method"))?;
+impl Gate {
+    /// The gate for `routes` (the API's table) and `open_paths` (routes outside the API, such
+    /// as the console's pages, that answer GET to anyone).
+    pub(crate) fn new(auth: Arc<Auth>, routes: &[crate::RouteSpec], open_paths: &[&'static str]) -> Self {
+        const OPEN_GET: &[(&str, Access)] = &[("get", Access::Open)];
+        let api = routes.iter().map(|r| (r.path, r.access, r.authenticated));
+        let open = open_paths.iter().map(|p| (*p, OPEN_GET, false));
+        let routes = api
+            .chain(open)
+            .map(|(path, access, authenticated)| {
+                let allow = access.iter().map(|(m, _)| m.to_ascii_uppercase()).collect::<Vec<_>>().join(",");
+                let allow = HeaderValue::from_str(&allow).unwrap_or(HeaderValue::from_static(""));
+                (path, RouteGate { path, access, authenticated, allow })
+            })
+            .collect();
+        Gate { auth, routes }
+    }
+
+    /// The route of a request, by the template the router matched.
+    pub(crate) fn lookup(&self, matched: Option<&str>) -> Matched<'_> {
+        match matched {
+            None => Matched::None,
+            Some(m) => self.routes.get(m).map_or(Matched::Unlisted, Matched::Route),
+        }
+    }
+
+    /// Decides one request ([`Decision`]). On an authenticated route a method outside the route's table is answered 405
+    /// here, so no method reaches a handler without its access having been checked; then the
+    /// caller is authenticated, its scope and stores checked for this method, and every path
+    /// identifier checked to be well formed.
+    pub(crate) fn decide(
+        &self,
+        matched: &Matched<'_>,
+        params: Result<&RawPathParams, &RawPathParamsRejection>,
+        req: &Request,
+    ) -> Decision {
+        let route = match matched {
+            Matched::None => return Decision::Pass,
+            Matched::Unlisted => {
+                return Decision::Refuse(ApiError::forbidden("no access is defined for this route").into_response());
+            }
+            Matched::Route(r) => r,
+        };
+        if !route.authenticated {
+            return Decision::Pass;
+        }
+        let method = req.method().as_str();
+        let Some(access) = route.access.iter().find(|(m, _)| m.eq_ignore_ascii_case(method)).map(|(_, a)| *a) else {
+            let mut resp = crate::method_not_allowed_error().into_response();
+            resp.headers_mut().insert(header::ALLOW, route.allow.clone());
+            return Decision::Refuse(resp);
+        };
+        let admitted = admit(&self.auth, access, params.ok(), req).and_then(|principal| {
+            let params = params.map_err(|r| ApiError::bad_request("invalid_path", r.body_text()))?;
+            well_formed(params)?;
+            Ok(principal)
+        });
+        match admitted {
+            Ok(principal) => Decision::Admit(principal),
+            Err(e) => Decision::Refuse(e.into_response()),
+        }
+    }
+}
+
+fn admit(
+    auth: &Auth,
+    access: Access,
+    params: Option<&RawPathParams>,
+    req: &Request,
+) -> Result<crate::Principal, ApiError> {
+    let header = req.headers().get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+    let principal = auth.authenticate(header)?;
     let store = params.and_then(|p| p.iter().find(|(k, _)| *k == "store").map(|(_, v)| v));
     match access {
         Access::Open => {}

@@ -57,6 +57,8 @@ pub struct SharedState {
     pub draining: Arc<std::sync::atomic::AtomicBool>,
     /// Request and decision counters, served at `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
+    /// Who may call which route (the tokens and every route's access table).
+    pub(crate) gate: gate::Gate,
 }
 
 impl std::ops::Deref for AppState {
@@ -68,9 +70,11 @@ impl std::ops::Deref for AppState {
 
 impl AppState {
     pub fn new(earshot: Arc<Earshot>, auth: Auth) -> Self {
+        let auth = Arc::new(auth);
         AppState(Arc::new(SharedState {
             earshot,
-            auth: Arc::new(auth),
+            gate: gate::Gate::new(auth.clone(), &routes(), &console::PATHS),
+            auth,
             draining: Arc::default(),
             metrics: Arc::new(metrics::Metrics::new()),
         }))
@@ -206,28 +210,22 @@ pub fn routes() -> Vec<RouteSpec> {
 
 /// The whole service as a router; tests drive it with `tower::ServiceExt::oneshot`.
 pub fn router(state: AppState) -> Router {
-    let mut authed = Router::new();
-    let mut open = Router::new();
+    let mut api = Router::new();
     for r in routes() {
-        if r.authenticated {
-            // The gate runs after routing and before any extractor: a caller learns nothing
-            // about the body of an endpoint it may not use (401/403 come first).
-            let gate = gate::Gate { auth: state.auth.clone(), access: r.access };
-            authed = authed.route(r.path, r.handler.route_layer(gate));
-        } else {
-            open = open.route(r.path, r.handler);
-        }
+        // Every route, authenticated or open, is decided by the gate in the request layer
+        // (`requests::observe`), after routing and before any extractor: a caller learns
+        // nothing about the body of an endpoint it may not use (401/403 come first).
+        api = api.route(r.path, r.handler);
     }
-    authed
-        .merge(open)
+    api
         // Static, not API operations: outside `routes()` and the OpenAPI document (console.rs).
         .merge(console::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        // Request id, span, metrics and one log line per request, by route template; headers
-        // (and so bearer tokens), bodies and queries are never recorded.
-        .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), requests::observe))
+        // The gate, request id, span, metrics and one log line per request, by route template;
+        // headers (and so bearer tokens), bodies and queries are never recorded.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), requests::observe))
         .with_state(state)
 }
 
@@ -236,6 +234,11 @@ async fn not_found() -> ApiError {
 }
 
 async fn method_not_allowed() -> ApiError {
+    method_not_allowed_error()
+}
+
+/// The 405 answer, from the router or from the gate (a method outside a route's access table).
+pub(crate) fn method_not_allowed_error() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed on this route")
 }
 

@@ -244,8 +244,6 @@ pub struct Metrics {
     /// Per decision kind, count by reason code; looked up by `&str`, so counting allocates
     /// nothing once a reason has been seen.
     decisions: [DecisionCounts; 4],
-    /// Every route template, to turn a matched path into its `&'static` label.
-    routes: HashMap<&'static str, &'static str>,
 }
 
 /// One decision kind's counts by reason code.
@@ -290,18 +288,11 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let routes = crate::routes().into_iter().map(|r| r.path).chain(crate::console::PATHS).map(|p| (p, p)).collect();
         Metrics {
             requests: Family::default(),
             latency: Family::new_with_constructor(IntHistogram::latency),
             decisions: Default::default(),
-            routes,
         }
-    }
-
-    /// The `&'static` template of a matched route (or [`UNMATCHED_ROUTE`]).
-    pub fn route_label(&self, matched: Option<&str>) -> &'static str {
-        matched.and_then(|m| self.routes.get(m).copied()).unwrap_or(UNMATCHED_ROUTE)
     }
 
     /// One request answered (or cancelled) after `elapsed`.

@@ -1,6 +1,6 @@
-//! The request layer around every route: a request id (the caller's `x-request-id` when it is a
-//! plain token, else a fresh one, echoed in the response), a `request` span for traces, the
-//! request metrics, and one log line at info per request.
+//! The request layer around every route: the gate ([`crate::gate`]), a request id (the caller's
+//! `x-request-id` when it is a plain token, else a fresh one, echoed in the response), a
+//! `request` span for traces, the request metrics, and one log line at info per request.
 //!
 //! The line carries the method, the route template (never the raw path), the status, the
 //! latency, the store named in the path and the request id; never a header, a body or a query,
@@ -17,7 +17,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
 
+use crate::gate::Decision;
 use crate::metrics::{Metrics, Status};
+use crate::AppState;
 
 /// The header a request id is read from and answered in.
 pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -114,17 +116,22 @@ impl Drop for Observed {
     }
 }
 
-/// Middleware: request id, span, metrics and the request log line.
+/// Middleware: the gate, request id, span, metrics and the request log line.
+///
+/// The gate decides here, once the router has matched the route and before any extractor or
+/// handler runs ([`crate::gate::Gate::decide`]); a refusal is answered, counted and logged like
+/// any other answer.
 pub async fn observe(
-    State(metrics): State<Arc<Metrics>>,
+    State(state): State<AppState>,
     params: Result<RawPathParams, RawPathParamsRejection>,
     mut req: Request,
     next: Next,
 ) -> Response {
     let method = method_label(req.method());
-    let route = metrics.route_label(req.extensions().get::<MatchedPath>().map(MatchedPath::as_str));
+    let matched = state.gate.lookup(req.extensions().get::<MatchedPath>().map(MatchedPath::as_str));
+    let route = matched.label();
     // Only a well-formed store id is logged; anything else is the caller's noise.
-    let store = params.ok().and_then(|p| {
+    let store = params.as_ref().ok().and_then(|p| {
         p.iter()
             .find(|(k, _)| *k == "store")
             .map(|(_, v)| v)
@@ -148,8 +155,17 @@ pub async fn observe(
     if let Some(h) = &header {
         req.headers_mut().insert(REQUEST_ID.clone(), h.clone());
     }
+    let metrics = state.metrics.clone();
     let mut observed = Observed { metrics, method, route, store, request_id, started: Instant::now(), done: false };
-    let mut resp = next.run(req).instrument(span.clone()).await;
+    let mut resp = match state.gate.decide(&matched, params.as_ref(), &req) {
+        Decision::Refuse(answer) => answer,
+        passed => {
+            if let Decision::Admit(principal) = passed {
+                req.extensions_mut().insert(principal);
+            }
+            next.run(req).instrument(span.clone()).await
+        }
+    };
     let status = resp.status().as_u16();
     span.record("http.response.status_code", status);
     observed.finish(Status::Code(status));

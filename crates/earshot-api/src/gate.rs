@@ -39,7 +39,8 @@ pub(crate) struct RouteGate {
     pub(crate) path: &'static str,
     access: &'static [(&'static str, Access)],
     authenticated: bool,
-    /// The route's methods for the `allow` header of a 405, as the router would write them.
+    /// The route's methods, for the `allow` header of a 405. HEAD is not among them: on an
+    /// authenticated route it is refused too, though axum would serve it with the GET handler.
     allow: HeaderValue,
 }
 
@@ -111,10 +112,10 @@ impl Gate {
         }
     }
 
-    /// Decides one request ([`Decision`]). On an authenticated route a method outside the route's table is answered 405
-    /// here, so no method reaches a handler without its access having been checked; then the
-    /// caller is authenticated, its scope and stores checked for this method, and every path
-    /// identifier checked to be well formed.
+    /// Decides one request ([`Decision`]). On an authenticated route, a method outside the
+    /// route's table is answered 405 here, so no method reaches a handler without its access
+    /// having been checked; then the caller is authenticated, its scope and stores are checked
+    /// for this method, and every path identifier is checked to be well formed.
     pub(crate) fn decide(
         &self,
         matched: &Matched<'_>,

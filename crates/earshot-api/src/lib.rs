@@ -4,6 +4,7 @@
 //! scope, hand the work to the store (on the blocking pool when it may wait) and encode the
 //! answer; every error leaves through [`error::ApiError`].
 
+mod answer;
 pub mod auth;
 pub mod console;
 mod devices;

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
 use earshot_store::model::{
@@ -17,58 +17,77 @@ use earshot_store::model::{
 use earshot_store::{ReadPoint, ResolvedContainer, Snapshot, StoreHandle};
 use serde::{Deserialize, Serialize};
 
+use crate::answer::{CheckAnswer, JsonAnswer};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::DecisionKind;
 use crate::writes::blocking;
 use crate::AppState;
 
-type Body<T> = Result<JsonBody<T>, JsonRejection>;
+type Body<T> = Result<JsonBody<T>, ApiError>;
 
-/// A JSON request body, accepted and refused exactly as axum's [`Json`] does, but cheaper on
-/// the common path: a body sent as `application/json` is parsed with plain `serde_json` first,
-/// and only a body that fails is parsed again through [`Json::from_bytes`] (which tracks the
-/// path of the failing field, for the rejection's message). Any other content type goes to
-/// [`Json`] itself, so its refusals are axum's.
+/// A JSON request body, accepted and refused with the codes axum's [`Json`] gets (its
+/// rejections map to [`ApiError`] in `error.rs`), but cheaper on the common path. A body sent as `application/json` is read here, bounded by
+/// [`crate::MAX_BODY_BYTES`] (the limit the router sets for every route but import), frame by
+/// frame and without the limit's and the collector's wrappers, and parsed with plain
+/// `serde_json`; only a body that fails to parse is parsed again through [`Json::from_bytes`]
+/// (which names the failing field in its message). Any other content type goes to [`Json`]
+/// itself, so those refusals are axum's.
 pub(crate) struct JsonBody<T>(pub T);
 
 impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<S> for JsonBody<T> {
-    type Rejection = JsonRejection;
+    type Rejection = ApiError;
 
-    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, JsonRejection> {
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
         let plain_json = req.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
         if !plain_json {
-            return Json::<T>::from_request(req, state).await.map(|Json(v)| JsonBody(v));
+            return Ok(JsonBody(Json::<T>::from_request(req, state).await?.0));
         }
-        let bytes = axum::body::Bytes::from_request(req, state).await?;
+        let bytes = read_bounded(req.into_body(), crate::MAX_BODY_BYTES).await?;
         match serde_json::from_slice(&bytes) {
             Ok(v) => Ok(JsonBody(v)),
-            Err(_) => Json::<T>::from_bytes(&bytes).map(|Json(v)| JsonBody(v)),
+            Err(_) => Ok(JsonBody(Json::<T>::from_bytes(&bytes)?.0)),
         }
     }
 }
 
-/// A JSON answer, encoded as axum's [`Json`] encodes it (the same bytes and `content-type`, the
-/// same plain-text 500 should encoding fail), into a buffer sized for a decision's answer:
-/// [`Json`] starts at 128 bytes, so a check's answer (about 250) was copied as the buffer grew.
-pub(crate) struct JsonAnswer<T>(pub T);
-
-/// Room for a check's answer (item, decision, role, token, container) without growing.
-const ANSWER_CAPACITY: usize = 512;
-
-impl<T: Serialize> IntoResponse for JsonAnswer<T> {
-    fn into_response(self) -> axum::response::Response {
-        let mut buf = Vec::with_capacity(ANSWER_CAPACITY);
-        match serde_json::to_writer(&mut buf, &self.0) {
-            Ok(()) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], buf).into_response(),
-            Err(e) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))],
-                e.to_string(),
-            )
-                .into_response(),
+/// A request body, whole, refused with `413 body_too_large` as soon as it is known to pass
+/// `limit` bytes (by its declared length, before anything is read, or as it arrives). A body
+/// that arrives as one frame, as a small body usually does, is returned without a copy.
+async fn read_bounded(mut body: axum::body::Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    use axum::body::HttpBody as _;
+    use http_body_util::BodyExt as _;
+    let too_large = || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "request body is too large");
+    let failed =
+        |e: axum::Error| ApiError::bad_request("invalid_request", format!("Failed to buffer the request body: {e}"));
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    let mut whole: Option<axum::body::Bytes> = None;
+    let mut more: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(failed)?.into_data() else {
+            // Trailers end the body.
+            break;
+        };
+        let so_far = whole.as_ref().map_or(0, |w| w.len()) + more.len();
+        if so_far + data.len() > limit {
+            return Err(too_large());
+        }
+        match whole.take() {
+            None if more.is_empty() => whole = Some(data),
+            None => more.extend_from_slice(&data),
+            Some(first) => {
+                more.reserve(first.len() + data.len());
+                more.extend_from_slice(&first);
+                more.extend_from_slice(&data);
+            }
+        }
+        if body.is_end_stream() {
+            break;
         }
     }
+    Ok(whole.unwrap_or_else(|| more.into()))
 }
 
 /// The snapshot, container and time one read uses, and the newest revision when the snapshot
@@ -188,13 +207,13 @@ pub async fn check(
     Extension(p): Extension<Principal>,
     path: Result<Path<String>, PathRejection>,
     body: Body<CheckRequest>,
-) -> ApiResult<JsonAnswer<AtRevision<DecisionView>>> {
+) -> ApiResult<CheckAnswer> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
     let (h, at) = read_at(&st, &p, &store, Some(&req.item), req.container, req.attempt, req.consistency).await?;
     let decision = at.answer(at.snapshot.check(&req.item, &at.container, at.now_ms)?);
     st.metrics.record_decision(DecisionKind::Check, &decision.reason);
-    Ok(at.at_revision(&h, decision))
+    Ok(CheckAnswer(at.at_revision(&h, decision).0))
 }
 
 #[derive(Debug, Deserialize)]

@@ -23,12 +23,25 @@ pub fn encode(store: &str, revision: u64) -> String {
     encode_with_tag(&tag(store), revision)
 }
 
-/// The token for `revision` of the store whose [`tag`] is `tag` (equal to [`encode`]'s).
+/// The token for `revision` of the store whose [`tag`] is `tag` (equal to [`encode`]'s). Every
+/// read's answer carries one, so the decimal is written by hand rather than through
+/// `core::fmt`, whose machinery costs several times the few digits.
 pub(crate) fn encode_with_tag(tag: &str, revision: u64) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(21 + tag.len());
-    // Writing to a `String` cannot fail.
-    let _ = write!(out, "{revision}.{tag}");
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = revision;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut out = String::with_capacity(digits.len() - start + 1 + tag.len());
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
+    out.push('.');
+    out.push_str(tag);
     out
 }
 
@@ -116,6 +129,12 @@ mod tests {
         assert_eq!(encode("s1", 42), format!("42.{}", tag("s1")));
         assert_eq!(encode_with_tag(&tag("s1"), 42), encode("s1", 42));
         assert_eq!(tag("s1").len(), 16);
+        // The hand-written decimal, at its edges: one digit, a carry, the widest revision.
+        let t = tag("s1");
+        for revision in [0, 1, 9, 10, 99, 100, 1_000_007, u64::MAX - 1, u64::MAX] {
+            assert_eq!(encode_with_tag(&t, revision), format!("{revision}.{t}"));
+            assert_eq!(decode("s1", &encode_with_tag(&t, revision)).ok(), Some(revision));
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod console;
 mod devices;
 pub mod error;
 mod gate;
+mod inline_wake;
 mod lists;
 pub mod metrics;
 mod reads;

@@ -41,6 +41,7 @@ use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 use crate::error::ApiError;
+use crate::inline_wake::InlineSelfWakes;
 
 /// Descriptors kept for the process's own files (sled segments, logs, blocking threads' work)
 /// when the connection limit is derived from `RLIMIT_NOFILE`.
@@ -366,11 +367,13 @@ async fn serve_connection(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .serve_connection(TokioIo::new(stream), service);
-    let mut http = std::pin::pin!(http);
+    // The connection wakes itself once per request with a body (hyper's body channel): the
+    // wrapper polls it again at once rather than through the scheduler (`inline_wake`).
+    let mut http = InlineSelfWakes::new(http);
     let mut shutting_down = false;
     loop {
         tokio::select! {
-            result = http.as_mut() => {
+            result = &mut http => {
                 if let Err(e) = result {
                     tracing::debug!(error = %e, id, "connection ended with an error");
                 }
@@ -383,13 +386,13 @@ async fn serve_connection(
                 }
                 // A request began after it was picked: answer it, then close.
                 shutting_down = true;
-                http.as_mut().graceful_shutdown();
+                http.inner().graceful_shutdown();
             }
             changed = stop.wait_for(|s| *s), if !shutting_down => {
                 shutting_down = true;
                 // Finish the request in progress, then close; an idle connection closes now.
                 if changed.is_ok() {
-                    http.as_mut().graceful_shutdown();
+                    http.inner().graceful_shutdown();
                 }
             }
         }

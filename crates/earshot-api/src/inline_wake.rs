@@ -6,10 +6,9 @@
 //! handler takes the body, the channel wakes that waker, although the dispatcher has by then
 //! dropped its end (`hyper::body::chan`, `Receiver::poll_next`). The waker is the connection
 //! task's own and the task is running, so tokio reschedules it as a yield once the poll
-//! returns, and a yield also wakes an idle worker thread to come and look. Under callgrind,
-//! a check costs about 2.4k instructions more with that wake than without it
-//! (BENCHMARKS.md, "Over HTTP: hyper's wake on every body"), and on the machine each yield may
-//! cost another thread's wake-up on top.
+//! returns, and a yield also wakes an idle worker thread to come and look: the task is polled
+//! 1.6 times per check instead of once, and a check costs more context switches than a
+//! `/healthz` request (BENCHMARKS.md, "Over HTTP: hyper's wake on every body").
 //!
 //! [`InlineSelfWakes`] gives the inner future its own waker. A wake that arrives while the
 //! inner future is being polled (from itself, or from another thread at that moment) is noted,

@@ -200,25 +200,34 @@ mod tests {
         }
     }
 
+    /// A wrapped [`WaitsOutside`], polled once, and a thread that will make it ready and wake
+    /// the waker it registered.
+    fn waiting_with_a_waking_thread(
+        waker: &Waker,
+    ) -> (InlineSelfWakes<WaitsOutside>, impl FnOnce() -> std::thread::JoinHandle<()>) {
+        let stored = Arc::new(Mutex::new(None::<Waker>));
+        let ready = Arc::new(AtomicUsize::new(0));
+        let mut f = InlineSelfWakes::new(WaitsOutside { waker: stored.clone(), ready: ready.clone() });
+        assert_eq!(poll_once(&mut f, waker), Poll::Pending);
+        let inner = stored.lock().expect("lock").clone().expect("registered");
+        let start = move || {
+            std::thread::spawn(move || {
+                ready.store(1, Ordering::SeqCst);
+                inner.wake();
+            })
+        };
+        (f, start)
+    }
+
     #[test]
     fn a_wake_after_the_poll_wakes_the_task_and_none_is_lost_across_threads() {
         for _ in 0..200 {
             let (woken, waker) = task();
-            let stored = Arc::new(Mutex::new(None::<Waker>));
-            let ready = Arc::new(AtomicUsize::new(0));
-            let mut f = InlineSelfWakes::new(WaitsOutside { waker: stored.clone(), ready: ready.clone() });
-            assert_eq!(poll_once(&mut f, &waker), Poll::Pending);
+            let (mut f, start) = waiting_with_a_waking_thread(&waker);
             assert_eq!(poll_once(&mut f, &waker), Poll::Pending);
             assert_eq!(woken.0.load(Ordering::SeqCst), 0);
-            let inner = stored.lock().expect("lock").clone().expect("registered");
             // Woken from another thread, racing with nothing: the task's waker hears it.
-            let ready2 = ready.clone();
-            std::thread::spawn(move || {
-                ready2.store(1, Ordering::SeqCst);
-                inner.wake();
-            })
-            .join()
-            .expect("thread");
+            start().join().expect("thread");
             assert_eq!(woken.0.load(Ordering::SeqCst), 1, "the task was woken");
             assert_eq!(poll_once(&mut f, &waker), Poll::Ready(()));
         }
@@ -230,16 +239,8 @@ mod tests {
         // the poll sees the wake and polls again, or the task's waker is woken.
         for _ in 0..2_000 {
             let (woken, waker) = task();
-            let stored = Arc::new(Mutex::new(None::<Waker>));
-            let ready = Arc::new(AtomicUsize::new(0));
-            let mut f = InlineSelfWakes::new(WaitsOutside { waker: stored.clone(), ready: ready.clone() });
-            assert_eq!(poll_once(&mut f, &waker), Poll::Pending);
-            let inner = stored.lock().expect("lock").clone().expect("registered");
-            let ready2 = ready.clone();
-            let waking = std::thread::spawn(move || {
-                ready2.store(1, Ordering::SeqCst);
-                inner.wake();
-            });
+            let (mut f, start) = waiting_with_a_waking_thread(&waker);
+            let waking = start();
             let first = poll_once(&mut f, &waker);
             waking.join().expect("thread");
             if first.is_pending() {

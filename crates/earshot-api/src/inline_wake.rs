@@ -27,8 +27,8 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
 
-/// Polls of the inner future one poll of the task may make: the first, and this many more
-/// for wakes that arrived during the one before.
+/// Most polls of the inner future in one poll of the task: the first, then one more each time
+/// a wake arrived during the one before.
 pub(crate) const MAX_INLINE_POLLS: usize = 4;
 
 /// Not being polled: a wake goes to the task.

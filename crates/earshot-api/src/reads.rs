@@ -27,12 +27,13 @@ use crate::AppState;
 type Body<T> = Result<JsonBody<T>, ApiError>;
 
 /// A JSON request body, accepted and refused with the codes axum's [`Json`] gets (its
-/// rejections map to [`ApiError`] in `error.rs`), but cheaper on the common path. A body sent as `application/json` is read here, bounded by
-/// [`crate::MAX_BODY_BYTES`] (the limit the router sets for every route but import), frame by
-/// frame and without the limit's and the collector's wrappers, and parsed with plain
-/// `serde_json`; only a body that fails to parse is parsed again through [`Json::from_bytes`]
-/// (which names the failing field in its message). Any other content type goes to [`Json`]
-/// itself, so those refusals are axum's.
+/// rejections map to [`ApiError`] in `error.rs`), but cheaper on the common path. A body sent
+/// as `application/json` is read here ([`read_bounded`]), bounded by [`crate::MAX_BODY_BYTES`]
+/// (the limit the router sets for every route but import, which does not use this), without
+/// axum's limit wrapper and collector, and parsed with plain `serde_json`; only a body that
+/// fails to parse is parsed again through [`Json::from_bytes`] (which names the failing field
+/// in its message). Any other content type goes to [`Json`] itself, so those refusals are
+/// axum's.
 pub(crate) struct JsonBody<T>(pub T);
 
 impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<S> for JsonBody<T> {

@@ -444,39 +444,27 @@ async fn bad_input_is_refused_with_a_stable_code_and_writes_nothing() {
         .body(Body::from(huge_check))
         .expect("request");
     refused(&app.send(declared).await, 413, "body_too_large");
+    // A check whose body arrives in frames of `frame` bytes, with no declared length.
+    let in_frames = |body: &str, frame: usize| {
+        let chunks: Vec<Result<axum::body::Bytes, std::io::Error>> =
+            body.as_bytes().chunks(frame).map(|c| Ok(axum::body::Bytes::copy_from_slice(c))).collect();
+        Request::builder()
+            .method("POST")
+            .uri(check)
+            .header("content-type", "application/json")
+            .body(Body::from_stream(futures_util::stream::iter(chunks)))
+            .expect("request")
+    };
     // A body in many frames, just under the limit in all, is read whole (then refused for its
     // unknown field, which it can only be once all of it has been read).
     let mut framed = json!({"item": "shared", "container": container("owner", &[]), "pad": ""}).to_string();
     framed.insert_str(framed.len() - 2, &"y".repeat(MAX_BODY_BYTES - framed.len()));
     assert_eq!(framed.len(), MAX_BODY_BYTES);
-    let chunks: Vec<Result<axum::body::Bytes, std::io::Error>> =
-        framed.as_bytes().chunks(4096).map(|c| Ok(axum::body::Bytes::copy_from_slice(c))).collect();
-    let streamed = Request::builder()
-        .method("POST")
-        .uri(check)
-        .header("content-type", "application/json")
-        .body(Body::from_stream(futures_util::stream::iter(chunks)))
-        .expect("request");
-    refused(&app.send(streamed).await, 400, "invalid_request");
-    // One byte more, in frames with no declared length: refused as it arrives.
+    refused(&app.send(in_frames(&framed, 4096)).await, 400, "invalid_request");
+    // One byte more: refused as it arrives.
     framed.insert(framed.len() - 2, 'y');
-    let chunks: Vec<Result<axum::body::Bytes, std::io::Error>> =
-        framed.as_bytes().chunks(4096).map(|c| Ok(axum::body::Bytes::copy_from_slice(c))).collect();
-    let streamed = Request::builder()
-        .method("POST")
-        .uri(check)
-        .header("content-type", "application/json")
-        .body(Body::from_stream(futures_util::stream::iter(chunks)))
-        .expect("request");
-    refused(&app.send(streamed).await, 413, "body_too_large");
-    let whole: Vec<Result<axum::body::Bytes, std::io::Error>> =
-        good.as_bytes().chunks(7).map(|c| Ok(axum::body::Bytes::copy_from_slice(c))).collect();
-    let streamed = Request::builder()
-        .method("POST")
-        .uri(check)
-        .header("content-type", "application/json")
-        .body(Body::from_stream(futures_util::stream::iter(whole)))
-        .expect("request");
+    refused(&app.send(in_frames(&framed, 4096)).await, 413, "body_too_large");
+    let streamed = in_frames(&good, 7);
     let answer = app.send(streamed).await;
     assert_eq!(answer.0, StatusCode::OK, "a body in frames: {}", answer.1);
     assert_eq!(answer.1["item"], "shared", "{}", answer.1);

@@ -17,7 +17,9 @@
 #
 # Usage: cargo build --release -p earshot && scripts/bench-callgrind.sh
 # Environment: EARSHOT_BIN (target/release/earshot), BENCH_ITEMS (2000), BENCH_DURATION (8),
-# BENCH_PORT (7971). Needs valgrind, wrk, curl and python3.
+# BENCH_PORT (7971), BENCH_KEEP (a directory: the phases' dumps are copied there, as
+# cg.out.1 to cg.out.4 in phase order, for `callgrind_annotate`). Needs valgrind, wrk, curl and
+# python3.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,6 +27,7 @@ bin="${EARSHOT_BIN:-$root/target/release/earshot}"
 items="${BENCH_ITEMS:-2000}"
 duration="${BENCH_DURATION:-8}"
 port="${BENCH_PORT:-7971}"
+keep="${BENCH_KEEP:-}"
 bench="$root/scripts/bench"
 url="http://127.0.0.1:$port"
 token="bench-http-admin-token-0123456789"
@@ -78,4 +81,5 @@ for phase in healthz check healthz check; do
   ir="$(awk '/^(summary|totals):/ { print $2; exit }' "$dump")"
   n="$(awk '/requests in/ { print $1 }' "$dir/wrk.txt")"
   printf '%-8s %8d answers  %8d instructions per request\n' "$phase" "$n" "$((ir / n))"
+  if [[ -n "$keep" ]]; then mkdir -p "$keep" && cp "$dump" "$keep/$(basename "$dump")"; fi
 done

@@ -74,6 +74,17 @@ impl std::ops::Deref for Principal {
     }
 }
 
+/// A handler's caller, taken out of the request where the gate put it (`gate.rs`), not copied
+/// as axum's `Extension` would: a copy writes the caller's reference count, which every core's
+/// requests share. Only a request the gate admitted carries a caller; any other is refused.
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, ApiError> {
+        parts.extensions.remove::<Principal>().ok_or_else(|| ApiError::unauthenticated("no authenticated caller"))
+    }
+}
+
 impl Principal {
     pub fn new(name: String, scope: Scope, stores: Option<Vec<String>>) -> Self {
         Principal(Arc::new(Caller { name, scope, stores }))
@@ -268,5 +279,18 @@ mod tests {
             assert_eq!(resp.status(), axum::http::StatusCode::UNAUTHORIZED);
             assert_eq!(resp.headers().get(axum::http::header::WWW_AUTHENTICATE).unwrap(), "Bearer");
         }
+    }
+
+    /// A handler's caller is taken out of the request, once; a request the gate did not admit
+    /// has none and is refused, never served as someone.
+    #[tokio::test]
+    async fn a_handler_takes_the_caller_the_gate_attached_and_refuses_without_one() {
+        use axum::extract::FromRequestParts;
+        let (mut parts, ()) = axum::http::Request::new(()).into_parts();
+        parts.extensions.insert(Principal::new("ann".into(), Scope::Reader, None));
+        let p = Principal::from_request_parts(&mut parts, &()).await.expect("the attached caller");
+        assert_eq!((p.name.as_str(), p.scope), ("ann", Scope::Reader));
+        let refused = Principal::from_request_parts(&mut parts, &()).await.expect_err("taken once");
+        assert_eq!(refused.into_response().status(), axum::http::StatusCode::UNAUTHORIZED);
     }
 }

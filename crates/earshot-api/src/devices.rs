@@ -7,7 +7,7 @@
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Json;
 use earshot_store::devices::model::{
     AuthorizeRequest, AuthorizeView, ChainView, DependentsView, NewCapability, NewDevice, NewRelation, SchemaInput,
     SchemaView,
@@ -33,7 +33,7 @@ pub struct By {
 
 pub async fn put_schema(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StorePath,
     body: Body<SchemaInput>,
@@ -45,7 +45,7 @@ pub async fn put_schema(
 
 pub async fn get_schema(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
 ) -> ApiResult<Json<AtRevision<SchemaView>>> {
     let Path(store) = path?;
@@ -58,7 +58,7 @@ pub async fn get_schema(
 
 pub async fn create_device(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StorePath,
     body: Body<NewDevice>,
@@ -70,7 +70,7 @@ pub async fn create_device(
 
 pub async fn create_relation(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StorePath,
     body: Body<NewRelation>,
@@ -82,7 +82,7 @@ pub async fn create_relation(
 
 pub async fn revoke_relation(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StoreAndId,
     by: Result<Query<By>, QueryRejection>,
@@ -94,7 +94,7 @@ pub async fn revoke_relation(
 
 pub async fn create_capability(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StorePath,
     body: Body<NewCapability>,
@@ -106,7 +106,7 @@ pub async fn create_capability(
 
 pub async fn revoke_capability(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StoreAndId,
     by: Result<Query<By>, QueryRejection>,
@@ -118,7 +118,7 @@ pub async fn revoke_capability(
 
 pub async fn capability_chain(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StoreAndId,
 ) -> ApiResult<Json<AtRevision<ChainView>>> {
     let Path((store, c)) = path?;
@@ -131,7 +131,7 @@ pub async fn capability_chain(
 
 pub async fn capability_dependents(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StoreAndId,
 ) -> ApiResult<Json<AtRevision<DependentsView>>> {
     let Path((store, c)) = path?;
@@ -145,7 +145,7 @@ pub async fn capability_dependents(
 /// `POST /authorize`: pure, over the snapshot `consistency` picks, at the current time.
 pub async fn authorize(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     body: Body<AuthorizeRequest>,
 ) -> ApiResult<Json<AtRevision<AuthorizeView>>> {
@@ -170,7 +170,7 @@ pub async fn authorize(
 /// only ever use up authority, never add any).
 pub async fn consume_use(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: StorePath,
     body: Body<AuthorizeRequest>,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::{Extension, Json};
+use axum::Json;
 use earshot_store::lists::{
     CapabilityFilter, DeviceFilter, EdgeFilter, GrantFilter, IdentityFilter, ItemFilter, Page, Paging,
     ParticipantFilter, StoreSummary,
@@ -111,7 +111,7 @@ where
 
 pub async fn participants(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::lists::ParticipantView> {
@@ -120,7 +120,7 @@ pub async fn participants(
 
 pub async fn identities(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::lists::IdentityView> {
@@ -129,7 +129,7 @@ pub async fn identities(
 
 pub async fn items(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::lists::ItemSummary> {
@@ -138,7 +138,7 @@ pub async fn items(
 
 pub async fn grants(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::model::GrantView> {
@@ -148,7 +148,7 @@ pub async fn grants(
 /// `GET /trust` (see `crate::trust`).
 pub(crate) async fn trust(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::model::TrustView> {
@@ -158,7 +158,7 @@ pub(crate) async fn trust(
 
 pub async fn devices(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::lists::DeviceView> {
@@ -167,7 +167,7 @@ pub async fn devices(
 
 pub async fn relations(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::lists::EdgeView> {
@@ -176,7 +176,7 @@ pub async fn relations(
 
 pub async fn capabilities(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::devices::model::CapabilityView> {
@@ -187,7 +187,7 @@ pub async fn capabilities(
 /// admin item view and expand do).
 pub async fn relationships(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: RawQuery,
 ) -> Listed<earshot_store::tuples::Tuple> {
@@ -196,11 +196,7 @@ pub async fn relationships(
 
 /// `GET /v1/stores`: the stores this token may read (any token; a token limited to some
 /// stores sees only those), by id.
-pub async fn stores(
-    State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
-    q: RawQuery,
-) -> ApiResult<Json<Page<StoreSummary>>> {
+pub async fn stores(State(st): State<AppState>, p: Principal, q: RawQuery) -> ApiResult<Json<Page<StoreSummary>>> {
     let q: ListQuery<NoFilter> = parse_query(q)?;
     if q.consistency.is_some() {
         return Err(bad("the store list reads no store's snapshot; omit the consistency parameters"));
@@ -227,7 +223,7 @@ pub struct Confirm {
 /// (admin on every store, as creating one is).
 pub async fn delete_store(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     q: Result<Query<Confirm>, QueryRejection>,
 ) -> ApiResult<Json<WriteOutcome>> {
@@ -284,7 +280,7 @@ fn reverse_answer<T>(
 /// (`allowed: false`, `denied_historical_revision`, the entry of then under `historical`).
 pub async fn who_can_reach(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     body: Body<ReachersRequest>,
 ) -> ApiResult<Json<AtRevision<ReachersView>>> {
@@ -300,7 +296,7 @@ pub async fn who_can_reach(
 /// an older revision every entry is history and opens nothing, as for `/authorize/principals`.
 pub async fn what_can_reach(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StorePath,
     body: Body<ReachableRequest>,
 ) -> ApiResult<Json<AtRevision<ReachableView>>> {
@@ -316,7 +312,7 @@ pub async fn what_can_reach(
 /// (admin, like expand). Read at an older revision the answer is history and admits nothing.
 pub async fn viewer_sets(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StoreAndId,
     q: RawQuery,
 ) -> ApiResult<Json<AtRevision<ViewerSetsView>>> {
@@ -335,7 +331,7 @@ pub async fn viewer_sets(
 /// history and admits nobody.
 pub async fn viewer_subsets(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: StoreAndId,
     body: Body<ViewersRequest>,
 ) -> ApiResult<Json<AtRevision<ViewerSubsetsView>>> {

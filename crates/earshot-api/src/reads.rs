@@ -9,7 +9,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use axum::{Extension, Json};
+use axum::Json;
 use earshot_store::model::{
     format_time, AudienceView, Consistency, ContainerInput, ContainerResolution, ContextRequest, DecisionView,
     ItemView, LookupPage, SealedContext,
@@ -93,14 +93,14 @@ async fn read_bounded(mut body: axum::body::Body, limit: usize) -> Result<axum::
 
 /// The snapshot, container and time one read uses, and the newest revision when the snapshot
 /// is older (the answer is then historical: SPEC §2.6).
-struct ReadAt {
-    snapshot: Arc<Snapshot>,
+struct ReadAt<'s> {
+    snapshot: &'s Snapshot,
     container: ResolvedContainer,
     now_ms: i64,
     historical: Option<u64>,
 }
 
-impl ReadAt {
+impl ReadAt<'_> {
     /// A decision as this read answers it: historical ones never admit.
     fn answer(&self, d: DecisionView) -> DecisionView {
         if self.historical.is_some() {
@@ -111,29 +111,42 @@ impl ReadAt {
     }
 
     fn at_revision<T>(&self, h: &StoreHandle, body: T) -> JsonAnswer<AtRevision<T>> {
-        let Json(mut out) = at_revision(h, &self.snapshot, body);
+        let Json(mut out) = at_revision(h, self.snapshot, body);
         out.latest_revision = self.historical;
         out.container = Some(self.container.resolution.clone());
         JsonAnswer(out)
     }
 }
 
-/// Picks the snapshot for a read: an attempt's pinned one, or one per `consistency`. `item`,
-/// when the read is a check of one item by name, has its lines in the name table prefetched
-/// before the container is resolved, so the two overlap ([`earshot_store::MemorySnapshot::touch_item`]).
-async fn read_at(
-    st: &AppState,
-    p: &Principal,
-    store: &str,
-    item: Option<&str>,
+/// What one read asks for: the store, the item when it is a check of one item by name, and
+/// the container, attempt and consistency of the request.
+struct ReadOf<'r> {
+    store: &'r str,
+    item: Option<&'r str>,
     container: Option<ContainerInput>,
     attempt: Option<String>,
     consistency: Option<Consistency>,
-) -> ApiResult<(Arc<StoreHandle>, ReadAt)> {
-    p.require(Scope::Reader, Some(store))?;
-    let handle = st.store(store).await?;
-    if let Some(a) = attempt {
-        if container.is_some() || consistency.is_some() {
+}
+
+/// Runs `decide` on the read `of` asks for: an attempt's pinned snapshot, or one per
+/// `consistency`, with the container resolved in it.
+///
+/// The common read, the latest state of a store running here, borrows the store and its
+/// snapshot ([`latest_running`]); the others hold them (they may wait, or start the store).
+async fn read_with<R>(
+    st: &AppState,
+    p: &Principal,
+    of: ReadOf<'_>,
+    decide: impl FnOnce(&StoreHandle, &ReadAt<'_>) -> ApiResult<R>,
+) -> ApiResult<R> {
+    p.require(Scope::Reader, Some(of.store))?;
+    let decide = match latest_running(st, &of, decide) {
+        Ok(answer) => return answer,
+        Err(decide) => decide,
+    };
+    let handle = st.store(of.store).await?;
+    if let Some(a) = of.attempt {
+        if of.container.is_some() || of.consistency.is_some() {
             return Err(ApiError::bad_request(
                 "invalid_request",
                 "a read under an attempt uses the attempt's container and snapshot; omit `container` and `consistency`",
@@ -141,16 +154,60 @@ async fn read_at(
         }
         // An attempt's pinned snapshot is its own newest state (SPEC §1.10): never historical.
         let a = handle.attempt(&a)?;
-        return Ok((handle, ReadAt { snapshot: a.snapshot, container: a.resolved, now_ms: a.at_ms, historical: None }));
+        return decide(
+            &handle,
+            &ReadAt { snapshot: &a.snapshot, container: a.resolved, now_ms: a.at_ms, historical: None },
+        );
     }
-    let container =
-        container.ok_or_else(|| ApiError::bad_request("invalid_request", "`container` (or `attempt`) is required"))?;
-    let point = read_point(&handle, consistency).await?;
+    let container = required_container(of.container.as_ref())?;
+    let point = read_point(&handle, of.consistency).await?;
+    decide_at(&handle, &point.snapshot, point.at_ms, point.historical, of.item, container, decide)
+}
+
+/// The read of the latest state of a store running here, without waiting: the store and its
+/// snapshot are borrowed ([`earshot_store::Earshot::running_now`], [`StoreHandle::latest_ref`]),
+/// so two cores serving reads at once share no lock and no reference count. Gives `decide`
+/// back for any other read (an attempt, another consistency, a store not running here, or no
+/// container, which the caller refuses).
+fn latest_running<R, F>(st: &AppState, of: &ReadOf<'_>, decide: F) -> Result<ApiResult<R>, F>
+where
+    F: FnOnce(&StoreHandle, &ReadAt<'_>) -> ApiResult<R>,
+{
+    let latest = matches!(of.consistency, None | Some(Consistency::Latest));
+    let (Some(container), None, true) = (&of.container, &of.attempt, latest) else {
+        return Err(decide);
+    };
+    let running = st.earshot.running_now();
+    let Some(handle) = running.get(of.store) else {
+        return Err(decide);
+    };
+    // The instant first, then the snapshot, as `read_point` does for a latest read.
+    let now_ms = handle.now_ms();
+    let snapshot = handle.latest_ref();
+    Ok(decide_at(handle, &snapshot, now_ms, None, of.item, container, decide))
+}
+
+/// Resolves `container` in `snapshot` and decides. `item`, when the read is a check of one
+/// item by name, has its lines in the name table prefetched before the container is
+/// resolved, so the two overlap ([`earshot_store::MemorySnapshot::touch_item`]).
+fn decide_at<R>(
+    handle: &StoreHandle,
+    snapshot: &Snapshot,
+    now_ms: i64,
+    historical: Option<u64>,
+    item: Option<&str>,
+    container: &ContainerInput,
+    decide: impl FnOnce(&StoreHandle, &ReadAt<'_>) -> ApiResult<R>,
+) -> ApiResult<R> {
     if let Some(item) = item {
-        point.snapshot.touch_item(item);
+        snapshot.touch_item(item);
     }
-    let container = point.snapshot.resolve_container(&container)?;
-    Ok((handle, ReadAt { snapshot: point.snapshot, container, now_ms: point.at_ms, historical: point.historical }))
+    let container = snapshot.resolve_container(container)?;
+    decide(handle, &ReadAt { snapshot, container, now_ms, historical })
+}
+
+fn required_container(c: Option<&ContainerInput>) -> ApiResult<&ContainerInput> {
+    c.ok_or_else(|| ApiError::bad_request("invalid_request", "`container` (or `attempt`) is required"))
 }
 
 /// The snapshot and instant a decision reads, per `consistency` (waits, bounded, off the
@@ -205,16 +262,25 @@ pub(crate) fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> J
 
 pub async fn check(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<String>, PathRejection>,
     body: Body<CheckRequest>,
 ) -> ApiResult<CheckAnswer> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
-    let (h, at) = read_at(&st, &p, &store, Some(&req.item), req.container, req.attempt, req.consistency).await?;
-    let decision = at.answer(at.snapshot.check(&req.item, &at.container, at.now_ms)?);
-    st.metrics.record_decision(DecisionKind::Check, &decision.reason);
-    Ok(CheckAnswer(at.at_revision(&h, decision).0))
+    let of = ReadOf {
+        store: &store,
+        item: Some(&req.item),
+        container: req.container,
+        attempt: req.attempt,
+        consistency: req.consistency,
+    };
+    read_with(&st, &p, of, |h, at| {
+        let decision = at.answer(at.snapshot.check(&req.item, &at.container, at.now_ms)?);
+        st.metrics.record_decision(DecisionKind::Check, &decision.reason);
+        Ok(CheckAnswer(at.at_revision(h, decision).0))
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -236,17 +302,26 @@ pub struct BulkResults {
 
 pub async fn check_bulk(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<String>, PathRejection>,
     body: Body<BulkRequest>,
 ) -> ApiResult<JsonAnswer<AtRevision<BulkResults>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
-    let (h, at) = read_at(&st, &p, &store, None, req.container, req.attempt, req.consistency).await?;
-    let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
-    let results: Vec<DecisionView> = results.into_iter().map(|d| at.answer(d)).collect();
-    st.metrics.record_decisions(DecisionKind::CheckBulk, results.iter().map(|d| d.reason.as_ref()));
-    Ok(at.at_revision(&h, BulkResults { results }))
+    let of = ReadOf {
+        store: &store,
+        item: None,
+        container: req.container,
+        attempt: req.attempt,
+        consistency: req.consistency,
+    };
+    read_with(&st, &p, of, |h, at| {
+        let results = at.snapshot.check_bulk(&req.items, &at.container, at.now_ms)?;
+        let results: Vec<DecisionView> = results.into_iter().map(|d| at.answer(d)).collect();
+        st.metrics.record_decisions(DecisionKind::CheckBulk, results.iter().map(|d| d.reason.as_ref()));
+        Ok(at.at_revision(h, BulkResults { results }))
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -269,17 +344,26 @@ pub struct LookupRequest {
 
 pub async fn lookup(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<String>, PathRejection>,
     body: Body<LookupRequest>,
 ) -> ApiResult<JsonAnswer<AtRevision<LookupPage>>> {
     let Path(store) = path?;
     let JsonBody(req) = body?;
-    let (h, at) = read_at(&st, &p, &store, None, req.container, req.attempt, req.consistency).await?;
-    let mut page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
-    page.items = std::mem::take(&mut page.items).into_iter().map(|d| at.answer(d)).collect();
-    st.metrics.record_decisions(DecisionKind::Lookup, page.items.iter().map(|d| d.reason.as_ref()));
-    Ok(at.at_revision(&h, page))
+    let of = ReadOf {
+        store: &store,
+        item: None,
+        container: req.container,
+        attempt: req.attempt,
+        consistency: req.consistency,
+    };
+    read_with(&st, &p, of, |h, at| {
+        let mut page = at.snapshot.lookup(&at.container, &req.owners, req.cursor.as_deref(), req.limit, at.now_ms)?;
+        page.items = std::mem::take(&mut page.items).into_iter().map(|d| at.answer(d)).collect();
+        st.metrics.record_decisions(DecisionKind::Lookup, page.items.iter().map(|d| d.reason.as_ref()));
+        Ok(at.at_revision(h, page))
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -309,7 +393,7 @@ pub struct AttemptResponse {
 
 pub async fn create_attempt(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<String>, PathRejection>,
     body: Body<AttemptRequest>,
 ) -> ApiResult<(StatusCode, Json<AttemptResponse>)> {
@@ -344,7 +428,7 @@ fn attempt_response(h: &StoreHandle, a: &earshot_store::Attempt) -> AttemptRespo
 
 pub async fn get_attempt(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<Json<AttemptResponse>> {
     let Path((store, attempt)) = path?;
@@ -374,7 +458,7 @@ pub async fn get_attempt(
 /// Assembles the attempt's one context: admissible candidates only, ranked by BM25, sealed.
 pub async fn attempt_context(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
     body: Body<ContextRequest>,
 ) -> ApiResult<Json<SealedContext>> {
@@ -393,7 +477,7 @@ pub struct Expansion {
 
 pub async fn expand(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<Json<AtRevision<Expansion>>> {
     let Path((store, item)) = path?;
@@ -406,7 +490,7 @@ pub async fn expand(
 
 pub async fn item_view(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<Json<ItemView>> {
     let Path((store, item)) = path?;
@@ -437,7 +521,7 @@ pub struct StoreInfo {
 
 pub async fn store_info(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<StoreInfo>> {
     let Path(store) = path?;
@@ -456,7 +540,7 @@ pub async fn store_info(
 
 /// The Prometheus exposition: this instance's request and decision counters, and the figures
 /// of each store the caller may read.
-pub async fn metrics(State(st): State<AppState>, Extension(p): Extension<Principal>) -> ApiResult<impl IntoResponse> {
+pub async fn metrics(State(st): State<AppState>, p: Principal) -> ApiResult<impl IntoResponse> {
     let out = st.metrics.encode(&st.earshot, |id| p.require(Scope::Reader, Some(id)).is_ok());
     Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out))
 }

@@ -36,7 +36,7 @@ const CHANNEL: usize = 8;
 /// when the client takes no chunk for `stream_idle_timeout`.
 pub(crate) async fn export(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     idle: Option<Extension<StreamIdleTimeout>>,
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
@@ -122,7 +122,7 @@ async fn drain(body: Body, idle: std::time::Duration) {
 /// timeout: an import may take as long as its body keeps coming.
 pub(crate) async fn import(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     idle: Option<Extension<StreamIdleTimeout>>,
     path: Result<Path<String>, PathRejection>,
     body: Body,

@@ -6,7 +6,7 @@
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Json;
 use earshot_store::model::{Command, NewTrust, TrustView, WriteOutcome};
 
 use crate::auth::{Principal, Scope};
@@ -17,7 +17,7 @@ use crate::AppState;
 /// `POST /v1/stores/{store}/trust`.
 pub async fn create(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewTrust>,
@@ -31,7 +31,7 @@ pub async fn create(
 /// `DELETE /v1/stores/{store}/trust/{trust}`: revokes the delegation from the next revision.
 pub async fn revoke(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<(StatusCode, Json<WriteOutcome>)> {
@@ -42,7 +42,7 @@ pub async fn revoke(
 /// `GET /v1/stores/{store}/trust/{trust}`, at the latest revision.
 pub async fn read(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<Json<TrustView>> {
     let Path((store, trust)) = path?;
@@ -54,7 +54,7 @@ pub async fn read(
 /// `GET /v1/stores/{store}/trust`: the delegations, filtered by `owner`, `participant`, `live`.
 pub async fn list(
     st: State<AppState>,
-    p: Extension<Principal>,
+    p: Principal,
     path: Result<Path<String>, PathRejection>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> crate::lists::Listed<TrustView> {

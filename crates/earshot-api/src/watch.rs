@@ -12,7 +12,6 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Extension;
 use earshot_store::model::format_time;
 use earshot_store::{token, LogEntry, StoreHandle};
 use serde::Deserialize;
@@ -46,7 +45,7 @@ pub struct WatchQuery {
 /// its token). The stream ends when the client goes away or the server drains.
 pub(crate) async fn watch(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     Path(store): Path<String>,
     query: Result<Query<WatchQuery>, QueryRejection>,
     headers: HeaderMap,

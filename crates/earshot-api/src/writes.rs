@@ -10,7 +10,7 @@ use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Json;
 use earshot_store::model::{
     Command, DeriveRequest, LifecycleRequest, NewConsent, NewGrant, NewIdentity, NewItem, NewParticipant, WriteOutcome,
 };
@@ -31,11 +31,7 @@ pub struct NewStore {
     pub name: Option<String>,
 }
 
-pub async fn create_store(
-    State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Body<NewStore>,
-) -> Written {
+pub async fn create_store(State(st): State<AppState>, p: Principal, body: Body<NewStore>) -> Written {
     p.require(Scope::Admin, None)?;
     let Json(req) = body?;
     let e = st.earshot.clone();
@@ -119,7 +115,7 @@ pub(crate) fn created(out: WriteOutcome) -> (StatusCode, Json<WriteOutcome>) {
 
 pub async fn create_participant(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewParticipant>,
@@ -131,7 +127,7 @@ pub async fn create_participant(
 
 pub async fn remove_participant(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Written {
@@ -141,7 +137,7 @@ pub async fn remove_participant(
 
 pub async fn bind_identity(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewIdentity>,
@@ -153,7 +149,7 @@ pub async fn bind_identity(
 
 pub async fn create_item(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<NewItem>,
@@ -165,7 +161,7 @@ pub async fn create_item(
 
 pub async fn lifecycle(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
     body: Body<LifecycleRequest>,
@@ -177,7 +173,7 @@ pub async fn lifecycle(
 
 pub async fn derive(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<String>, PathRejection>,
     body: Body<DeriveRequest>,
@@ -190,7 +186,7 @@ pub async fn derive(
 
 pub async fn grant(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
     body: Body<NewGrant>,
@@ -203,7 +199,7 @@ pub async fn grant(
 
 pub async fn revoke_grant(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Written {
@@ -214,7 +210,7 @@ pub async fn revoke_grant(
 /// `POST /grants/{grant}/consents`: a subject of the grant's item consents to it (SPEC §6.3).
 pub async fn consent(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String)>, PathRejection>,
     body: Body<NewConsent>,
@@ -228,7 +224,7 @@ pub async fn consent(
 /// stops admitting from the revision this write commits (SPEC §6.3).
 pub async fn withdraw_consent(
     State(st): State<AppState>,
-    Extension(p): Extension<Principal>,
+    p: Principal,
     key: IdempotencyKey,
     path: Result<Path<(String, String, String)>, PathRejection>,
 ) -> Written {

@@ -27,6 +27,16 @@ pub struct ReadPoint {
     pub historical: Option<u64>,
 }
 
+/// The latest snapshot of a store, borrowed: see [`StoreHandle::latest_ref`].
+pub struct LatestRef(arc_swap::Guard<Arc<Snapshot>>);
+
+impl std::ops::Deref for LatestRef {
+    type Target = Snapshot;
+    fn deref(&self) -> &Snapshot {
+        &self.0
+    }
+}
+
 /// A pinned snapshot for one model attempt (SPEC §1.10).
 #[derive(Clone)]
 pub struct Attempt {
@@ -94,6 +104,13 @@ impl StoreHandle {
 
     pub fn id(&self) -> &str {
         self.core.id()
+    }
+
+    /// The latest published snapshot, borrowed for one read (the decision path): unlike
+    /// [`StoreHandle::latest`] it writes no reference count that other cores share. Hold it
+    /// for one read, not across a wait.
+    pub fn latest_ref(&self) -> LatestRef {
+        LatestRef(self.core.latest_ref())
     }
 
     /// The latest published (durable) snapshot. Never blocks on writers.

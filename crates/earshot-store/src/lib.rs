@@ -23,18 +23,17 @@ pub mod metrics;
 pub mod model;
 #[cfg(test)]
 mod read_tests;
+mod registry;
 pub mod reverse;
 pub mod tuples;
 
 use std::sync::{Arc, Mutex};
 
-use dashmap::DashMap;
-
 pub use compose::Records;
 pub use compose::Snapshot;
 pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
-pub use handle::{Attempt, ReadPoint, StoreHandle};
+pub use handle::{Attempt, LatestRef, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, MemoryBackend, Op, RecordsView, SledBackend};
 pub use kernel::log::LogEntry;
 pub use kernel::writer::Replication;
@@ -43,6 +42,7 @@ pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::search::Statistics;
 pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
 pub use memory::{flat, search, verify};
+pub use registry::Running;
 
 use kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use model::WriteOutcome;
@@ -52,7 +52,7 @@ pub struct Earshot {
     backend: Arc<dyn Backend>,
     clock: Arc<dyn Clock>,
     config: Config,
-    stores: DashMap<String, Arc<StoreHandle>>,
+    stores: registry::Registry<Arc<StoreHandle>>,
     create_lock: Mutex<()>,
     /// Ids being imported: created by no one else until the import ends (see `import_store`).
     importing: Mutex<std::collections::HashSet<String>>,
@@ -81,7 +81,7 @@ impl Earshot {
             backend,
             clock,
             config,
-            stores: DashMap::new(),
+            stores: registry::Registry::new(),
             create_lock: Mutex::new(()),
             importing: Mutex::default(),
         };
@@ -124,7 +124,7 @@ impl Earshot {
             Some(v) => Some(dec(META_KEY, &v)?),
             None => None,
         };
-        if self.stores.contains_key(id) || existing.is_some() || lock(&self.importing).contains(id) {
+        if self.stores.contains(id) || existing.is_some() || lock(&self.importing).contains(id) {
             if existing.is_some_and(|m| m.name == name) {
                 return Ok(created_store(id));
             }
@@ -179,7 +179,7 @@ impl Earshot {
         error::check_id("store", id)?;
         {
             let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-            if self.stores.contains_key(id) || !lock(&self.importing).insert(id.to_string()) {
+            if self.stores.contains(id) || !lock(&self.importing).insert(id.to_string()) {
                 return Err(StoreError::StoreExists(id.to_string()));
             }
         }
@@ -195,7 +195,14 @@ impl Earshot {
 
     /// A store already running in this process, without starting one (no I/O).
     pub fn running(&self, id: &str) -> Option<Arc<StoreHandle>> {
-        self.stores.get(id).map(|h| h.clone())
+        self.stores.get(id)
+    }
+
+    /// The stores running in this process now, borrowed: no lock and no reference count that
+    /// other cores share (the decision path's way to a store; see `registry`). Hold it for one
+    /// read, not across a wait: a store deleted meanwhile stays alive while it is held.
+    pub fn running_now(&self) -> Running<Arc<StoreHandle>> {
+        self.stores.now()
     }
 
     /// A running store by id. On a shared backend, a store not running here (created by
@@ -203,7 +210,7 @@ impl Earshot {
     /// datastore on its first use; the caller waits for its projection to be built.
     pub fn store(&self, id: &str) -> Result<Arc<StoreHandle>> {
         if let Some(h) = self.stores.get(id) {
-            return Ok(h.clone());
+            return Ok(h);
         }
         let missing = || StoreError::StoreNotFound(id.chars().take(128).collect());
         if !(self.backend.shared() || self.config.load_on_first_use) || error::check_id("store", id).is_err() {
@@ -212,7 +219,7 @@ impl Earshot {
         // One start at a time, so that two first uses do not both build the projection.
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(h) = self.stores.get(id) {
-            return Ok(h.clone());
+            return Ok(h);
         }
         if self.backend.shared() && self.backend.head(id)?.is_none() {
             return Err(missing());
@@ -225,7 +232,7 @@ impl Earshot {
 
     /// Ids of every running store.
     pub fn store_ids(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.stores.iter().map(|e| e.key().clone()).collect();
+        let mut v: Vec<String> = self.stores.all().keys().cloned().collect();
         v.sort();
         v
     }
@@ -237,7 +244,7 @@ impl Earshot {
         // Otherwise every store was started at open or created here since: the running ones
         // are all (and sled may keep an empty tree under a name that was only ever asked for).
         let mut ids = if self.lazy() { self.backend.stores()? } else { Vec::new() };
-        ids.extend(self.stores.iter().map(|e| e.key().clone()));
+        ids.extend(self.stores.all().keys().cloned());
         ids.sort();
         ids.dedup();
         Ok(ids)
@@ -276,12 +283,12 @@ impl Earshot {
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
         // Asking the backend about a store that never existed would open (create) an empty
         // tree on sled, so it is asked only when a store may exist without running here.
-        let exists = self.stores.contains_key(id) || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
+        let exists = self.stores.contains(id) || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
         // A store being imported does not exist yet; its import cleans up after itself.
         if !exists || lock(&self.importing).contains(id) {
             return Err(StoreError::StoreNotFound(id.to_string()));
         }
-        if let Some((_, h)) = self.stores.remove(id) {
+        if let Some(h) = self.stores.remove(id) {
             h.shutdown();
         }
         if let Err(e) = self.backend.drop_store(id) {
@@ -303,8 +310,8 @@ impl Earshot {
 
     /// Starts rebuilding every store's search index in the background.
     pub fn warm_search(&self) {
-        for e in self.stores.iter() {
-            e.value().warm_search();
+        for h in self.stores.all().values() {
+            h.warm_search();
         }
     }
 
@@ -313,7 +320,7 @@ impl Earshot {
     /// running is listed under the empty name, so that a fresh service is not ready either.
     pub fn degraded(&self) -> std::collections::BTreeMap<String, String> {
         let mut out: std::collections::BTreeMap<String, String> =
-            self.stores.iter().filter_map(|e| e.value().condition().map(|c| (e.key().clone(), c))).collect();
+            self.stores.all().iter().filter_map(|(id, h)| h.condition().map(|c| (id.clone(), c))).collect();
         if out.is_empty() {
             if let Some(c) = self.backend.condition() {
                 out.insert(String::new(), c);
@@ -324,8 +331,8 @@ impl Earshot {
 
     /// Stops every writer after draining queued writes.
     pub fn shutdown(&self) {
-        for e in self.stores.iter() {
-            e.value().shutdown();
+        for h in self.stores.all().values() {
+            h.shutdown();
         }
     }
 }

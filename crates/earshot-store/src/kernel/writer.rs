@@ -168,6 +168,12 @@ impl<S: State> Writer<S> {
         self.latest.load_full()
     }
 
+    /// The latest published state, borrowed for one read: no reference count that other
+    /// cores share is touched (the load is marked in the reading thread's own slot).
+    pub(crate) fn latest_ref(&self) -> arc_swap::Guard<Arc<S>> {
+        self.latest.load()
+    }
+
     /// The clock's current time.
     pub(crate) fn now_ms(&self) -> i64 {
         self.clock.now_ms()

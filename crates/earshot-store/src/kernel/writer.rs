@@ -168,8 +168,10 @@ impl<S: State> Writer<S> {
         self.latest.load_full()
     }
 
-    /// The latest published state, borrowed for one read: no reference count that other
-    /// cores share is touched (the load is marked in the reading thread's own slot).
+    /// The latest published state, borrowed for one read: on arc-swap's fast path no
+    /// reference count that other cores share is touched (the load is marked in one of the
+    /// reading thread's own slots; a thread holding more than a few loads at once falls back
+    /// to the count).
     pub(crate) fn latest_ref(&self) -> arc_swap::Guard<Arc<S>> {
         self.latest.load()
     }

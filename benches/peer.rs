@@ -7,7 +7,8 @@
 //! audiences; the item's owner is the audience's owner), and a tenth of the items carry one
 //! grant to another audience of the same owner. A query is one viewer and one uniformly random
 //! item; half the viewers are drawn from the item's authorized audiences (so about half the
-//! answers are allows), half from all participants.
+//! answers are allows), half from all participants. Each variant decides its own queries,
+//! drawn alike, so that no variant finds in cache the items another has just read.
 //!
 //! Earshot: a container whose owner is the viewer (`V = {viewer}`), checked by name
 //! (`latest` + `touch_item` + `resolve_container` + `check`, the service's path minus HTTP) and pre-resolved

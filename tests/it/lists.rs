@@ -66,6 +66,9 @@ async fn fixture(app: &TestApp, id: &str) {
         let origin = if owner == "alice" && n % 5 == 2 { json!("public") } else { origins[n % 5].clone() };
         post(app, &format!("{e}/items"), json!({"id": format!("i{n:02}"), "owner": owner, "origin": origin})).await;
     }
+    // Bob's words, recorded in the owner's memory (SPEC §6.2).
+    let quoted = json!({"id": "quoted", "owner": "owner", "author": "bob", "origin": {"participants": ["bob"]}});
+    post(app, &format!("{e}/items"), quoted).await;
     let derive = json!({"disposition": "intersection", "owner": "owner", "sources": ["i02", "i08"], "id": "sum"});
     post(app, &format!("{e}/derivations"), derive).await;
     done(&app.call("POST", &format!("{e}/items/i04/lifecycle"), Some(json!({"action": "freeze"}))).await);
@@ -223,6 +226,10 @@ async fn filters_select_exactly_what_they_name() {
         ),
         ("items", &aud_filter, &items, Box::new(|v| v["audience"]["digest"] == digest.as_str())),
         ("items", "owner=nobody", &items, Box::new(|_| false)),
+        ("items", "author=bob", &items, Box::new(|v| v["author"] == "bob")),
+        ("items", "author=owner", &items, Box::new(|v| v["owner"] == "owner" && v["author"].is_null())),
+        ("items", "author=bob&member=alice", &items, Box::new(|_| false)),
+        ("items", "author=nobody", &items, Box::new(|_| false)),
         ("grants", "item=i02", &grants, Box::new(|v| v["item"] == "i02")),
         ("grants", "status=revoked", &grants, Box::new(|v| v["revoked"] == true)),
         ("grants", "status=live", &grants, Box::new(|v| v["live"] == true)),
@@ -257,6 +264,7 @@ async fn filters_select_exactly_what_they_name() {
     }
     // The fixture exercises every filter with something to find.
     assert!(items.iter().any(|v| v["state"] == "frozen") && grants.iter().any(|v| v["revoked"] == true));
+    assert_eq!(items.iter().filter(|v| v["author"] == "bob").count(), 1, "one item has an author other than its owner");
     let ambiguous = idents.iter().find(|v| v["identifier"] == "shared").expect("shared identity");
     assert_eq!(ambiguous["resolves"], false);
 }
@@ -281,6 +289,7 @@ async fn cursors_limits_and_parameters_are_checked() {
         ("/v1/stores/s/items?ownr=owner".into(), "invalid_request"),
         ("/v1/stores/s/items?owner=a&owner=b".into(), "invalid_request"),
         ("/v1/stores/s/items?owner=Bad!".into(), "invalid_id"),
+        ("/v1/stores/s/items?author=Bad!".into(), "invalid_id"),
         ("/v1/stores/s/items?state=gone".into(), "invalid_request"),
         ("/v1/stores/s/items?audience=abc".into(), "invalid_request"),
         ("/v1/stores/s/relationships?resource_id=i01".into(), "invalid_request"),

@@ -146,7 +146,7 @@ export interface paths {
         };
         /**
          * List items
-         * @description In creation order, without content. `owner`, `audience` and `member` are answered from the postings; `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
+         * @description In creation order, without content. `owner`, `audience` and `member` are answered from the postings; `state` or `author` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so that pages visit every element once; one page is read at one snapshot. One page looks at no more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
          */
         get: operations["listItems"];
         put?: never;
@@ -1819,6 +1819,8 @@ export interface components {
         ItemSummary: {
             id: string;
             owner: string;
+            /** @description The participant whose words the item carries (SPEC §6.2), present only when it is not the owner. */
+            author?: string;
             state: components["schemas"]["State"];
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
@@ -3090,6 +3092,8 @@ export interface operations {
                 audience?: string;
                 /** @description Only items whose origin audience lists this participant (public items list nobody). */
                 member?: string;
+                /** @description Only items whose author (SPEC §6.2) is this participant; an item recorded without an author is its owner's. */
+                author?: string;
                 /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
                 limit?: number;
                 /** @description `next_cursor` of the previous page. Opaque; a cursor of another list or store, or a malformed one, is refused with `invalid_cursor`. */

@@ -252,6 +252,9 @@ pub struct IdentityFilter {
 pub struct ItemSummary {
     pub id: String,
     pub owner: String,
+    /// The participant whose words the item carries (SPEC §6.2), when it is not the owner.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub author: Option<String>,
     pub state: earshot_core::State,
     pub current: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -277,6 +280,10 @@ pub struct ItemFilter {
     /// Items whose origin audience lists this participant (public items list nobody).
     #[serde(default)]
     pub member: Option<String>,
+    /// Items whose author (SPEC §6.2) is this participant; an item recorded without an author
+    /// is its owner's.
+    #[serde(default)]
+    pub author: Option<String>,
 }
 
 /// Which grants a grant list shows.
@@ -429,11 +436,12 @@ impl Snapshot {
 
     /// `GET /items`, in creation order. Indexed: `owner` (the owner's posting), `audience`
     /// (the audience's posting), `member` (the postings of the audiences listing the member);
-    /// `state` alone scans the items from the cursor.
+    /// `state` or `author` alone scans the items from the cursor.
     pub fn list_items(&self, f: &ItemFilter, paging: &Paging) -> Result<Page<ItemSummary>> {
         let pager = Pager::new("items", self.store(), paging)?;
         let owner = filter_pid(self, "owner", f.owner.as_ref())?;
         let member = filter_pid(self, "member", f.member.as_ref())?;
+        let author = filter_pid(self, "author", f.author.as_ref())?;
         let audience = match &f.audience {
             None => None,
             Some(d) => {
@@ -442,13 +450,15 @@ impl Snapshot {
                 Some(self.aud_by_digest.get(&digest).copied().filter(|a| self.aud(*a).is_some_and(|r| r.live)))
             }
         };
-        if owner == Some(None) || member == Some(None) || audience == Some(None) {
+        if owner == Some(None) || member == Some(None) || audience == Some(None) || author == Some(None) {
             return Ok(pager.finish(Vec::new()));
         }
-        let (owner, member, audience) = (owner.flatten(), member.flatten(), audience.flatten());
+        let (owner, member, audience, author) =
+            (owner.flatten(), member.flatten(), audience.flatten(), author.flatten());
         let keep = |iid: &Iid| {
             let Some(r) = self.item(*iid) else { return false };
             owner.is_none_or(|o| r.owner == o)
+                && author.is_none_or(|a| r.author() == a)
                 && f.state.is_none_or(|s| r.state() == s)
                 && audience.is_none_or(|a| r.aud == a)
                 && member.is_none_or(|m| self.aud(r.aud).is_some_and(|a| lists_member(a, m)))
@@ -486,6 +496,7 @@ impl Snapshot {
         Some(ItemSummary {
             id: rec.name.to_string(),
             owner: self.part_name(rec.owner).to_string(),
+            author: Some(rec.author()).filter(|a| *a != rec.owner).map(|a| self.part_name(a).to_string()),
             state: rec.state(),
             current: rec.current().is_current(),
             blocked_by,

@@ -29,6 +29,8 @@ class ItemSummary:
         grants (list[str]): Ids of every grant of the item, live or not.
         sources (list[str]):
         created_revision (int):
+        author (str | Unset): The participant whose words the item carries (SPEC §6.2), present only when it is not the
+            owner.
         blocked_by (BlockedBy | Unset): Why an item is not current.
         superseded_by (str | Unset):
     """
@@ -41,6 +43,7 @@ class ItemSummary:
     grants: list[str]
     sources: list[str]
     created_revision: int
+    author: str | Unset = UNSET
     blocked_by: BlockedBy | Unset = UNSET
     superseded_by: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -62,6 +65,8 @@ class ItemSummary:
 
         created_revision = self.created_revision
 
+        author = self.author
+
         blocked_by: dict[str, Any] | Unset = UNSET
         if not isinstance(self.blocked_by, Unset):
             blocked_by = self.blocked_by.to_dict()
@@ -82,6 +87,8 @@ class ItemSummary:
                 "created_revision": created_revision,
             }
         )
+        if author is not UNSET:
+            field_dict["author"] = author
         if blocked_by is not UNSET:
             field_dict["blocked_by"] = blocked_by
         if superseded_by is not UNSET:
@@ -111,6 +118,8 @@ class ItemSummary:
 
         created_revision = d.pop("created_revision")
 
+        author = d.pop("author", UNSET)
+
         _blocked_by = d.pop("blocked_by", UNSET)
         blocked_by: BlockedBy | Unset
         if isinstance(_blocked_by, Unset):
@@ -129,6 +138,7 @@ class ItemSummary:
             grants=grants,
             sources=sources,
             created_revision=created_revision,
+            author=author,
             blocked_by=blocked_by,
             superseded_by=superseded_by,
         )

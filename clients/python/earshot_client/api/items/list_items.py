@@ -20,6 +20,7 @@ def _get_kwargs(
     state: State | Unset = UNSET,
     audience: str | Unset = UNSET,
     member: str | Unset = UNSET,
+    author: str | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: str | Unset = UNSET,
     at_least: str | Unset = UNSET,
@@ -40,6 +41,8 @@ def _get_kwargs(
     params["audience"] = audience
 
     params["member"] = member
+
+    params["author"] = author
 
     params["limit"] = limit
 
@@ -127,6 +130,7 @@ def sync_detailed(
     state: State | Unset = UNSET,
     audience: str | Unset = UNSET,
     member: str | Unset = UNSET,
+    author: str | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: str | Unset = UNSET,
     at_least: str | Unset = UNSET,
@@ -136,10 +140,10 @@ def sync_detailed(
     """List items
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
-    `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. One page looks at no more
-    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
-    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `state` or `author` alone walks the items. Needs the `admin` scope on the store. Ordered as the list
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may
+    hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
     `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
@@ -148,6 +152,7 @@ def sync_detailed(
         state (State | Unset): Lifecycle state of an item.
         audience (str | Unset):
         member (str | Unset):
+        author (str | Unset):
         limit (int | Unset):  Default: 100.
         cursor (str | Unset):
         at_least (str | Unset): Opaque consistency token naming one revision of one store
@@ -174,6 +179,7 @@ def sync_detailed(
         state=state,
         audience=audience,
         member=member,
+        author=author,
         limit=limit,
         cursor=cursor,
         at_least=at_least,
@@ -196,6 +202,7 @@ def sync(
     state: State | Unset = UNSET,
     audience: str | Unset = UNSET,
     member: str | Unset = UNSET,
+    author: str | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: str | Unset = UNSET,
     at_least: str | Unset = UNSET,
@@ -205,10 +212,10 @@ def sync(
     """List items
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
-    `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. One page looks at no more
-    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
-    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `state` or `author` alone walks the items. Needs the `admin` scope on the store. Ordered as the list
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may
+    hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
     `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
@@ -217,6 +224,7 @@ def sync(
         state (State | Unset): Lifecycle state of an item.
         audience (str | Unset):
         member (str | Unset):
+        author (str | Unset):
         limit (int | Unset):  Default: 100.
         cursor (str | Unset):
         at_least (str | Unset): Opaque consistency token naming one revision of one store
@@ -244,6 +252,7 @@ def sync(
         state=state,
         audience=audience,
         member=member,
+        author=author,
         limit=limit,
         cursor=cursor,
         at_least=at_least,
@@ -260,6 +269,7 @@ async def asyncio_detailed(
     state: State | Unset = UNSET,
     audience: str | Unset = UNSET,
     member: str | Unset = UNSET,
+    author: str | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: str | Unset = UNSET,
     at_least: str | Unset = UNSET,
@@ -269,10 +279,10 @@ async def asyncio_detailed(
     """List items
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
-    `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. One page looks at no more
-    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
-    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `state` or `author` alone walks the items. Needs the `admin` scope on the store. Ordered as the list
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may
+    hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
     `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
@@ -281,6 +291,7 @@ async def asyncio_detailed(
         state (State | Unset): Lifecycle state of an item.
         audience (str | Unset):
         member (str | Unset):
+        author (str | Unset):
         limit (int | Unset):  Default: 100.
         cursor (str | Unset):
         at_least (str | Unset): Opaque consistency token naming one revision of one store
@@ -307,6 +318,7 @@ async def asyncio_detailed(
         state=state,
         audience=audience,
         member=member,
+        author=author,
         limit=limit,
         cursor=cursor,
         at_least=at_least,
@@ -327,6 +339,7 @@ async def asyncio(
     state: State | Unset = UNSET,
     audience: str | Unset = UNSET,
     member: str | Unset = UNSET,
+    author: str | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: str | Unset = UNSET,
     at_least: str | Unset = UNSET,
@@ -336,10 +349,10 @@ async def asyncio(
     """List items
 
      In creation order, without content. `owner`, `audience` and `member` are answered from the postings;
-    `state` alone walks the items. Needs the `admin` scope on the store. Ordered as the list says, so
-    that pages visit every element once; one page is read at one snapshot. One page looks at no more
-    than 10,000 records: with a filter this order does not index (such as `state` alone) a page may hold
-    fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
+    `state` or `author` alone walks the items. Needs the `admin` scope on the store. Ordered as the list
+    says, so that pages visit every element once; one page is read at one snapshot. One page looks at no
+    more than 10,000 records: with a filter this order does not index (such as `state` alone) a page may
+    hold fewer than `limit` results, or none, and still carry a `next_cursor`; only a page without
     `next_cursor` is the last. An unknown or repeated query parameter is refused with `invalid_request`.
 
     Args:
@@ -348,6 +361,7 @@ async def asyncio(
         state (State | Unset): Lifecycle state of an item.
         audience (str | Unset):
         member (str | Unset):
+        author (str | Unset):
         limit (int | Unset):  Default: 100.
         cursor (str | Unset):
         at_least (str | Unset): Opaque consistency token naming one revision of one store
@@ -376,6 +390,7 @@ async def asyncio(
             state=state,
             audience=audience,
             member=member,
+            author=author,
             limit=limit,
             cursor=cursor,
             at_least=at_least,

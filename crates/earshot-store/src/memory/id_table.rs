@@ -113,9 +113,21 @@ const NAME_UUID: u8 = u8::MAX - 1;
 /// memory. A name that is exactly a UUID's canonical text (hyphenated, lowercase hex) is the
 /// same information as the UUID's 16 bytes, so the line holds those instead. Any other
 /// spelling of a UUID (uppercase, braces, no hyphens) is a different name, and stays text.
+///
+/// A name that fits in a line is carried zero-padded to [`LINE_NAME`] bytes, as the line holds
+/// it, so comparing it with a line is a fixed-size comparison inside that line's 64 bytes. A
+/// comparison of the name's own length (`memcmp`) may read past the line's end: the line's name
+/// ends on its boundary, and the library's short comparisons load 32 bytes under a mask, which
+/// still reads the next line, a second cold miss for a lookup that should make one.
 #[derive(Clone, Copy)]
-enum Spelling<'a> {
-    Text(&'a [u8]),
+enum Spelling {
+    /// Up to [`LINE_NAME`] bytes: their count and the bytes, zero-padded.
+    Short {
+        len: u8,
+        padded: [u8; LINE_NAME],
+    },
+    /// Longer than a line holds and not a UUID's canonical text.
+    Long,
     Uuid([u8; 16]),
 }
 
@@ -124,12 +136,20 @@ pub(crate) fn line_holds_name(name: &str) -> bool {
     name.len() <= LINE_NAME || canonical_uuid(name.as_bytes()).is_some()
 }
 
-impl<'a> Spelling<'a> {
-    fn of(name: &'a str) -> Self {
-        match canonical_uuid(name.as_bytes()) {
-            Some(bytes) => Spelling::Uuid(bytes),
-            None => Spelling::Text(name.as_bytes()),
+impl Spelling {
+    fn of(name: &str) -> Self {
+        let text = name.as_bytes();
+        if let Some(bytes) = canonical_uuid(text) {
+            return Spelling::Uuid(bytes);
         }
+        if text.len() > LINE_NAME {
+            return Spelling::Long;
+        }
+        let mut padded = [0; LINE_NAME];
+        for (slot, byte) in padded.iter_mut().zip(text) {
+            *slot = *byte;
+        }
+        Spelling::Short { len: text.len() as u8, padded }
     }
 }
 
@@ -195,13 +215,11 @@ impl Line {
     fn new(e: &LineEntry<'_>, hash: u32) -> Line {
         let mut line = Line { id1: e.id.wrapping_add(1), hash, hint: e.hint, ..Line::default() };
         match Spelling::of(e.name) {
-            Spelling::Text(b) if b.len() <= LINE_NAME => {
-                line.name_len = b.len() as u8;
-                for (slot, byte) in line.name.iter_mut().zip(b) {
-                    *slot = *byte;
-                }
+            Spelling::Short { len, padded } => {
+                line.name_len = len;
+                line.name = padded;
             }
-            Spelling::Text(_) => line.name_len = NAME_NOT_INLINE,
+            Spelling::Long => line.name_len = NAME_NOT_INLINE,
             Spelling::Uuid(bytes) => {
                 line.name_len = NAME_UUID;
                 for (slot, byte) in line.name.iter_mut().zip(bytes) {
@@ -229,19 +247,30 @@ impl Line {
     }
 
     /// The name when the line holds it as text.
+    #[cfg(test)]
     fn inline_name(&self) -> Option<&[u8]> {
         self.name.get(..usize::from(self.name_len))
     }
 
     /// Whether this line's name is `name` (spelt as [`Spelling::of`] spells it); `None` when
     /// the line does not hold its name, which must then be compared elsewhere.
-    fn holds_name(&self, name: &Spelling<'_>) -> Option<bool> {
-        if self.name_len == NAME_UUID {
-            let held = self.name.get(..16);
-            return Some(matches!(name, Spelling::Uuid(u) if held == Some(&u[..])));
+    ///
+    /// Reads nothing outside the line (see [`Spelling`]): both comparisons are of fixed size.
+    fn holds_name(&self, name: &Spelling) -> Option<bool> {
+        match self.name_len {
+            NAME_NOT_INLINE => None,
+            NAME_UUID => Some(matches!(name, Spelling::Uuid(u) if self.uuid() == *u)),
+            held => Some(matches!(name, Spelling::Short { len, padded } if *len == held && *padded == self.name)),
         }
-        let inline = self.inline_name()?;
-        Some(matches!(name, Spelling::Text(t) if *t == inline))
+    }
+
+    /// The first 16 bytes of the name: a UUID's bytes in a line that holds one.
+    fn uuid(&self) -> [u8; 16] {
+        let mut bytes = [0; 16];
+        for (slot, byte) in bytes.iter_mut().zip(&self.name) {
+            *slot = *byte;
+        }
+        bytes
     }
 
     fn found(&self) -> Found {
@@ -536,6 +565,37 @@ mod tests {
     }
 
     #[test]
+    fn a_short_name_matches_its_line_and_no_name_a_byte_away() {
+        // Short names are compared zero-padded: a trailing NUL, a byte more or less, or any one
+        // byte changed must still differ (the padding must not hide the length).
+        for len in 0..=LINE_NAME {
+            let name: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let line = Line::new(&LineEntry { id: 1, name: &name, hint: 0, summary: None }, 0);
+            assert_eq!(line.holds_name(&Spelling::of(&name)), Some(true), "{name}");
+            assert_eq!(line.inline_name(), Some(name.as_bytes()));
+            let mut others = vec![format!("{name}\0"), format!("{name}a")];
+            if let Some(shorter) = name.get(..len.saturating_sub(1)).filter(|_| len > 0) {
+                others.push(shorter.to_string());
+            }
+            for at in 0..len {
+                let mut b = name.clone().into_bytes();
+                b[at] = b'Z';
+                others.push(String::from_utf8(b.clone()).unwrap_or_default());
+                b[at] = 0;
+                others.push(String::from_utf8(b).unwrap_or_default());
+            }
+            for other in others {
+                assert_eq!(line.holds_name(&Spelling::of(&other)), Some(false), "{name:?} against {other:?}");
+            }
+        }
+        // A line that does not hold its name leaves the comparison to the record.
+        let long = "x".repeat(LINE_NAME + 1);
+        let line = Line::new(&LineEntry { id: 1, name: &long, hint: 0, summary: None }, 0);
+        assert_eq!(line.holds_name(&Spelling::of(&long)), None);
+        assert_eq!(line.holds_name(&Spelling::of("x")), None);
+    }
+
+    #[test]
     fn a_canonical_uuid_name_is_held_in_its_line_and_no_other_spelling_matches_it() {
         let lower = "0f1e2d3c-4b5a-4697-8877-665544332211";
         let upper = "0F1E2D3C-4B5A-4697-8877-665544332211";
@@ -543,7 +603,7 @@ mod tests {
         for other in
             [upper, "0f1e2d3c4b5a46978877665544332211", "{0f1e2d3c-4b5a-4697-8877-665544332211}", &"x".repeat(36)]
         {
-            assert!(matches!(Spelling::of(other), Spelling::Text(_)), "{other}");
+            assert!(matches!(Spelling::of(other), Spelling::Long), "{other}");
         }
         assert!(line_holds_name(lower) && line_holds_name("short") && !line_holds_name(upper));
         // The line's comparison itself (a lookup compares hash bits first, which would hide a

@@ -116,10 +116,10 @@ const NAME_UUID: u8 = u8::MAX - 1;
 ///
 /// A name that fits in a line is carried zero-padded to [`LINE_NAME`] bytes, as the line holds
 /// it, so comparing it with a line is a fixed-size comparison inside that line's 64 bytes. A
-/// comparison of the name's own length (`memcmp`) may read past the line's end: the line's name
-/// ends on its boundary, and the library's short comparisons load 32 bytes under a mask, which
-/// still reads the next line, a second cold miss for a lookup that should make one (BENCHMARKS.md,
-/// "A name compared past its line").
+/// comparison of the name's own length (the C library's `bcmp`) reads past the line's end: the
+/// line's name ends on its boundary, and glibc's short comparison on AVX-512 loads 32 bytes
+/// under a mask. Measured, that cost a lookup a second cold trip to memory, the line after its
+/// own by all the evidence (BENCHMARKS.md, "A name compared past its line").
 #[derive(Clone, Copy)]
 enum Spelling {
     /// Up to [`LINE_NAME`] bytes: their count and the bytes, zero-padded.

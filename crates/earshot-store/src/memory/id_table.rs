@@ -260,18 +260,9 @@ impl Line {
     fn holds_name(&self, name: &Spelling) -> Option<bool> {
         match self.name_len {
             NAME_NOT_INLINE => None,
-            NAME_UUID => Some(matches!(name, Spelling::Uuid(u) if self.uuid() == *u)),
+            NAME_UUID => Some(matches!(name, Spelling::Uuid(u) if self.name.first_chunk() == Some(u))),
             held => Some(matches!(name, Spelling::Short { len, padded } if *len == held && *padded == self.name)),
         }
-    }
-
-    /// The first 16 bytes of the name: a UUID's bytes in a line that holds one.
-    fn uuid(&self) -> [u8; 16] {
-        let mut bytes = [0; 16];
-        for (slot, byte) in bytes.iter_mut().zip(&self.name) {
-            *slot = *byte;
-        }
-        bytes
     }
 
     fn found(&self) -> Found {

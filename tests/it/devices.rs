@@ -366,6 +366,79 @@ async fn an_old_token_never_authorizes_after_a_revocation_or_the_last_use() {
     }
 }
 
+/// SPEC §2.6 (time is part of the state): a capability and a relation edge whose windows close
+/// with no write after them. `at_exact` of the newest revision is judged at that revision's
+/// time, where both allow; at the time of the request neither does, so the exact answer is
+/// historical (never allows), through `authorize` and `authorize/principals`. A window that
+/// opens after the revision makes the exact answer historical as well (judged then: denied).
+#[tokio::test]
+async fn a_closed_window_is_not_reopened_by_quoting_the_newest_token() {
+    let app = TestApp::new();
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    let at = |ms: i64| earshot_store::model::format_time(earshot_tests::T0_MS + ms);
+    ok(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await);
+    for p in ["ann", "bob", "cy", "di"] {
+        ok(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await);
+    }
+    ok(app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await);
+    ok(app.call("PUT", "/v1/stores/s/schema", Some(json!({"schema": "relation family { opens status/** }"}))).await);
+    let cap = json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x/**"],
+                     "actions": ["read"], "constraints": {"not_after": at(2_000)}});
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(cap)).await);
+    let edge = json!({"grantor": "ann", "relation": "family", "grantee": "cy", "constraints": {"not_after": at(2_000)}});
+    ok(app.call("POST", "/v1/stores/s/relations", Some(edge)).await);
+    let later = json!({"grantor": "ann", "relation": "family", "grantee": "di", "constraints": {"not_before": at(3_000)}});
+    let w = ok(app.call("POST", "/v1/stores/s/relations", Some(later)).await);
+    let (token, revision) = (w["token"].clone(), w["revision"].as_u64());
+    let exact = json!({"at_exact": token});
+    let ask = |who: &str, path: &str, consistency: Option<&Value>| {
+        let mut a = json!({"principal": who, "device": "fridge", "path": path, "action": "read"});
+        if let Some(c) = consistency {
+            a["consistency"] = c.clone();
+        }
+        a
+    };
+    let authorize = |who: &'static str, path: &'static str, c: Option<Value>| {
+        let app = &app;
+        async move { ok(app.call("POST", "/v1/stores/s/authorize", Some(ask(who, path, c.as_ref()))).await) }
+    };
+
+    // Inside both windows the newest revision's exact answer is usable.
+    app.clock.set(earshot_tests::T0_MS + 1_000);
+    for (who, path) in [("bob", "x/a"), ("cy", "status/a")] {
+        let d = authorize(who, path, Some(exact.clone())).await;
+        assert_eq!(d["allowed"], true, "{who}: {d}");
+        assert!(d.get("historical").is_none() && d.get("latest_revision").is_none(), "{d}");
+    }
+
+    // Both windows close, nothing is written.
+    app.clock.set(earshot_tests::T0_MS + 4_000);
+    for (who, path, then) in [("bob", "x/a", "allowed_capability"), ("cy", "status/a", "allowed_relation")] {
+        let now = authorize(who, path, None).await;
+        assert_eq!((now["allowed"].as_bool(), &now["token"]), (Some(false), &token), "{who}: {now}");
+        let d = authorize(who, path, Some(exact.clone())).await;
+        assert_eq!(d["allowed"], false, "{who}: a closed window allowed through the newest token: {d}");
+        assert_eq!(d["reason"], "denied_historical_revision", "{d}");
+        assert_eq!(d["historical"]["reason"], then, "judged at the revision's time: {d}");
+        assert_eq!((d["revision"].as_u64(), d["latest_revision"].as_u64()), (revision, revision), "{d}");
+    }
+    // A window that opened since: allowed now, historical (denied then) under the token.
+    assert_eq!(authorize("di", "status/a", None).await["allowed"], true);
+    let d = authorize("di", "status/a", Some(exact.clone())).await;
+    assert_eq!((d["reason"].as_str(), d["historical"]["allowed"].as_bool()), (Some("denied_historical_revision"), Some(false)), "{d}");
+
+    // Who can reach the slice, quoting the token: nobody usable (the owner's entry included).
+    let who = json!({"device": "fridge", "path": "status/a", "action": "read", "consistency": exact});
+    let reach = ok(app.call("POST", "/v1/stores/s/authorize/principals", Some(who)).await);
+    let principals = reach["principals"].as_array().expect("principals");
+    assert!(principals.iter().any(|p| p["principal"] == "cy" && p["historical"]["allowed"] == true), "{reach}");
+    assert!(principals.iter().all(|p| p["allowed"] == false), "{reach}");
+    assert_eq!(reach["latest_revision"].as_u64(), revision, "{reach}");
+}
+
 /// SPEC §2.6, issue 9: a condition is bounded when written (422 `invalid_condition` naming the
 /// bound) and when used: a context that would make it run long denies with
 /// `denied_condition_error` before anything runs, so `POST /uses` (decided on the store's writer)

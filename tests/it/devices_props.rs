@@ -24,7 +24,7 @@ use earshot_store::devices::model::{
     AuthorityView, AuthorizeRequest, AuthorizeView, ConstraintsInput, NewCapability, NewDevice, NewRelation,
     SchemaInput,
 };
-use earshot_store::model::{format_time, Command, NewParticipant, ParticipantKind, WriteOutcome};
+use earshot_store::model::{format_time, Command, Consistency, NewParticipant, ParticipantKind, WriteOutcome};
 use earshot_store::{Earshot, ManualClock, StoreError, StoreHandle};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -1494,7 +1494,54 @@ impl Uni {
                 )));
             }
         }
-        Ok(())
+        self.compare_exact(universe)
+    }
+
+    /// SPEC §2.6: `at_exact` of the newest revision, asked now. Every decision is judged at the
+    /// revision's commit time (the reference's decisions then), and the answer is usable exactly
+    /// when no edge's or capability's window opened or closed since: reading, any window of the
+    /// store, revoked or not, whose `not_before` or `not_after` lies in `(then, now]` (the rules
+    /// are `now >= not_before` and `now < not_after`, which change only there).
+    fn compare_exact(&mut self, universe: &[Query]) -> Result<(), String> {
+        let snap = self.store.latest();
+        let (then, now) = (snap.committed_at_ms(), self.reference.now);
+        let token = self.store.token(snap.revision());
+        let point = self
+            .store
+            .read_point(&Consistency::AtExact(token), now)
+            .map_err(|e| self.explain(format!("at_exact read: {e}")))?;
+        let windows = self.reference.edges.iter().map(|e| &e.c).chain(self.reference.caps.iter().map(|c| &c.c));
+        let moved = windows.flat_map(|c| [c.nb, c.na]).flatten().any(|i| then < i && i <= now);
+        let usable = then <= now && !moved;
+        if point.at_ms != then || point.historical.is_none() != usable {
+            return Err(self.explain(format!(
+                "at_exact of revision {} committed T0+{}ms asked at T0+{}ms: store judged at T0+{}ms, usable {}; \
+                 reference usable {usable}",
+                snap.revision(),
+                then - T0_MS,
+                now - T0_MS,
+                point.at_ms - T0_MS,
+                point.historical.is_none()
+            )));
+        }
+        self.reference.now = then;
+        let mut result = Ok(());
+        for q in self.queries(universe) {
+            let v = match point.snapshot.authorize(q.principal, q.device, &q.path, q.action, point.at_ms, &q.ctx.to_request()) {
+                Ok(v) => v,
+                Err(e) => {
+                    result = Err(self.explain(format!("authorize at_exact {q:?}: {e}")));
+                    break;
+                }
+            };
+            let d = self.reference.authorize(q.principal, q.device, &q.path, q.action, &q.ctx);
+            result = self.check_decision("authorize at_exact (judged then)", &q, &v, &d);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.reference.now = now;
+        result
     }
 
     /// Turns a step into a command (or runs it, for uses and ticks).

@@ -82,10 +82,11 @@ pub enum Fault {
     AggregationWindowIgnored,
     ConsentIgnored,
     RoleNotPropagated,
+    ExactJudgedAtRevisionTime,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 24] = [
+    pub const ALL: [Fault; 25] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -110,6 +111,7 @@ impl Fault {
         Fault::AggregationWindowIgnored,
         Fault::ConsentIgnored,
         Fault::RoleNotPropagated,
+        Fault::ExactJudgedAtRevisionTime,
     ];
 
     /// (name, SPEC clause, what is broken). Rows before `BasisNotSmallest` are the list.
@@ -203,6 +205,11 @@ impl Fault {
                 "§6.2",
                 "an item's role comes from its own author only, not from its transitive sources'",
             ),
+            Fault::ExactJudgedAtRevisionTime => (
+                "exact_judged_at_revision_time",
+                "§2.6",
+                "`at_exact` of the newest revision is usable as judged at its commit time, after a grant window closed",
+            ),
         }
     }
 
@@ -266,6 +273,17 @@ fn contains_f(fault: Option<Fault>, aud: &Audience, v: &OViewers) -> bool {
 fn digest(members: &BTreeSet<String>) -> AudienceDigest {
     let sorted: Vec<&String> = members.iter().collect();
     AudienceDigest::compute(AudienceKind::of_members(sorted.len()), &sorted)
+}
+
+/// SPEC §2.6: whether an `at_exact` read of the newest revision (committed at `then`, asked at
+/// `now`) admits `item` for `v` as a usable answer: judged at `then`, and usable only when that
+/// judgement could not differ from one at `now` (`Oracle::exact_usable`).
+pub fn exact_admits(o: &Oracle, fault: Option<Fault>, item: &str, v: &OViewers, then: i64, now: i64) -> bool {
+    let then_admits = o.admits_v(item, v, then);
+    match fault {
+        Some(Fault::ExactJudgedAtRevisionTime) => then_admits,
+        _ => then_admits && o.exact_usable(then, now),
+    }
 }
 
 /// SPEC §1.9 restated in full (reason, basis, blocking ancestor), with `fault` applied.

@@ -1183,6 +1183,62 @@ async fn a_bulk_check_at_an_older_revision_is_history_and_admits_nothing() {
     assert_eq!(now, [("denied_not_in_audience", false), ("denied_not_in_audience", false), ("admitted_public", false)]);
 }
 
+/// SPEC §2.6 (time is part of the state): with no write after a grant's window closes, the
+/// newest revision is still the one the grant was written in. `at_exact` of it is judged at that
+/// revision's time (so the same token gives the same judgement), and because that judgement now
+/// differs from one at the time of the request, it is historical: it never admits, through a
+/// check, a bulk check or a lookup. Before the window closes the same read is usable.
+#[tokio::test]
+async fn an_expiry_is_not_undone_by_quoting_the_newest_token() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let expires = earshot_store::model::format_time(earshot_tests::T0_MS + 3_000);
+    let g = app
+        .call("POST", "/v1/stores/s/items/private/grants", Some(json!({"members": ["carol"], "expires_at": expires})))
+        .await;
+    ok(&g, 201);
+    let (token, revision) = (g.1["token"].clone(), g.1["revision"].as_u64());
+    let carol = container("owner", &["carol"]);
+    let exact = json!({"at_exact": token});
+    let check = json!({"item": "private", "container": carol, "consistency": exact});
+    let bulk = json!({"items": ["private", "pub1"], "container": carol, "consistency": exact});
+    let lookup = json!({"container": carol, "consistency": exact});
+
+    // Inside the window the newest revision's exact answer is the latest one: usable.
+    app.clock.set(earshot_tests::T0_MS + 2_999);
+    let usable = app.call("POST", "/v1/stores/s/check", Some(check.clone())).await;
+    assert_eq!((usable.1["admitted"].as_bool(), usable.1["reason"].as_str()), (Some(true), Some("admitted_grant")));
+    assert!(usable.1.get("latest_revision").is_none() && usable.1.get("historical").is_none(), "{}", usable.1);
+
+    // The window closes; nothing is written.
+    app.clock.set(earshot_tests::T0_MS + 5_000);
+    let latest = app.call("POST", "/v1/stores/s/check", Some(json!({"item": "private", "container": carol}))).await;
+    assert_eq!(latest.1["reason"], "denied_not_in_audience", "{}", latest.1);
+    assert_eq!(latest.1["token"], token, "no write: the latest read answers the same token");
+
+    let then = app.call("POST", "/v1/stores/s/check", Some(check)).await;
+    ok(&then, 200);
+    assert_eq!(then.1["admitted"], false, "an expired grant admitted through the newest token: {}", then.1);
+    assert_eq!(then.1["reason"], "denied_historical_revision", "{}", then.1);
+    assert_eq!(then.1["historical"]["reason"], "admitted_grant", "judged at the revision's time: {}", then.1);
+    assert_eq!((then.1["revision"].as_u64(), then.1["latest_revision"].as_u64()), (revision, revision), "{}", then.1);
+
+    let bulk = app.call("POST", "/v1/stores/s/check/bulk", Some(bulk)).await;
+    ok(&bulk, 200);
+    for r in bulk.1["results"].as_array().expect("results") {
+        assert_eq!((r["admitted"].as_bool(), r["reason"].as_str()), (Some(false), Some("denied_historical_revision")));
+    }
+    let found = app.call("POST", "/v1/stores/s/lookup", Some(lookup)).await;
+    ok(&found, 200);
+    let items = found.1["items"].as_array().expect("items");
+    assert!(items.iter().any(|i| i["item"] == "private" && i["historical"]["reason"] == "admitted_grant"), "{}", found.1);
+    assert!(items.iter().all(|i| i["admitted"] == false), "a lookup admitted through the newest token: {}", found.1);
+
+    // An attempt is where memory is used: it refuses the token now.
+    let attempt = app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": carol, "consistency": exact}))).await;
+    refused(&attempt, 409, "revision_not_latest");
+}
+
 /// SPEC §2.6: an `at_exact` read is judged at the time recorded with its revision, so the same
 /// token always gives the same answer: a grant that has expired since still shows as the basis
 /// of the (historical) decision of then, while the newest state denies.

@@ -284,6 +284,17 @@ impl Oracle {
         self.current(item) && (contains(&i.audience, v) || !self.admitting_grants(item, v, now_ms).is_empty())
     }
 
+    /// SPEC §2.6: whether an `at_exact` read of the newest revision, committed at `then` and
+    /// asked at `now`, may admit: only when its judgement, made at `then`, could not differ from
+    /// one at `now`. A grant counts while `now < expires_at`, so its judgement changes when
+    /// time reaches `expires_at`. Reading: the judgement could differ as soon as any grant window
+    /// of the store ends in `(then, now]`, whichever item it is on and whether or not it was
+    /// revoked since (the snapshot is judged as a whole); and nothing can be said of a `now`
+    /// before `then`.
+    pub fn exact_usable(&self, then: i64, now: i64) -> bool {
+        then <= now && !self.grants.iter().any(|g| g.expires_at_ms.is_some_and(|e| then < e && e <= now))
+    }
+
     pub fn admits(&self, item: &str, c: &ContainerInput, now_ms: i64) -> bool {
         self.admits_v(item, &self.resolve_container(c), now_ms)
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use earshot_core::{Action, AudienceKind, Disposition, Quality, State};
 use earshot_store::model::{
-    format_time, AudienceView, Command, ContainerInput, DecisionView, DeriveRequest, Identity, ItemView,
+    format_time, AudienceView, Command, Consistency, ContainerInput, DecisionView, DeriveRequest, Identity, ItemView,
     LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind,
     PartitionOutput, ViewersInput,
 };
@@ -867,7 +867,49 @@ impl Harness {
                 }
             }
         }
+        self.compare_exact(&snap, containers)?;
         self.check_derivations(&views)
+    }
+
+    /// SPEC §2.6: `at_exact` of the newest revision, asked now. Every decision is judged at the
+    /// revision's commit time (the same token, the same judgement) and admits as a usable
+    /// answer exactly when the oracle says so: never once a grant window closed since.
+    fn compare_exact(&self, snap: &Snapshot, containers: &[ContainerInput]) -> Result<(), String> {
+        let (now, then) = (self.now, snap.committed_at_ms());
+        let token = self.store.token(snap.revision());
+        let point =
+            self.store.read_point(&Consistency::AtExact(token), now).map_err(|e| format!("at_exact read: {e}"))?;
+        if point.snapshot.revision() != snap.revision() || point.at_ms != then {
+            return Err(format!(
+                "at_exact of revision {} read revision {} judged at T0+{} ms, not at its commit time T0+{} ms",
+                snap.revision(),
+                point.snapshot.revision(),
+                point.at_ms - T0_MS,
+                then - T0_MS
+            ));
+        }
+        let usable = point.historical.is_none();
+        for c in containers {
+            let r = point.snapshot.resolve_container(c).map_err(|e| format!("resolve {c:?}: {e}"))?;
+            let ov = self.oracle.resolve_container(c);
+            for i in &self.oracle.items {
+                let d = point.snapshot.check(&i.id, &r, point.at_ms).map_err(|e| format!("check `{}`: {e}", i.id))?;
+                let then_admits = self.oracle.admits_v(&i.id, &ov, then);
+                let want = crate::faults::exact_admits(&self.oracle, self.oracle.fault, &i.id, &ov, then, now);
+                if d.admitted != then_admits || (usable && d.admitted) != want {
+                    return Err(format!(
+                        "at_exact of revision {} (committed T0+{} ms) asked at T0+{} ms, `{}` in {c:?}: store \
+                         admits {} then, usable {usable}; oracle admits {then_admits} then, usable admission {want}",
+                        snap.revision(),
+                        then - T0_MS,
+                        now - T0_MS,
+                        i.id,
+                        d.admitted
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The admin view of an item agrees with the oracle's record.

@@ -187,6 +187,54 @@ async fn fully_consistent_reads_the_head_and_a_disagreeing_log_falls_back_to_a_r
     tokio::task::block_in_place(|| h.verify()).expect("verify after the rebuild");
 }
 
+/// SPEC §2.6 on several replicas: "newest" is the datastore's head, not a replica's. A replica
+/// that has not seen another's revoke still holds the token of the grant's revision as its own
+/// newest; `at_exact` of it there answers historical (never admits), with the head as the
+/// newest revision. Once the replica has caught up, `at_exact` of the head is usable there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_replica_never_takes_an_older_token_for_the_newest() {
+    let Some(db) = isolated("exactlag").expect("PostgreSQL") else { return };
+    let writer = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&writer).await;
+    let (status, v) = writer.call("POST", "/v1/stores/s/participants", Some(json!({"id": "b", "kind": "person"}))).await;
+    assert_eq!(status, 201, "{v}");
+    let item = json!({"id": "x", "owner": "o", "origin": "owner_private"});
+    assert_eq!(writer.call("POST", "/v1/stores/s/items", Some(item)).await.0, 201);
+    let (status, g) = writer.call("POST", "/v1/stores/s/items/x/grants", Some(json!({"members": ["b"]}))).await;
+    assert_eq!(status, 201, "{g}");
+    let granted = g["revision"].as_u64().expect("revision");
+    let token = g["token"].as_str().expect("token").to_string();
+    let grant = g["ids"][0].as_str().expect("grant id").to_string();
+
+    // This replica follows only when asked: it has the grant's revision as its newest.
+    let follower = replica(&db, 0, 100_000);
+    let h = follower.store("s").expect("store");
+    polled_once(&h).expect("the first poll");
+    assert_eq!(h.latest().revision(), granted);
+    let (status, r) = writer.call("DELETE", &format!("/v1/stores/s/grants/{grant}"), None).await;
+    assert_eq!(status, 200, "{r}");
+    let head = r["revision"].as_u64().expect("revision");
+
+    let container = earshot_store::model::ContainerInput {
+        owner: "o".into(),
+        viewers: serde_json::from_value(json!({"participants": ["b"]})).expect("viewers"),
+    };
+    let exact = Consistency::AtExact(token.clone());
+    let point = tokio::task::block_in_place(|| h.read_point(&exact, T0_MS)).expect("read");
+    assert_eq!(point.snapshot.revision(), granted, "the replica has not seen the revoke");
+    assert_eq!(point.historical, Some(head), "the datastore's head is the newest revision");
+    let resolved = point.snapshot.resolve_container(&container).expect("container");
+    let then = point.snapshot.check("x", &resolved, point.at_ms).expect("check");
+    assert!(then.admitted, "judged then, the grant admitted: {then:?}");
+
+    // Caught up: the head's own token is usable here, and denies.
+    let point = tokio::task::block_in_place(|| h.read_point(&Consistency::FullyConsistent, T0_MS)).expect("read");
+    assert_eq!(point.snapshot.revision(), head);
+    let newest = Consistency::AtExact(h.token(head));
+    let point = tokio::task::block_in_place(|| h.read_point(&newest, T0_MS)).expect("read");
+    assert_eq!((point.snapshot.revision(), point.historical), (head, None));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_that_no_longer_reaches_back_means_a_rebuild_and_a_refused_watch() {
     let Some(db) = isolated("pruned").expect("PostgreSQL") else { return };

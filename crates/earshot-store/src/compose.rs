@@ -28,6 +28,7 @@ use crate::memory::model::{NewParticipant, Outcome, ParticipantKind};
 use crate::memory::snapshot::MemorySnapshot;
 use crate::memory::trust::TrustRecord;
 use crate::model::{Command, WriteOutcome};
+use crate::timeline::Timeline;
 
 /// The composed snapshot is the kernel's state: memory and devices records project into it, and
 /// a command is applied by the memory or device half it belongs to.
@@ -41,6 +42,9 @@ pub struct Snapshot {
     pub(crate) dev: DeviceState,
     /// Idempotency keys and item-create digests (see `crate::idempotency`).
     pub(crate) idem: Idempotency,
+    /// The instants after this revision's commit at which a judgement changes with time alone
+    /// (see `crate::timeline`): whether an `at_exact` answer may be used.
+    pub(crate) timeline: Timeline,
 }
 
 impl std::ops::Deref for Snapshot {
@@ -85,6 +89,7 @@ impl State for Snapshot {
     fn stamp(&mut self, revision: u64, committed_at_ms: i64) {
         self.mem.revision = revision;
         self.mem.committed_at_ms = committed_at_ms;
+        self.timeline.prune_through(committed_at_ms);
     }
     fn apply(
         &self,
@@ -197,7 +202,9 @@ impl Snapshot {
         }
         a.snap.refresh_item_lines();
         idem.prune(now_ms, &mut dirty.idem);
-        Ok((out, Some((Snapshot { mem: a.snap, dev, idem }, dirty))))
+        let mut timeline = self.timeline.clone();
+        timeline.add_written(&a.snap, &dev, &dirty.mem, &dirty.dev);
+        Ok((out, Some((Snapshot { mem: a.snap, dev, idem, timeline }, dirty))))
     }
 
     /// Every fact of this state, both domains and the idempotency records, sorted: what
@@ -208,6 +215,12 @@ impl Snapshot {
         self.idem.facts(&mut out);
         out.sort();
         out
+    }
+
+    /// Whether every judgement of this snapshot is the same at its commit time and at `now_ms`
+    /// (see `crate::timeline`): an `at_exact` answer of it may then be used.
+    pub fn judged_alike_at(&self, now_ms: i64) -> bool {
+        self.timeline.judged_alike(self.mem.committed_at_ms, now_ms)
     }
 
     /// The device part with the participants' names.
@@ -264,6 +277,14 @@ pub(crate) fn agreement(live: &Snapshot, records: &Records) -> Result<String> {
     let (rebuilt, graph) = rebuild(live.store(), records)?;
     crate::memory::verify::graph_agrees(&rebuilt, &graph)?;
     crate::memory::verify::audience_order_agrees(&live.mem)?;
+    // The writer never forgets an instant, so a rebuild's timeline is a subset of the live one.
+    if !live.timeline.covers(&rebuilt.timeline) {
+        return Err(StoreError::Integrity(format!(
+            "the timeline misses instants of the records: {} live, {} rebuilt",
+            live.timeline.len(),
+            rebuilt.timeline.len()
+        )));
+    }
     let a = live.facts();
     let b = rebuilt.facts();
     if a == b {
@@ -447,7 +468,8 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
         |n: &str| mem.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
     let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
     let idem = crate::idempotency::rebuild(&r.idempotency, &|item| mem.iid(item).is_some())?;
-    Ok((Snapshot { mem, dev, idem }, graph))
+    let timeline = Timeline::of_state(&mem, &dev, mem.committed_at_ms);
+    Ok((Snapshot { mem, dev, idem, timeline }, graph))
 }
 
 /// Rebuilds only the snapshot (the projection a reader uses) from records.

@@ -57,7 +57,7 @@ pub enum StoreError {
     RevisionExpired { requested: u64, oldest: u64 },
     #[error("revision {requested} was not reached in time (latest: {latest})")]
     ConsistencyTimeout { requested: u64, latest: u64 },
-    #[error("revision {requested} is not the newest ({latest}); an attempt assembles contexts for use, so it pins the newest state (omit `consistency`, or use `at_least`)")]
+    #[error("revision {requested} cannot be used now: the newest revision is {latest}, or time has changed what revision {requested} decides since it was written; an attempt assembles contexts for use, so it pins the newest state at the time of the request (omit `consistency`, or use `at_least`)")]
     RevisionNotLatest { requested: u64, latest: u64 },
     #[error("attempt `{0}` does not exist or has expired")]
     AttemptNotFound(String),

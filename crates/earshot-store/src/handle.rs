@@ -18,8 +18,10 @@ use crate::memory::search::SearchIndex;
 use crate::metrics::StoreMetrics;
 use crate::model::{Command, ContainerInput, WriteOutcome};
 
-/// Where a decision reads: a snapshot, the instant constraints are judged at, and, when the
-/// snapshot is older than the newest, the newest revision (the answer is then historical).
+/// Where a decision reads: a snapshot, the instant constraints are judged at, and, when its
+/// answers may not be used (an `at_exact` read of an older revision, or of one whose judgements
+/// time has changed since: see [`StoreHandle::read_point`]), the newest revision (the answer is
+/// then historical; it may equal the snapshot's own).
 #[derive(Clone)]
 pub struct ReadPoint {
     pub snapshot: Arc<Snapshot>,
@@ -179,24 +181,41 @@ impl StoreHandle {
 
     /// The snapshot a decision reads and the instant it is judged at (SPEC §1.9, §2.6): the
     /// request's arrival (`now_ms`) for latest and `at_least`; for `at_exact`, the time recorded
-    /// with that revision, so the same token always gives the same answer. A snapshot older than
-    /// the newest published one is marked historical: its decisions explain what was decided
-    /// then and are never usable (the "new enemy" rule: a revocation is not undone by quoting
-    /// an older token).
+    /// with that revision, so the same token always gives the same answer.
+    ///
+    /// An `at_exact` answer is usable (may admit or allow) only when it is what a read of the
+    /// newest state at the time of the request would answer: its revision is the newest the
+    /// datastore has (not merely this replica: one that lags would take an older token for the
+    /// newest), and no judgement of the snapshot changes between its commit time and `now_ms`
+    /// (no grant, edge or capability window and no aggregation window closes or opens in
+    /// between: `Snapshot::judged_alike_at`). Otherwise it is marked historical: its decisions
+    /// explain what was decided then and are never usable (the "new enemy" rule: neither a
+    /// revocation nor an expiry is undone by quoting a token). When the datastore's head cannot
+    /// be read, nothing says the revision is the newest, and the answer is historical.
     pub fn read_point(&self, consistency: &crate::memory::model::Consistency, now_ms: i64) -> Result<ReadPoint> {
         // The only public way to a snapshot by consistency: a caller cannot get an older
         // snapshot without its historical marking.
         let snapshot = self.core.snapshot_for(consistency)?;
+        if !matches!(consistency, crate::memory::model::Consistency::AtExact(_)) {
+            // `at_least`, `fully_consistent` and `latest` read the newest snapshot there was when
+            // they picked it, at the request's time; a write that publishes a moment later does
+            // not make that answer stale (it would deny a read whose answer was current when it
+            // was read: seen under load behind HAProxy).
+            return Ok(ReadPoint { snapshot, at_ms: now_ms, historical: None });
+        }
         // Read after the snapshot: a write that lands in between makes the read historical,
         // never the other way round.
-        let latest = self.latest().revision;
-        let exact = matches!(consistency, crate::memory::model::Consistency::AtExact(_));
-        let at_ms = if exact { snapshot.committed_at_ms } else { now_ms };
-        // Only a revision the caller named can be historical. `at_least`, `fully_consistent`
-        // and `latest` read the newest snapshot there was when they picked it; a write that
-        // publishes a moment later does not make that answer stale (it would deny a read whose
-        // answer was current when it was read: seen under load behind HAProxy).
-        let historical = (exact && snapshot.revision < latest).then_some(latest);
+        let newest = match self.core.newest() {
+            Ok(newest) => Some(newest),
+            Err(e) => {
+                tracing::debug!(store = %self.id(), error = %e, "at_exact: the datastore's head is unknown; the answer is historical");
+                None
+            }
+        };
+        let usable = newest == Some(snapshot.revision) && snapshot.judged_alike_at(now_ms);
+        let at_ms = snapshot.committed_at_ms;
+        let newest = newest.unwrap_or(snapshot.revision).max(snapshot.revision);
+        let historical = (!usable).then_some(newest);
         Ok(ReadPoint { snapshot, at_ms, historical })
     }
 

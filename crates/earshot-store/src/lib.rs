@@ -24,6 +24,7 @@ pub mod model;
 #[cfg(test)]
 mod read_tests;
 mod registry;
+mod timeline;
 pub mod reverse;
 pub mod tuples;
 

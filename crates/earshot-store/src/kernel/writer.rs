@@ -320,6 +320,17 @@ impl<S: State> Writer<S> {
         token::encode_with_tag(&self.token_tag, revision)
     }
 
+    /// The newest revision of this store anywhere: the datastore's head on a shared backend
+    /// (another replica may have committed past what this one has applied), else the published
+    /// one. An error when the head cannot be read.
+    pub(crate) fn newest(&self) -> Result<u64> {
+        let published = *lock(&self.published);
+        if !self.backend.shared() {
+            return Ok(published);
+        }
+        Ok(self.backend.head(&self.id)?.map_or(published, |head| head.max(published)))
+    }
+
     /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
     pub(crate) fn snapshot_for(&self, consistency: &Consistency) -> Result<Arc<S>> {
         use Consistency as C;

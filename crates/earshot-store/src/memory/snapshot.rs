@@ -368,6 +368,11 @@ impl MemorySnapshot {
         self.revision
     }
 
+    /// When this revision was committed: the instant an `at_exact` read of it is judged at.
+    pub fn committed_at_ms(&self) -> i64 {
+        self.committed_at_ms
+    }
+
     /// The store this snapshot belongs to.
     pub fn store(&self) -> &str {
         &self.store

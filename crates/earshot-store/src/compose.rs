@@ -108,6 +108,10 @@ impl State for Snapshot {
     fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
         change(cmd, out)
     }
+    fn rewind(&self, graph: &mut Provenance) {
+        // Items are only ever appended, and the graph's node `i` is item `i`.
+        graph.truncate(self.mem.item_count());
+    }
     fn encode(&self, dirty: &Dirty) -> Result<Vec<Op>> {
         let mut ops = crate::memory::durable::encode(&self.mem, &dirty.mem)?;
         crate::devices::records::encode(&self.dev, &self.mem, &dirty.dev, &mut ops)?;

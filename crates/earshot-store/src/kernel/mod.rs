@@ -57,6 +57,9 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
         now_ms: i64,
         new_id: &mut dyn FnMut() -> String,
     ) -> Result<Applied<Self>>;
+    /// Brings `aside` back to what it is for this state, after applies to copies of this state
+    /// that were not kept (a group decided again once the writer caught up with the datastore).
+    fn rewind(&self, aside: &mut Self::Aside);
     /// The ops that write every record `dirty` names, as they are in `self`.
     fn encode(&self, dirty: &Self::Dirty) -> Result<Vec<Op>>;
     /// What a command that made a revision changed, as watchers see it: kinds and ids, never

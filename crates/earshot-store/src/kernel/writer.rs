@@ -576,32 +576,30 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
         h.metrics.observe_batch(jobs.len());
         let now_ms = h.clock.now_ms();
         let (cmds, replies): (Vec<S::Command>, Vec<_>) = jobs.into_iter().map(|j| (j.cmd, j.reply)).unzip();
-        // On a shared backend the commands are kept, to apply them once more after a lost race.
-        let again = h.backend.shared().then(|| cmds.clone());
+        // On a shared backend the commands and the state before them are kept, to decide them
+        // again on the datastore's newest state when this one turns out to be behind it.
+        let again = h.backend.shared().then(|| (cmds.clone(), snap.clone()));
         let mut group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
         stale |= group.stale;
+        if let Some((cmds, before)) = &again {
+            // A write is validated against the newest committed state, never refused (or
+            // answered as a no-op) because this replica lags: a group in which a command wrote
+            // nothing is decided again once caught up, if another replica has moved the head.
+            // (A group that writes learns it at the commit: the head's compare-and-set.)
+            if group.unwritten > 0 && !group.stale && head_moved(&h, before.revision()) {
+                tracing::debug!(store = %h.id, "a write refused or answered on a state behind the head; deciding it again at the head");
+                group = decide_at_head(&h, (&mut snap, &mut aside), before, cmds.clone(), now_ms, &mut new_id, &mut stale);
+            }
+        }
         if !group.ops.is_empty() {
             let mut committed = commit(&h, std::mem::take(&mut group.ops));
-            if let (Err(StoreError::WriteConflict(why)), Some(cmds)) = (&committed, again) {
-                // Another writer committed first: nothing of the group was applied. Reload its
-                // state and apply the same commands once more; each re-validates against the
-                // newer state (one that is now invalid is refused with its own error).
-                tracing::info!(store = %h.id, reason = %why, "commit lost a race; applying the group again on the reloaded state");
-                last_reload = Some(Instant::now());
-                match reload(&h) {
-                    Ok(rebuilt) => {
-                        adopt(&h, &mut snap, &mut aside, rebuilt);
-                        stale = false;
-                        group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
-                        stale |= group.stale;
-                        committed =
-                            if group.ops.is_empty() { Ok(()) } else { commit(&h, std::mem::take(&mut group.ops)) };
-                    }
-                    Err(e) => {
-                        tracing::error!(store = %h.id, error = %e, "reload after a lost race failed");
-                        stale = true;
-                    }
-                }
+            if let (Err(StoreError::WriteConflict(why)), Some((cmds, before))) = (&committed, again) {
+                // Another writer committed first: nothing of the group was applied. Catch up
+                // with the head and apply the same commands once more; each re-validates against
+                // the newer state (one that is now invalid is refused with its own error).
+                tracing::info!(store = %h.id, reason = %why, "commit lost a race; applying the group again at the head");
+                group = decide_at_head(&h, (&mut snap, &mut aside), &before, cmds, now_ms, &mut new_id, &mut stale);
+                committed = if group.ops.is_empty() { Ok(()) } else { commit(&h, std::mem::take(&mut group.ops)) };
             }
             match committed {
                 Ok(()) => {
@@ -631,6 +629,47 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
     }
 }
 
+/// Whether the datastore's head is past `revision` (another replica committed since). A head
+/// that cannot be read says nothing: the group goes on, and its commit will tell.
+fn head_moved<S: State>(h: &Writer<S>, revision: u64) -> bool {
+    matches!(h.backend.head(&h.id), Ok(Some(head)) if head > revision)
+}
+
+/// Decides `cmds` again on the datastore's newest state: the writer's state goes back to
+/// `before` (the state the group was first applied to; its aside too), catches up with the head
+/// by replaying the log (or rebuilding, see `follow`), and the group is applied there. When
+/// catching up fails, the state is rebuilt from the records; when that fails too, the state is
+/// marked stale and the group refused.
+fn decide_at_head<S: State>(
+    h: &Writer<S>,
+    (snap, aside): (&mut S, &mut S::Aside),
+    before: &S,
+    cmds: Vec<S::Command>,
+    now_ms: i64,
+    new_id: &mut dyn FnMut() -> String,
+    stale: &mut bool,
+) -> Group<S> {
+    *snap = before.clone();
+    before.rewind(aside);
+    if let Err(e) = follow(h, snap, aside) {
+        tracing::info!(store = %h.id, error = %e, "catching up before deciding a group again failed; rebuilding from the records");
+        match reload(h) {
+            Ok(rebuilt) => adopt(h, snap, aside, rebuilt),
+            Err(e) => {
+                tracing::error!(store = %h.id, error = %e, "rebuilding before deciding a group again failed");
+                *stale = true;
+                let mut g = Group::empty(lock(&h.meta).clone());
+                g.results = cmds.iter().map(|_| Err(same_error(&e))).collect();
+                return g;
+            }
+        }
+    }
+    *stale = false;
+    let group = apply_group(h, snap, aside, cmds, now_ms, new_id);
+    *stale |= group.stale;
+    group
+}
+
 /// A group of commands applied to the writer's state, not yet committed.
 struct Group<S: State> {
     /// The records to commit: every applied command's, each ending with its meta record.
@@ -644,6 +683,14 @@ struct Group<S: State> {
     /// A command was applied and then dropped (its records did not encode): the writer's
     /// state may differ from the records.
     stale: bool,
+    /// Commands that wrote nothing (refused, or answered without a change).
+    unwritten: usize,
+}
+
+impl<S: State> Group<S> {
+    fn empty(meta: MetaRecord) -> Self {
+        Group { ops: Vec::new(), snaps: Vec::new(), results: Vec::new(), meta, stale: false, unwritten: 0 }
+    }
 }
 
 /// Applies `cmds` in order, each as its own revision, advancing `snap`.
@@ -655,8 +702,7 @@ fn apply_group<S: State>(
     now_ms: i64,
     new_id: &mut dyn FnMut() -> String,
 ) -> Group<S> {
-    let mut g =
-        Group { ops: Vec::new(), snaps: Vec::new(), results: Vec::new(), meta: lock(&h.meta).clone(), stale: false };
+    let mut g = Group::empty(lock(&h.meta).clone());
     let retention = h.config.log_retention.max(1);
     for cmd in cmds {
         // The command as it arrived and the ids generated for it go into the revision log, so
@@ -669,8 +715,14 @@ fn apply_group<S: State>(
             id
         });
         match applied {
-            Err(e) => g.results.push(Err(e)),
-            Ok((out, None)) => g.results.push(Ok((out, snap.revision()))),
+            Err(e) => {
+                g.unwritten += 1;
+                g.results.push(Err(e));
+            }
+            Ok((out, None)) => {
+                g.unwritten += 1;
+                g.results.push(Ok((out, snap.revision())));
+            }
             Ok((out, Some((mut next, dirty)))) => {
                 let revision = snap.revision() + 1;
                 next.stamp(revision, now_ms);

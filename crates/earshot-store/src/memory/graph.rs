@@ -24,6 +24,22 @@ impl Provenance {
         }
     }
 
+    /// Forgets every item from `items` on (with its edges): the graph of a state with `items`
+    /// items, after applies to copies of it that were not kept added items beyond it. Only the
+    /// last node is ever removed, so no index moves.
+    pub fn truncate(&mut self, items: usize) {
+        while self.graph.node_count() > items {
+            let last = NodeIndex::new(self.graph.node_count() - 1);
+            self.graph.remove_node(last);
+        }
+    }
+
+    /// How many items the graph holds.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.graph.node_count()
+    }
+
     /// Every transitive descendant of `iid`, ascending (so sources precede what derives from them).
     pub fn descendants(&self, iid: Iid) -> Vec<Iid> {
         let start = NodeIndex::new(iid as usize);
@@ -51,5 +67,27 @@ impl Provenance {
         v.sort_unstable();
         v.dedup();
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncating_forgets_later_items_and_their_edges_only() {
+        let mut g = Provenance::default();
+        g.add_item(0, &[]);
+        g.add_item(1, &[0]);
+        let kept = g.clone();
+        g.add_item(2, &[0, 1]);
+        g.add_item(3, &[2]);
+        assert_eq!(g.descendants(0), [1, 2, 3]);
+        g.truncate(2);
+        assert_eq!((g.len(), g.descendants(0), g.sources_of(1)), (2, vec![1], vec![0]));
+        assert_eq!(g.descendants(1), kept.descendants(1));
+        // Growing again after a truncation gives the indices back in order.
+        g.add_item(2, &[1]);
+        assert_eq!(g.descendants(0), [1, 2]);
     }
 }

@@ -467,6 +467,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
         revision: rev0 + grant_records.len() as u64,
         created_at_ms: T0_MS,
         committed_at_ms: None,
+        incarnation: None,
     };
     let probe = |seq: u32| ProbeItem { id: item_id(seq), seq };
     let names = |v: &[u32]| v.iter().map(|&p| pname(p as usize)).collect::<Vec<_>>();

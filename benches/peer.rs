@@ -173,6 +173,7 @@ fn earshot_from_writes(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
             revision: 1,
             created_at_ms: T0_MS,
             committed_at_ms: None,
+            incarnation: None,
         }),
         participants: (0..w.participants as u32)
             .map(|p| ParticipantRecord { id: pname(p), kind: ParticipantKind::Person, name: None })
@@ -309,6 +310,7 @@ fn earshot_from_records(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
             revision: rev0 + grants.len() as u64,
             created_at_ms: T0_MS,
             committed_at_ms: None,
+            incarnation: None,
         }),
         participants: (0..w.participants as u32)
             .map(|p| ParticipantRecord { id: pname(p), kind: ParticipantKind::Person, name: None })

@@ -388,9 +388,11 @@ async fn a_closed_window_is_not_reopened_by_quoting_the_newest_token() {
     let cap = json!({"id": "k", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x/**"],
                      "actions": ["read"], "constraints": {"not_after": at(2_000)}});
     ok(app.call("POST", "/v1/stores/s/capabilities", Some(cap)).await);
-    let edge = json!({"grantor": "ann", "relation": "family", "grantee": "cy", "constraints": {"not_after": at(2_000)}});
+    let edge =
+        json!({"grantor": "ann", "relation": "family", "grantee": "cy", "constraints": {"not_after": at(2_000)}});
     ok(app.call("POST", "/v1/stores/s/relations", Some(edge)).await);
-    let later = json!({"grantor": "ann", "relation": "family", "grantee": "di", "constraints": {"not_before": at(3_000)}});
+    let later =
+        json!({"grantor": "ann", "relation": "family", "grantee": "di", "constraints": {"not_before": at(3_000)}});
     let w = ok(app.call("POST", "/v1/stores/s/relations", Some(later)).await);
     let (token, revision) = (w["token"].clone(), w["revision"].as_u64());
     let exact = json!({"at_exact": token});
@@ -428,7 +430,11 @@ async fn a_closed_window_is_not_reopened_by_quoting_the_newest_token() {
     // A window that opened since: allowed now, historical (denied then) under the token.
     assert_eq!(authorize("di", "status/a", None).await["allowed"], true);
     let d = authorize("di", "status/a", Some(exact.clone())).await;
-    assert_eq!((d["reason"].as_str(), d["historical"]["allowed"].as_bool()), (Some("denied_historical_revision"), Some(false)), "{d}");
+    assert_eq!(
+        (d["reason"].as_str(), d["historical"]["allowed"].as_bool()),
+        (Some("denied_historical_revision"), Some(false)),
+        "{d}"
+    );
 
     // Who can reach the slice, quoting the token: nobody usable (the owner's entry included).
     let who = json!({"device": "fridge", "path": "status/a", "action": "read", "consistency": exact});

@@ -1527,7 +1527,14 @@ impl Uni {
         self.reference.now = then;
         let mut result = Ok(());
         for q in self.queries(universe) {
-            let v = match point.snapshot.authorize(q.principal, q.device, &q.path, q.action, point.at_ms, &q.ctx.to_request()) {
+            let v = match point.snapshot.authorize(
+                q.principal,
+                q.device,
+                &q.path,
+                q.action,
+                point.at_ms,
+                &q.ctx.to_request(),
+            ) {
                 Ok(v) => v,
                 Err(e) => {
                     result = Err(self.explain(format!("authorize at_exact {q:?}: {e}")));

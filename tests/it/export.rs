@@ -355,10 +355,7 @@ async fn an_export_under_steady_writes_reads_the_revision_it_started_at() {
     let revision = export.header().revision;
     // Bulk items from here on are deleted (even) or frozen (odd) after the exported revision.
     let later = written.load(Ordering::Relaxed) + 1;
-    let at = s.read_point(
-        &earshot_store::memory::model::Consistency::AtExact(earshot_store::token::encode(STORE, revision)),
-        app.clock.now_ms(),
-    );
+    let at = s.read_point(&earshot_store::memory::model::Consistency::AtExact(s.token(revision)), app.clock.now_ms());
     let source_facts = at.expect("the exported revision is retained").snapshot.facts();
     let mut exported = Vec::new();
     let mut chunks = 0;

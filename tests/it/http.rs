@@ -1231,12 +1231,84 @@ async fn an_expiry_is_not_undone_by_quoting_the_newest_token() {
     let found = app.call("POST", "/v1/stores/s/lookup", Some(lookup)).await;
     ok(&found, 200);
     let items = found.1["items"].as_array().expect("items");
-    assert!(items.iter().any(|i| i["item"] == "private" && i["historical"]["reason"] == "admitted_grant"), "{}", found.1);
+    assert!(
+        items.iter().any(|i| i["item"] == "private" && i["historical"]["reason"] == "admitted_grant"),
+        "{}",
+        found.1
+    );
     assert!(items.iter().all(|i| i["admitted"] == false), "a lookup admitted through the newest token: {}", found.1);
 
     // An attempt is where memory is used: it refuses the token now.
-    let attempt = app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": carol, "consistency": exact}))).await;
+    let attempt =
+        app.call("POST", "/v1/stores/s/attempts", Some(json!({"container": carol, "consistency": exact}))).await;
     refused(&attempt, 409, "revision_not_latest");
+}
+
+/// Issue 32: a token names its store's incarnation. A store deleted and created again under the
+/// same id is another store: its old `at_exact` and `at_least` tokens, its old list cursors and
+/// its old watch position are refused with their own codes (410), never read against the new
+/// store (where the same token would answer differently).
+#[tokio::test]
+async fn a_token_of_a_deleted_store_never_reads_its_successor() {
+    let app = TestApp::new();
+    ok(&app.call("POST", "/v1/stores", Some(json!({"id": "zt"}))).await, 201);
+    for p in ["owner", "alice"] {
+        ok(&app.call("POST", "/v1/stores/zt/participants", Some(json!({"id": p, "kind": "person"}))).await, 201);
+    }
+    let item = json!({"id": "x", "owner": "owner", "origin": {"participants": ["alice"]}});
+    let w = app.call("POST", "/v1/stores/zt/items", Some(item)).await;
+    ok(&w, 201);
+    let token = w.1["token"].as_str().expect("token").to_string();
+    let alice = container("owner", &["alice"]);
+    let exact = json!({"item": "x", "container": alice, "consistency": {"at_exact": token}});
+    let least = json!({"item": "x", "container": alice, "consistency": {"at_least": token}});
+    let before = app.call("POST", "/v1/stores/zt/check", Some(exact.clone())).await;
+    assert_eq!(before.1["reason"], "admitted_origin", "{}", before.1);
+    let page = app.call("GET", "/v1/stores/zt/participants?limit=1", None).await;
+    ok(&page, 200);
+    let cursor = page.1["next_cursor"].as_str().expect("a second page").to_string();
+
+    // The same id again: a new store, in which x is only the owner's.
+    ok(&app.call("DELETE", "/v1/stores/zt?confirm=zt", None).await, 200);
+    let again = app.call("POST", "/v1/stores", Some(json!({"id": "zt"}))).await;
+    ok(&again, 201);
+    assert_ne!(again.1["token"], json!(format!("1.{}", token.split_once('.').map_or("", |t| t.1))), "{}", again.1);
+    for p in ["owner", "alice"] {
+        ok(&app.call("POST", "/v1/stores/zt/participants", Some(json!({"id": p, "kind": "person"}))).await, 201);
+    }
+    let mine = json!({"id": "x", "owner": "owner", "origin": "owner_private"});
+    let w2 = app.call("POST", "/v1/stores/zt/items", Some(mine)).await;
+    ok(&w2, 201);
+    assert_eq!(w2.1["revision"], w.1["revision"], "the new store reached the old token's revision");
+
+    for (what, ask) in [("at_exact", exact), ("at_least", least)] {
+        let r = app.call("POST", "/v1/stores/zt/check", Some(ask)).await;
+        refused(&r, 410, "consistency_token_incarnation_mismatch");
+        assert_eq!(r.1["error"]["details"]["store"], "zt", "{what}: {}", r.1);
+    }
+    let listed = app.call("GET", &format!("/v1/stores/zt/participants?limit=1&cursor={cursor}"), None).await;
+    refused(&listed, 410, "cursor_incarnation_mismatch");
+    let watched = app.call("GET", &format!("/v1/stores/zt/watch?after={token}"), None).await;
+    refused(&watched, 410, "consistency_token_incarnation_mismatch");
+    // The new store's own tokens and cursors work, and another store's are still its own error.
+    let fresh = w2.1["token"].as_str().expect("token");
+    let now = app
+        .call(
+            "POST",
+            "/v1/stores/zt/check",
+            Some(json!({"item": "x", "container": alice, "consistency": {"at_exact": fresh}})),
+        )
+        .await;
+    assert_eq!(now.1["reason"], "denied_not_in_audience", "{}", now.1);
+    ok(&app.call("POST", "/v1/stores", Some(json!({"id": "zu"}))).await, 201);
+    let other = app
+        .call(
+            "POST",
+            "/v1/stores/zu/lookup",
+            Some(json!({"container": {"owner": "owner"}, "consistency": {"at_least": fresh}})),
+        )
+        .await;
+    refused(&other, 400, "consistency_token_store_mismatch");
 }
 
 /// SPEC §2.6: an `at_exact` read is judged at the time recorded with its revision, so the same

@@ -294,6 +294,9 @@ fn every_store_error() -> Vec<StoreError> {
         E::AuthorNotFound(s()),
         E::TrustNotFound(s()),
         E::TrustSelf(s()),
+        E::TokenIncarnationMismatch(s()),
+        E::CursorIncarnationMismatch(s()),
+        E::StoreReplaced(s()),
     ]
 }
 
@@ -365,9 +368,12 @@ fn variant_index(e: &StoreError) -> usize {
         E::AuthorNotFound(_) => 60,
         E::TrustNotFound(_) => 61,
         E::TrustSelf(_) => 62,
+        E::TokenIncarnationMismatch(_) => 63,
+        E::CursorIncarnationMismatch(_) => 64,
+        E::StoreReplaced(_) => 65,
     }
 }
-const STORE_VARIANTS: usize = 63;
+const STORE_VARIANTS: usize = 66;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

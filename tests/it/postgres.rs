@@ -45,7 +45,11 @@ async fn every_fixture_scenario_holds_on_postgres_and_survives_a_restart() {
         }
         drop(h);
         drop(app);
-        assert_eq!(db.backend.head(STORE).expect("head"), Some(revision), "{file}: the head is the store's revision");
+        assert_eq!(
+            db.backend.head(STORE).expect("head").map(|h| h.revision),
+            Some(revision),
+            "{file}: the head is the store's revision"
+        );
 
         // A restart: a new Earshot over the same tables rebuilds the same snapshot.
         let clock = Arc::new(ManualClock::new(T0_MS));
@@ -153,7 +157,7 @@ async fn two_replicas_writing_one_store_never_apply_a_write_on_stale_state() {
     drop(b);
 
     // A fresh open finds exactly the acknowledged items, at gapless revisions.
-    let head = db.backend.head("r").expect("head").expect("a head");
+    let head = db.backend.head("r").expect("head").expect("a head").revision;
     let log: Vec<u64> = db
         .backend
         .scan("r", &log_key(0), &log_key(u64::MAX), 100_000)
@@ -203,7 +207,7 @@ fn the_binary_serves_from_postgres_across_a_restart() {
     let revision = c.call("GET", "/v1/stores/pg", None).1["revision"].clone();
     assert_eq!(revision, json!(5), "{revision}");
     server.kill();
-    assert_eq!(db.backend.head("pg").expect("head"), Some(5));
+    assert_eq!(db.backend.head("pg").expect("head").map(|h| h.revision), Some(5));
 
     let server = Server::start_with_env(&data, None, &env).unwrap_or_else(|e| panic!("{e}"));
     let c = server.client();
@@ -319,7 +323,7 @@ async fn a_replica_follows_another_replicas_writes() {
     assert!(p99 < Duration::from_secs(2), "p99 lag {p99:?}");
 
     // The end: B at the head, both agree with the records, and with a fresh rebuild.
-    let head = db.backend.head("f").expect("head").expect("a head");
+    let head = db.backend.head("f").expect("head").expect("a head").revision;
     let ha = a.earshot.store("f").expect("store on a");
     assert_eq!(ha.latest().revision(), head);
     let started = Instant::now();

@@ -196,7 +196,8 @@ async fn a_lagging_replica_never_takes_an_older_token_for_the_newest() {
     let Some(db) = isolated("exactlag").expect("PostgreSQL") else { return };
     let writer = TestApp::with_backend(db.backend.clone());
     store_with_owner(&writer).await;
-    let (status, v) = writer.call("POST", "/v1/stores/s/participants", Some(json!({"id": "b", "kind": "person"}))).await;
+    let (status, v) =
+        writer.call("POST", "/v1/stores/s/participants", Some(json!({"id": "b", "kind": "person"}))).await;
     assert_eq!(status, 201, "{v}");
     let item = json!({"id": "x", "owner": "o", "origin": "owner_private"});
     assert_eq!(writer.call("POST", "/v1/stores/s/items", Some(item)).await.0, 201);
@@ -233,6 +234,63 @@ async fn a_lagging_replica_never_takes_an_older_token_for_the_newest() {
     let newest = Consistency::AtExact(h.token(head));
     let point = tokio::task::block_in_place(|| h.read_point(&newest, T0_MS)).expect("read");
     assert_eq!((point.snapshot.revision(), point.historical), (head, None));
+}
+
+/// Issue 32: a replica never serves, nor writes into, another incarnation of a store. Replica B
+/// runs store `s`; replica A deletes it and creates it again. B's copy, which has not noticed,
+/// cannot commit into the new store (the head's compare-and-set names the incarnation): its
+/// write is refused with `store_replaced`, the copy retires, and the next use of `s` on B
+/// starts the new store, where the same write succeeds. A token of the new store given to a
+/// copy of the old one retires it the same way rather than being read against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_never_writes_into_another_incarnation_of_a_store() {
+    let Some(db) = isolated("incarnation").expect("PostgreSQL") else { return };
+    let a = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&a).await;
+    write_items(&a, 0, 2).await;
+    let b = replica(&db, 0, 100_000);
+    let old = b.store("s").expect("store");
+    polled_once(&old).expect("the first poll");
+    assert_eq!(old.latest().item_count(), 2);
+
+    assert_eq!(a.call("DELETE", "/v1/stores/s?confirm=s", None).await.0, 200);
+    store_with_owner(&a).await;
+    // The new store reaches the revision the old copy is at: only the incarnation tells them apart.
+    let fresh = write_items(&a, 10, 2).await;
+    assert_eq!(fresh["revision"].as_u64(), Some(old.latest().revision()));
+    assert_ne!(old.incarnation(), None);
+
+    // B's old copy writes on the state it has: refused, nothing of it lands in the new store.
+    let cmd = |id: &str| {
+        earshot_store::model::Command::CreateItem(
+            serde_json::from_value(json!({"id": id, "owner": "o", "origin": "public"})).expect("item"),
+        )
+    };
+    let refused = tokio::task::block_in_place(|| old.write(cmd("from-b")));
+    assert_eq!(refused.as_ref().map_err(|e| e.code()).err(), Some("store_replaced"), "{refused:?}");
+    assert!(old.retired());
+    let (status, v) = a.call("GET", "/v1/stores/s/items/from-b", None).await;
+    assert_eq!(status, 404, "the old copy's write reached the new store: {v}");
+
+    // The next use of `s` on B is the new store.
+    let new = tokio::task::block_in_place(|| b.store("s")).expect("store");
+    assert_ne!(new.incarnation(), old.incarnation());
+    let token = fresh["token"].as_str().expect("token").to_string();
+    let point =
+        tokio::task::block_in_place(|| new.read_point(&Consistency::AtLeast(token.clone()), T0_MS)).expect("read");
+    assert_eq!(point.snapshot.item_names(), ["i10", "i11"], "B serves the new store");
+    let out = tokio::task::block_in_place(|| new.write(cmd("from-b"))).expect("the write on the new store");
+    assert_eq!(out.outcome, "created");
+
+    // A copy of the old store given the new store's token: retired, not read.
+    let c = replica(&db, 0, 100_000);
+    let stale = c.store("s").expect("store");
+    assert_eq!(a.call("DELETE", "/v1/stores/s?confirm=s", None).await.0, 200);
+    store_with_owner(&a).await;
+    let newest = write_items(&a, 20, 1).await["token"].as_str().expect("token").to_string();
+    let r = tokio::task::block_in_place(|| stale.read_point(&Consistency::AtLeast(newest), T0_MS));
+    assert_eq!(r.err().map(|e| e.code()), Some("store_replaced"));
+    assert!(stale.retired() && c.running("s").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -404,7 +462,7 @@ async fn the_same_idempotency_key_on_two_replicas_at_once_consumes_one_use() {
     }
     // One use per key, wherever it was consumed.
     let h = a.earshot.store("s").expect("store");
-    let head = db.backend.head("s").expect("head").expect("a head");
+    let head = db.backend.head("s").expect("head").expect("a head").revision;
     tokio::task::block_in_place(|| caught_up(&h, head)).expect("a catches up");
     let (_, chain_now) = a.call("GET", "/v1/stores/s/capabilities/k/chain", None).await;
     assert_eq!(chain_now["chain"][0]["uses_left"], json!(100 - consumed), "{chain_now}");

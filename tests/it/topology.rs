@@ -452,7 +452,7 @@ fn sigkill_of_a_replica_under_load_loses_nothing() {
         .max_by_key(|tok| token_revision(tok))
         .expect("a token");
     assert!(acked.len() >= 20, "too little load to mean anything: {} items", acked.len());
-    let head = db.backend.head("k").expect("head").expect("a head");
+    let head = db.backend.head("k").expect("head").expect("a head").revision;
     assert_all_acked_everywhere(&t, "k", &acked, &newest, head);
     // HAProxy logs only abnormal requests (errors, retries, redispatches): what the kill cost.
     let abnormal: Vec<String> =

@@ -119,7 +119,9 @@ impl From<StoreError> for ApiError {
             | E::AttemptSealed(_)
             | E::RevisionNotLatest { .. }
             | E::WriteConflict(_) => StatusCode::CONFLICT,
-            E::RevisionExpired { .. } => StatusCode::GONE,
+            E::RevisionExpired { .. } | E::TokenIncarnationMismatch(_) | E::CursorIncarnationMismatch(_) => {
+                StatusCode::GONE
+            }
             E::AnonymousParticipant
             | E::OriginUnresolved
             | E::SourceOwnerMismatch { .. }
@@ -128,9 +130,11 @@ impl From<StoreError> for ApiError {
             | E::ImportInvalid { .. }
             | E::TrustSelf(_) => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
-            E::ConsistencyTimeout { .. } | E::Unavailable | E::SearchLagging { .. } | E::StorageUnavailable(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            E::ConsistencyTimeout { .. }
+            | E::Unavailable
+            | E::SearchLagging { .. }
+            | E::StorageUnavailable(_)
+            | E::StoreReplaced(_) => StatusCode::SERVICE_UNAVAILABLE,
             E::InsufficientStorage { .. } => StatusCode::INSUFFICIENT_STORAGE,
             E::Integrity(_) | E::Storage(_) | E::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -162,6 +166,8 @@ impl From<StoreError> for ApiError {
                 json!({"available_bytes": available, "required_bytes": required, "retry_after_s": 30})
             }
             E::StorageUnavailable(_) => json!({"retry_after_s": 5}),
+            E::StoreReplaced(store) => json!({"store": store, "retry_after_s": 0}),
+            E::TokenIncarnationMismatch(store) | E::CursorIncarnationMismatch(store) => json!({"store": store}),
             E::InvalidIdempotencyKey => json!({"header": "Idempotency-Key"}),
             E::IdempotencyKeyReused(key) => json!({"key": key}),
             E::ImportInvalid { line, .. } => json!({"line": line}),

@@ -178,7 +178,8 @@ where
         return Err(decide);
     };
     let running = st.earshot.running_now();
-    let Some(handle) = running.get(of.store) else {
+    // A copy retired by another replica's delete or re-creation is replaced on the slow path.
+    let Some(handle) = running.get(of.store).filter(|h| !h.retired()) else {
         return Err(decide);
     };
     // The instant first, then the snapshot, as `read_point` does for a latest read.

@@ -206,7 +206,7 @@ pub(crate) async fn import(
         ));
     }
     let imported = result?;
-    let token = earshot_store::token::encode(&imported.store, imported.revision);
+    let token = earshot_store::token::encode(&imported.store, Some(&imported.incarnation), imported.revision);
     let answer = serde_json::json!({
         "outcome": "created",
         "ids": [imported.store],

@@ -13,7 +13,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use earshot_store::model::format_time;
-use earshot_store::{token, LogEntry, StoreHandle};
+use earshot_store::{LogEntry, StoreHandle};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
@@ -59,7 +59,7 @@ pub(crate) async fn watch(
         sse.then(|| headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_string)).flatten()
     });
     let after = match resume {
-        Some(t) => token::decode(&store, &t)?,
+        Some(t) => h.decode_token(&t)?,
         None => h.latest().revision(),
     };
     if after > h.latest().revision() {

@@ -587,6 +587,7 @@ impl World {
                 revision: 2,
                 created_at_ms: 0,
                 committed_at_ms: None,
+                incarnation: None,
             }),
             ..Records::default()
         };

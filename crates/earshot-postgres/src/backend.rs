@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use earshot_store::{Backend, Op, RecordsView, StoreError};
+use earshot_store::{Backend, Head, Op, RecordsView, StoreError};
 
 use crate::error::{PgError, Result};
 use crate::ops;
@@ -156,35 +156,37 @@ impl PgBackend {
         })
     }
 
-    /// The revision at the head of `store`'s log (`None` for a store never committed with a
-    /// revision). Followers compare it with the revision they have applied.
-    pub fn head(&self, store: &str) -> Result<Option<u64>> {
+    /// The revision at the head of `store`'s log and the store's incarnation (`None` for a
+    /// store never committed with a revision, or deleted). Followers compare it with the
+    /// revision they have applied and the incarnation they run.
+    pub fn head(&self, store: &str) -> Result<Option<Head>> {
         self.with_conn(|c| {
             let row = c.client.query_opt(&c.st.head, &[&store]).map_err(|e| PgError::from_client(store, &e, false))?;
-            row.map(|r| to_u64(r.get(0))).transpose()
+            row.map(|r| Ok(Head { revision: to_u64(r.get(0))?, incarnation: r.get(1) })).transpose()
         })
     }
 
     /// Commits `ops` as the revisions their meta records name, provided the store's head is
-    /// at `expected` (0: the store has no head yet). In one transaction: the head moves from
-    /// `expected` to the last revision by compare-and-set, the records take the ops' net
-    /// effect. A head not at `expected`, or a
-    /// serialization failure, is a [`PgError::Conflict`] and nothing is applied. Returns the
-    /// new head.
+    /// at `expected` (0: the store has no head yet) and of the incarnation the meta records
+    /// name. In one transaction: the head moves from `expected` to the last revision by
+    /// compare-and-set, the records take the ops' net effect. A head not at `expected`, of
+    /// another incarnation (the store was deleted and created again), or a serialization
+    /// failure, is a [`PgError::Conflict`] and nothing is applied. Returns the new head.
     pub fn commit_at(&self, store: &str, expected: u64, ops: Vec<Op>) -> Result<u64> {
         let segments = ops::segments(&ops)?;
-        let Some(new) = segments.last().map(|s| s.revision) else {
+        let (Some(new), Some(first)) = (segments.last().map(|s| s.revision), segments.first()) else {
             return Err(PgError::Invalid("a revisioned commit needs a meta record".into()));
         };
-        if segments.first().is_some_and(|s| s.revision <= expected) {
+        if first.revision <= expected {
             return Err(PgError::Invalid(format!("revision {new} does not follow the expected head {expected}")));
         }
-        self.transact(store, Some((expected, new)), &ops)?;
+        let incarnation = first.incarnation.clone();
+        self.transact(store, Some((expected, new, incarnation)), &ops)?;
         Ok(new)
     }
 
     /// One transaction: head CAS (if revisioned), then records.
-    fn transact(&self, store: &str, head: Option<(u64, u64)>, ops: &[Op]) -> Result<()> {
+    fn transact(&self, store: &str, head: Option<(u64, u64, Option<String>)>, ops: &[Op]) -> Result<()> {
         let net = ops::net_effect(ops);
         let (mut put_keys, mut put_values, mut del_keys) = (Vec::new(), Vec::new(), Vec::new());
         for (k, v) in net {
@@ -196,25 +198,28 @@ impl PgBackend {
                 None => del_keys.push(k),
             }
         }
-        let head = head.map(|(e, n)| Ok::<_, PgError>((e, to_i64(e)?, to_i64(n)?))).transpose()?;
+        let head = head.map(|(e, n, inc)| Ok::<_, PgError>((e, to_i64(e)?, to_i64(n)?, inc))).transpose()?;
         self.with_conn(|c| {
             let err = |e: postgres::Error| PgError::from_client(store, &e, false);
             let mut tx = c.client.transaction().map_err(err)?;
-            if let Some((expected, expected_i, new_i)) = head {
+            if let Some((expected, expected_i, new_i, incarnation)) = &head {
                 // First, so that a loser waits here (on the head's row lock) and touches nothing.
-                let moved = if expected == 0 {
-                    tx.execute(&c.st.insert_head, &[&store, &new_i]).map_err(err)?
+                let moved = if *expected == 0 {
+                    tx.execute(&c.st.insert_head, &[&store, new_i, incarnation]).map_err(err)?
                 } else {
-                    tx.execute(&c.st.cas_head, &[&store, &expected_i, &new_i]).map_err(err)?
+                    tx.execute(&c.st.cas_head, &[&store, expected_i, new_i, incarnation]).map_err(err)?
                 };
                 if moved != 1 {
                     let _ = tx.rollback();
                     return Err(PgError::Conflict {
                         store: store.to_string(),
-                        detail: if expected == 0 {
+                        detail: if *expected == 0 {
                             format!("revision {new_i} needs a new store but the store already has a head")
                         } else {
-                            format!("revision {new_i} expected the head at {expected} but another writer moved it")
+                            format!(
+                                "revision {new_i} expected the head at {expected} (of this incarnation of the store) \
+                                 but another writer moved it"
+                            )
                         },
                     });
                 }
@@ -335,7 +340,7 @@ impl Backend for PgBackend {
     }
 
     /// The head of the store's log, which followers poll.
-    fn head(&self, store: &str) -> earshot_store::Result<Option<u64>> {
+    fn head(&self, store: &str) -> earshot_store::Result<Option<Head>> {
         Ok(PgBackend::head(self, store)?)
     }
 

@@ -11,14 +11,18 @@
 //! ```sql
 //! CREATE TABLE IF NOT EXISTS earshot_records (
 //!   store TEXT NOT NULL, key BYTEA NOT NULL, value BYTEA NOT NULL, PRIMARY KEY (store, key));
-//! CREATE TABLE IF NOT EXISTS earshot_heads (store TEXT PRIMARY KEY, revision BIGINT NOT NULL);
+//! CREATE TABLE IF NOT EXISTS earshot_heads (
+//!   store TEXT PRIMARY KEY, revision BIGINT NOT NULL, incarnation TEXT);
+//! ALTER TABLE earshot_heads ADD COLUMN IF NOT EXISTS incarnation TEXT;  -- tables of an earlier version
 //! ```
 //!
 //! `records` holds exactly what the store's `Backend` contract speaks of (one row per key),
 //! including the store's revision log (`l/` + revision, written by the store's kernel in each
 //! revision's commit and pruned by it), which followers read with range scans
-//! (`Backend::scan`). `heads` holds the revision each store is at; followers poll it
-//! ([`PgBackend::head`]).
+//! (`Backend::scan`). `heads` holds the revision each store is at and the store's incarnation
+//! (which life of its id it is; NULL for stores created before incarnations were kept);
+//! followers poll it ([`PgBackend::head`]) and retire a copy of a store whose head is gone or
+//! of another incarnation.
 //!
 //! # A commit
 //!
@@ -28,10 +32,12 @@
 //! the head at `r` ([`PgBackend::commit_at`] takes the expected head explicitly). One
 //! transaction, in this order:
 //!
-//! 1. `UPDATE earshot_heads SET revision = r+k WHERE store = $1 AND revision = r` (or, for a
+//! 1. `UPDATE earshot_heads SET revision = r+k WHERE store = $1 AND revision = r AND
+//!    incarnation IS NOT DISTINCT FROM $4` (the incarnation the meta records name; or, for a
 //!    new store, `INSERT … ON CONFLICT (store) DO NOTHING`). Zero rows: another writer moved
-//!    the head first, the transaction is rolled back and the commit fails with
-//!    [`PgError::Conflict`], having touched nothing.
+//!    the head first, or the store was deleted and created again since the writer loaded it;
+//!    the transaction is rolled back and the commit fails with [`PgError::Conflict`], having
+//!    touched nothing.
 //! 2. The ops' net effect (last op per key wins) on `records`: one `INSERT … SELECT … FROM
 //!    UNNEST(…) ON CONFLICT (store, key) DO UPDATE` and one `DELETE … WHERE key = ANY(…)`.
 //! 3. `COMMIT`; durable when it returns (with PostgreSQL's default `synchronous_commit = on`).

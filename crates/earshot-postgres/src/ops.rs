@@ -15,6 +15,8 @@ pub const META_KEY: &[u8] = b"m";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
     pub revision: u64,
+    /// The store incarnation its meta record names.
+    pub incarnation: Option<String>,
     pub ops: Vec<Op>,
 }
 
@@ -40,7 +42,14 @@ pub fn segments(ops: &[Op]) -> Result<Vec<Segment>> {
                         )));
                     }
                 }
-                out.push(Segment { revision: meta.revision, ops: std::mem::take(&mut pending) });
+                if out.first().is_some_and(|first: &Segment| first.incarnation != meta.incarnation) {
+                    return Err(PgError::Invalid("one commit names two incarnations of its store".into()));
+                }
+                out.push(Segment {
+                    revision: meta.revision,
+                    incarnation: meta.incarnation,
+                    ops: std::mem::take(&mut pending),
+                });
             }
         }
     }
@@ -68,7 +77,14 @@ mod tests {
     use super::*;
 
     fn meta(revision: u64) -> Op {
-        let m = MetaRecord { id: "s".into(), name: None, revision, created_at_ms: 0, committed_at_ms: None };
+        let m = MetaRecord {
+            id: "s".into(),
+            name: None,
+            revision,
+            created_at_ms: 0,
+            committed_at_ms: None,
+            incarnation: None,
+        };
         Op::Put(META_KEY.to_vec(), serde_json::to_vec(&m).unwrap())
     }
 
@@ -79,7 +95,10 @@ mod tests {
         let s = segments(&[a.clone(), meta(4), b.clone(), meta(5)]).unwrap();
         assert_eq!(
             s,
-            vec![Segment { revision: 4, ops: vec![a, meta(4)] }, Segment { revision: 5, ops: vec![b, meta(5)] }]
+            vec![
+                Segment { revision: 4, incarnation: None, ops: vec![a, meta(4)] },
+                Segment { revision: 5, incarnation: None, ops: vec![b, meta(5)] }
+            ]
         );
         assert!(segments(&[meta(5), meta(5)]).is_err());
         assert!(segments(&[Op::Put(b"t/x".to_vec(), vec![])]).unwrap().is_empty());

@@ -5,7 +5,9 @@
 //!
 //! Two tables: the records and the heads. The revision log is the store's own `l/` records
 //! (written by the store's kernel in each revision's commit), so there is no log table; a
-//! `{prefix}log` table left by an earlier version is unused and dropped by `drop_all`.
+//! `{prefix}log` table left by an earlier version is unused and dropped by `drop_all`. A head
+//! row carries the store's incarnation (NULL for stores created before incarnations were kept;
+//! the column is added to a table of an earlier version).
 
 use crate::error::{PgError, Result};
 
@@ -42,7 +44,7 @@ impl Tables {
     }
 
     /// The schema, one statement each, safe to run again.
-    pub fn schema(&self) -> [String; 2] {
+    pub fn schema(&self) -> [String; 3] {
         let Tables { records, heads, .. } = self;
         [
             format!(
@@ -50,7 +52,10 @@ impl Tables {
                    store TEXT NOT NULL, key BYTEA NOT NULL, value BYTEA NOT NULL, \
                    PRIMARY KEY (store, key))"
             ),
-            format!("CREATE TABLE IF NOT EXISTS {heads} (store TEXT PRIMARY KEY, revision BIGINT NOT NULL)"),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {heads} (store TEXT PRIMARY KEY, revision BIGINT NOT NULL, incarnation TEXT)"
+            ),
+            format!("ALTER TABLE {heads} ADD COLUMN IF NOT EXISTS incarnation TEXT"),
         ]
     }
 
@@ -90,12 +95,17 @@ impl Texts {
                    AND NOT (key >= $6 AND key < $7) ORDER BY key"
             ),
             get: format!("SELECT value FROM {records} WHERE store = $1 AND key = $2"),
-            head: format!("SELECT revision FROM {heads} WHERE store = $1"),
+            head: format!("SELECT revision, incarnation FROM {heads} WHERE store = $1"),
             // The compare-and-set that makes racing writers safe: zero rows means another
-            // writer moved the head first.
-            cas_head: format!("UPDATE {heads} SET revision = $3 WHERE store = $1 AND revision = $2"),
+            // writer moved the head first, or the store is another incarnation than the
+            // writer's (deleted and created again meanwhile).
+            cas_head: format!(
+                "UPDATE {heads} SET revision = $3 \
+                   WHERE store = $1 AND revision = $2 AND incarnation IS NOT DISTINCT FROM $4::TEXT"
+            ),
             insert_head: format!(
-                "INSERT INTO {heads} (store, revision) VALUES ($1, $2) ON CONFLICT (store) DO NOTHING"
+                "INSERT INTO {heads} (store, revision, incarnation) VALUES ($1, $2, $3::TEXT) \
+                   ON CONFLICT (store) DO NOTHING"
             ),
             upsert: format!(
                 "INSERT INTO {records} (store, key, value) \

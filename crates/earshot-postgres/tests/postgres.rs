@@ -24,7 +24,14 @@ macro_rules! db {
 }
 
 fn meta(store: &str, revision: u64) -> Op {
-    let m = MetaRecord { id: store.into(), name: None, revision, created_at_ms: 0, committed_at_ms: Some(1) };
+    let m = MetaRecord {
+        id: store.into(),
+        name: None,
+        revision,
+        created_at_ms: 0,
+        committed_at_ms: Some(1),
+        incarnation: None,
+    };
     Op::Put(b"m".to_vec(), serde_json::to_vec(&m).unwrap())
 }
 
@@ -84,12 +91,12 @@ fn commits_are_read_back_exactly() {
     // A commit without a meta record (a sealed context) is applied outside the revisions.
     b.commit("s1", vec![put("t/z", "audit")]).unwrap();
     assert_eq!(b.get("s1", b"t/z").unwrap().as_deref(), Some(b"audit".as_slice()));
-    assert_eq!(db.backend.head("s1").unwrap(), Some(3));
-    assert_eq!(db.backend.head("nope").unwrap(), None);
+    assert_eq!(db.backend.head("s1").unwrap().map(|h| h.revision), Some(3));
+    assert_eq!(db.backend.head("nope").unwrap().map(|h| h.revision), None);
 
     // A group commit of two revisions: the head at the last, the records the net effect.
     b.commit("s1", vec![put("i/a", "1"), meta("s1", 4), put("i/a", "2"), put("i/b", "3"), meta("s1", 5)]).unwrap();
-    assert_eq!(db.backend.head("s1").unwrap(), Some(5));
+    assert_eq!(db.backend.head("s1").unwrap().map(|h| h.revision), Some(5));
     assert_eq!(records(b, "s1"), pairs(&[("i/a", "2"), ("i/b", "3"), ("p/a", "A"), ("p/c", "2")]));
 
     // Healthy: writable, no condition; the backend reopens on the same tables.
@@ -119,7 +126,7 @@ fn a_stale_or_repeated_revision_is_a_conflict_and_applies_nothing() {
     assert_eq!(e.code(), "write_conflict", "{e}");
     assert!(e.to_string().contains("conflict"), "{e}");
     assert_eq!(b.load("s").unwrap(), before);
-    assert_eq!(b.head("s").unwrap(), Some(2));
+    assert_eq!(b.head("s").unwrap().map(|h| h.revision), Some(2));
     // A revisioned commit must name its revision.
     assert!(matches!(b.commit_at("s", 2, vec![put("p/a", "x")]), Err(PgError::Invalid(_))));
 }
@@ -158,12 +165,12 @@ fn racing_writers_never_both_commit_a_revision() {
         assert!(results[loser].as_ref().unwrap_err().is_conflict(), "round {round}: {results:?}");
         wins[winner] += 1;
         let b = &replicas[loser];
-        assert_eq!(b.head("s").unwrap(), Some(new));
+        assert_eq!(b.head("s").unwrap().map(|h| h.revision), Some(new));
         assert_eq!(b.get("s", b"i/shared").unwrap(), Some(format!("{winner}@{new}").into_bytes()));
         assert!(b.get("s", format!("i/{winner}-{new}").as_bytes()).unwrap().is_some());
         assert_eq!(b.get("s", format!("i/{loser}-{new}").as_bytes()).unwrap(), None);
     }
-    assert_eq!(replicas[0].head("s").unwrap(), Some(ROUNDS));
+    assert_eq!(replicas[0].head("s").unwrap().map(|h| h.revision), Some(ROUNDS));
     // Only the winners' own keys exist: one per round.
     let own = records(replicas[0].as_ref(), "s").into_iter().filter(|(k, _)| k.contains('-')).count();
     assert_eq!(own as u64, ROUNDS);

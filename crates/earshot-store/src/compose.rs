@@ -151,8 +151,7 @@ impl Snapshot {
         let Some((mut next, mut dirty)) = next else { return Ok((out, None)) };
         // The kernel commits this as the next revision (see `kernel::writer`).
         let revision = self.revision + 1;
-        let recorded =
-            WriteOutcome { revision, token: crate::kernel::token::encode(self.store(), revision), ..out.clone() };
+        let recorded = WriteOutcome { revision, token: self.mem.token(revision), ..out.clone() };
         next.idem.record(KeyRecord { key, fingerprint, recorded_at_ms: now_ms, outcome: recorded }, &mut dirty.idem);
         Ok((out, Some((next, dirty))))
     }
@@ -468,6 +467,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     let (mut mem, graph) = crate::memory::durable::rebuild(store, r.memory())?;
     mem.revision = meta.revision;
     mem.committed_at_ms = meta.committed_at_ms.unwrap_or(meta.created_at_ms);
+    mem.set_incarnation(meta.incarnation.as_deref());
     let pid_of =
         |n: &str| mem.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
     let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;

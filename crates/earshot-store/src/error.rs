@@ -53,6 +53,17 @@ pub enum StoreError {
     InvalidToken,
     #[error("consistency token belongs to another store")]
     TokenStoreMismatch,
+    /// A token of an earlier (or, on a replica that has not noticed yet, a later) life of the
+    /// store: the store was deleted and created again under the same id since it was issued.
+    #[error("consistency token belongs to another incarnation of store `{0}`: the store was deleted and created again since the token was issued; read again without it")]
+    TokenIncarnationMismatch(String),
+    /// A list cursor of another incarnation of the store (see `TokenIncarnationMismatch`).
+    #[error("cursor belongs to another incarnation of store `{0}`: the store was deleted and created again since the cursor was issued; list again from the first page")]
+    CursorIncarnationMismatch(String),
+    /// The store this replica runs was deleted, or deleted and created again, by another
+    /// replica: nothing was done; the same request finds the store as it is now.
+    #[error("store `{0}` was deleted or created again on another replica; retry")]
+    StoreReplaced(String),
     #[error("revision {requested} is outside the retention window (oldest retained: {oldest})")]
     RevisionExpired { requested: u64, oldest: u64 },
     #[error("revision {requested} was not reached in time (latest: {latest})")]
@@ -186,6 +197,9 @@ impl StoreError {
             E::NotASubject { .. } => "not_a_subject",
             E::InvalidToken => "invalid_consistency_token",
             E::TokenStoreMismatch => "consistency_token_store_mismatch",
+            E::TokenIncarnationMismatch(_) => "consistency_token_incarnation_mismatch",
+            E::CursorIncarnationMismatch(_) => "cursor_incarnation_mismatch",
+            E::StoreReplaced(_) => "store_replaced",
             E::RevisionExpired { .. } => "revision_expired",
             E::ConsistencyTimeout { .. } => "consistency_timeout",
             E::RevisionNotLatest { .. } => "revision_not_latest",

@@ -334,6 +334,8 @@ pub struct Imported {
     pub from: String,
     pub revision: u64,
     pub records: u64,
+    /// The new store's incarnation (an import is a new life of its id).
+    pub incarnation: String,
 }
 
 fn invalid(line: u64, message: impl Into<String>) -> StoreError {
@@ -428,7 +430,10 @@ fn import_records(
     if header.revision == 0 {
         return Err(invalid(1, "revision 0: a store's creation is its revision 1"));
     }
-    let renamed = header.store != store;
+    // An imported store is a new life of its id (even when it restores the same id): its
+    // tokens are not those of the store the export was taken from, nor of any earlier store
+    // of this id.
+    let incarnation = crate::kernel::backend::new_incarnation();
     let mut records = Records::default();
     let mut contents: Vec<(u64, String)> = Vec::new();
     let mut pending: Vec<Op> = Vec::with_capacity(IMPORT_CHUNK);
@@ -476,11 +481,12 @@ fn import_records(
         decoded.map_err(|m| invalid(line_no, format!("{} `{}`: {m}", line.kind, line.key)))?;
         if k[0] == b'c' {
             contents.push((line_no, line.key.into_owned()));
-        } else if k[0] == b'q' && renamed {
-            // A recorded answer carries a consistency token, which names its store: the new
-            // store answers a retry with its own token for the same revision.
+        } else if k[0] == b'q' {
+            // A recorded answer carries a consistency token, which names its store and its
+            // incarnation: the new store answers a retry with its own token for the same
+            // revision.
             if let Some(rec) = records.idempotency.keys.last_mut() {
-                rec.outcome.token = crate::kernel::token::encode(store, rec.outcome.revision);
+                rec.outcome.token = crate::kernel::token::encode(store, Some(&incarnation), rec.outcome.revision);
                 value = enc(rec)?;
             }
         }
@@ -510,6 +516,7 @@ fn import_records(
         revision: header.revision,
         created_at_ms: header.created_at_ms,
         committed_at_ms: header.committed_at_ms,
+        incarnation: Some(incarnation.clone()),
     };
     records.meta = Some(meta.clone());
     check_whole(&records, keys, &contents, header.revision)?;
@@ -540,7 +547,13 @@ fn import_records(
     }
     last.push(meta_op(&meta)?);
     backend.commit(store, last)?;
-    let imported = Imported { store: store.to_string(), from: header.store, revision: header.revision, records: count };
+    let imported = Imported {
+        store: store.to_string(),
+        from: header.store,
+        revision: header.revision,
+        records: count,
+        incarnation,
+    };
     Ok((imported, records))
 }
 

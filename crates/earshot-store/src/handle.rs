@@ -108,6 +108,24 @@ impl StoreHandle {
         self.core.id()
     }
 
+    /// Which life of the store id this is (see `MetaRecord::incarnation`).
+    pub fn incarnation(&self) -> Option<&str> {
+        self.core.incarnation()
+    }
+
+    /// Whether another replica deleted this store, or deleted it and created it again, since
+    /// this copy started: it then answers nothing more, and [`crate::Earshot::store`] starts
+    /// the store as it is now.
+    pub fn retired(&self) -> bool {
+        self.core.retired()
+    }
+
+    /// The revision a consistency token of this store names (refusing malformed tokens, and
+    /// tokens of another store or of another incarnation of this one).
+    pub fn decode_token(&self, token: &str) -> Result<u64> {
+        self.core.decode_token(token)
+    }
+
     /// The latest published snapshot, borrowed for one read (the decision path): unlike
     /// [`StoreHandle::latest`] it writes no reference count that other cores share. Hold it
     /// for one read, not across a wait.

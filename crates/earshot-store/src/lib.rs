@@ -24,8 +24,8 @@ pub mod model;
 #[cfg(test)]
 mod read_tests;
 mod registry;
-mod timeline;
 pub mod reverse;
+mod timeline;
 pub mod tuples;
 
 use std::sync::{Arc, Mutex};
@@ -35,7 +35,7 @@ pub use compose::Snapshot;
 pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
 pub use handle::{Attempt, LatestRef, ReadPoint, StoreHandle};
-pub use kernel::backend::{Backend, MemoryBackend, Op, RecordsView, SledBackend};
+pub use kernel::backend::{Backend, Head, MemoryBackend, Op, RecordsView, SledBackend};
 pub use kernel::log::LogEntry;
 pub use kernel::writer::Replication;
 pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
@@ -126,17 +126,20 @@ impl Earshot {
             None => None,
         };
         if self.stores.contains(id) || existing.is_some() || lock(&self.importing).contains(id) {
-            if existing.is_some_and(|m| m.name == name) {
-                return Ok(created_store(id));
+            if let Some(m) = existing.filter(|m| m.name == name) {
+                return Ok(created_store(id, m.incarnation.as_deref()));
             }
             return Err(StoreError::StoreExists(id.to_string()));
         }
+        // A new life of this id: tokens and cursors of any earlier store of the same id are
+        // refused by this one.
         let meta = MetaRecord {
             id: id.to_string(),
             name,
             revision: 1,
             created_at_ms: self.clock.now_ms(),
             committed_at_ms: None,
+            incarnation: Some(kernel::backend::new_incarnation()),
         };
         // The creation is revision 1 of the log too, so that a watch from the beginning sees
         // it; it is never replayed (a store starts from its records at revision 1 or later).
@@ -154,10 +157,11 @@ impl Earshot {
             Err(StoreError::WriteConflict(_)) => return Err(StoreError::StoreExists(id.to_string())),
             other => other?,
         }
+        let incarnation = meta.incarnation.clone();
         let records = Records { meta: Some(meta), ..Records::default() };
         let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
         self.stores.insert(id.to_string(), h);
-        Ok(created_store(id))
+        Ok(created_store(id, incarnation.as_deref()))
     }
 
     /// A streaming export of a store's durable records at its current revision, which writes
@@ -194,14 +198,17 @@ impl Earshot {
         result
     }
 
-    /// A store already running in this process, without starting one (no I/O).
+    /// A store already running in this process, without starting one (no I/O). A copy that
+    /// another replica's delete (or re-creation) of the store retired is not running.
     pub fn running(&self, id: &str) -> Option<Arc<StoreHandle>> {
-        self.stores.get(id)
+        self.stores.get(id).filter(|h| !h.retired())
     }
 
     /// The stores running in this process now, borrowed: no lock and no reference count that
     /// other cores share (the decision path's way to a store; see `registry`). Hold it for one
-    /// read, not across a wait: a store deleted meanwhile stays alive while it is held.
+    /// read, not across a wait: a store deleted meanwhile stays alive while it is held. A
+    /// handle found here may be retired ([`StoreHandle::retired`]): the caller asks, and goes
+    /// through [`Earshot::store`] when it is.
     pub fn running_now(&self) -> Running<Arc<StoreHandle>> {
         self.stores.now()
     }
@@ -209,8 +216,11 @@ impl Earshot {
     /// A running store by id. On a shared backend, a store not running here (created by
     /// another replica, or not loaded yet with `load_on_first_use`) is started from the
     /// datastore on its first use; the caller waits for its projection to be built.
+    ///
+    /// A copy of the store that another replica's delete or re-creation retired is dropped
+    /// here, and the store as the datastore holds it now (if at all) is started instead.
     pub fn store(&self, id: &str) -> Result<Arc<StoreHandle>> {
-        if let Some(h) = self.stores.get(id) {
+        if let Some(h) = self.running(id) {
             return Ok(h);
         }
         let missing = || StoreError::StoreNotFound(id.chars().take(128).collect());
@@ -220,7 +230,12 @@ impl Earshot {
         // One start at a time, so that two first uses do not both build the projection.
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(h) = self.stores.get(id) {
-            return Ok(h);
+            if !h.retired() {
+                return Ok(h);
+            }
+            self.stores.remove(id);
+            h.shutdown();
+            tracing::info!(store = id, "dropped a copy of a store that was deleted or created again elsewhere");
         }
         if self.backend.shared() && self.backend.head(id)?.is_none() {
             return Err(missing());
@@ -260,15 +275,16 @@ impl Earshot {
     ) -> Result<lists::Page<lists::StoreSummary>> {
         // Stores are listed across the process, not within one store: the cursor's tag is
         // the empty store's.
-        let pager = lists::Pager::new("stores", "", paging)?;
+        let pager = lists::Pager::new("stores", "", None, paging)?;
         let rows = self
             .list_store_ids()?
             .into_iter()
             .filter(|id| visible(id) && pager.past(id.as_bytes()))
             .map(|id| {
-                let revision = self.running(&id).map(|h| h.latest().revision());
-                let summary =
-                    lists::StoreSummary { token: revision.map(|r| token::encode(&id, r)), revision, id: id.clone() };
+                let running = self.running(&id);
+                let revision = running.as_ref().map(|h| h.latest().revision());
+                let token = running.as_ref().zip(revision).map(|(h, r)| h.token(r));
+                let summary = lists::StoreSummary { token, revision, id: id.clone() };
                 (id.into_bytes(), summary)
             })
             .take(pager.limit + 1)
@@ -344,13 +360,13 @@ impl Drop for Earshot {
     }
 }
 
-/// What creating store `id` answers: its revision 1.
-fn created_store(id: &str) -> WriteOutcome {
+/// What creating store `id` (in `incarnation`) answers: its revision 1.
+fn created_store(id: &str, incarnation: Option<&str>) -> WriteOutcome {
     WriteOutcome {
         outcome: "created".into(),
         ids: vec![id.to_string()],
         revision: 1,
-        token: token::encode(id, 1),
+        token: token::encode(id, incarnation, 1),
         ..Default::default()
     }
 }

@@ -52,24 +52,39 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
-/// The tag a cursor carries for its store (not the token's tag: a token is not a cursor).
-fn tag(store: &str) -> String {
+/// The tag a cursor carries for its store (not the token's tag: a token is not a cursor): 16
+/// hex digits, the first 8 naming the store id and the last 8 its incarnation, so that a cursor
+/// of a store deleted and created again is refused with its own error; a store without an
+/// incarnation (created before they were kept) keeps the tag it always had.
+fn tag(store: &str, incarnation: Option<&str>) -> String {
     let mut h = Sha256::new();
     h.update(b"earshot.cursor.v1\0");
     h.update(store.as_bytes());
-    hex::encode(&h.finalize()[..8])
+    let by_store = h.finalize();
+    match incarnation {
+        None => hex::encode(&by_store[..8]),
+        Some(inc) => {
+            let mut h = Sha256::new();
+            h.update(b"earshot.cursor.incarnation\0");
+            h.update(store.as_bytes());
+            h.update(b"\0");
+            h.update(inc.as_bytes());
+            format!("{}{}", hex::encode(&by_store[..4]), hex::encode(&h.finalize()[..4]))
+        }
+    }
 }
 
 /// Reads a page's bounds and the position after which it starts.
 pub(crate) struct Pager {
     list: &'static str,
-    store: String,
+    /// The cursor tag of the store's incarnation.
+    tag: String,
     pub limit: usize,
     pub after: Option<Vec<u8>>,
 }
 
 impl Pager {
-    pub(crate) fn new(list: &'static str, store: &str, paging: &Paging) -> Result<Self> {
+    pub(crate) fn new(list: &'static str, store: &str, incarnation: Option<&str>, paging: &Paging) -> Result<Self> {
         let limit = paging.limit.unwrap_or(limits::DEFAULT_LIST_LIMIT);
         if limit == 0 {
             return Err(StoreError::input("limit", "must be at least 1"));
@@ -77,8 +92,9 @@ impl Pager {
         if limit > limits::MAX_LIST_LIMIT {
             return Err(StoreError::LimitExceeded { field: "limit", limit: limits::MAX_LIST_LIMIT });
         }
-        let after = paging.cursor.as_deref().map(|c| decode_cursor(list, store, c)).transpose()?;
-        Ok(Pager { list, store: store.to_string(), limit, after })
+        let tag = tag(store, incarnation);
+        let after = paging.cursor.as_deref().map(|c| decode_cursor(list, store, &tag, c)).transpose()?;
+        Ok(Pager { list, tag, limit, after })
     }
 
     /// Whether `key` comes after the cursor's position.
@@ -99,8 +115,7 @@ impl Pager {
     pub(crate) fn finish<T>(&self, mut sorted: Vec<(Vec<u8>, T)>) -> Page<T> {
         let more = sorted.len() > self.limit;
         sorted.truncate(self.limit);
-        let next_cursor =
-            if more { sorted.last().map(|(k, _)| encode_cursor(self.list, &self.store, k)) } else { None };
+        let next_cursor = if more { sorted.last().map(|(k, _)| encode_cursor(self.list, &self.tag, k)) } else { None };
         Page { results: sorted.into_iter().map(|(_, v)| v).collect(), next_cursor }
     }
 
@@ -115,7 +130,7 @@ impl Pager {
             (Some(l), Some(r)) => Some(l.max(r)),
             (l, r) => l.or(r).or_else(|| self.after.clone()),
         };
-        let next_cursor = at.map(|k| encode_cursor(self.list, &self.store, &k));
+        let next_cursor = at.map(|k| encode_cursor(self.list, &self.tag, &k));
         Page { results: out.into_iter().map(|(_, v)| v).collect(), next_cursor }
     }
 
@@ -126,11 +141,11 @@ impl Pager {
     }
 }
 
-fn encode_cursor(list: &str, store: &str, key: &[u8]) -> String {
-    format!("{list}.{}.{}", tag(store), hex::encode(key))
+fn encode_cursor(list: &str, tag: &str, key: &[u8]) -> String {
+    format!("{list}.{tag}.{}", hex::encode(key))
 }
 
-fn decode_cursor(list: &str, store: &str, cursor: &str) -> Result<Vec<u8>> {
+fn decode_cursor(list: &str, store: &str, tag: &str, cursor: &str) -> Result<Vec<u8>> {
     if cursor.len() > limits::MAX_CURSOR_LEN {
         return Err(StoreError::InvalidCursor);
     }
@@ -138,7 +153,10 @@ fn decode_cursor(list: &str, store: &str, cursor: &str) -> Result<Vec<u8>> {
     let (Some(l), Some(t), Some(k)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(StoreError::InvalidCursor);
     };
-    if l != list || t != tag(store) {
+    if l == list && t != tag && t.len() == tag.len() && t.get(..8) == tag.get(..8) {
+        return Err(StoreError::CursorIncarnationMismatch(store.chars().take(128).collect()));
+    }
+    if l != list || t != tag {
         return Err(StoreError::InvalidCursor);
     }
     hex::decode(k).map_err(|_| StoreError::InvalidCursor)
@@ -378,7 +396,7 @@ fn filter_pid(s: &Snapshot, field: &'static str, name: Option<&String>) -> Resul
 impl Snapshot {
     /// `GET /participants`, by id.
     pub fn list_participants(&self, f: &ParticipantFilter, paging: &Paging) -> Result<Page<ParticipantView>> {
-        let pager = Pager::new("participants", self.store(), paging)?;
+        let pager = Pager::new("participants", self.store(), self.incarnation(), paging)?;
         // Sorted per page: participants are interned in an order a rebuild does not keep.
         let candidates = self
             .pids
@@ -400,7 +418,7 @@ impl Snapshot {
 
     /// `GET /identities`, by (transport, identifier).
     pub fn list_identities(&self, f: &IdentityFilter, paging: &Paging) -> Result<Page<IdentityView>> {
-        let pager = Pager::new("identities", self.store(), paging)?;
+        let pager = Pager::new("identities", self.store(), self.incarnation(), paging)?;
         let who = filter_pid(self, "participant", f.participant.as_ref())?;
         if who == Some(None) {
             return Ok(pager.finish(Vec::new()));
@@ -438,7 +456,7 @@ impl Snapshot {
     /// (the audience's posting), `member` (the postings of the audiences listing the member);
     /// `state` or `author` alone scans the items from the cursor.
     pub fn list_items(&self, f: &ItemFilter, paging: &Paging) -> Result<Page<ItemSummary>> {
-        let pager = Pager::new("items", self.store(), paging)?;
+        let pager = Pager::new("items", self.store(), self.incarnation(), paging)?;
         let owner = filter_pid(self, "owner", f.owner.as_ref())?;
         let member = filter_pid(self, "member", f.member.as_ref())?;
         let author = filter_pid(self, "author", f.author.as_ref())?;
@@ -523,7 +541,7 @@ impl Snapshot {
         f: &crate::memory::trust::TrustFilter,
         paging: &Paging,
     ) -> Result<Page<crate::memory::trust::TrustView>> {
-        let pager = Pager::new("trust", self.store(), paging)?;
+        let pager = Pager::new("trust", self.store(), self.incarnation(), paging)?;
         let owner = filter_pid(self, "owner", f.owner.as_ref())?;
         let participant = filter_pid(self, "participant", f.participant.as_ref())?;
         if owner == Some(None) || participant == Some(None) {
@@ -541,7 +559,7 @@ impl Snapshot {
     /// `GET /grants`, in creation order. Indexed: `item` (the item's grants), `member` (the
     /// grant postings of the audiences listing the member); `status` alone scans.
     pub fn list_grants(&self, f: &GrantFilter, paging: &Paging, now_ms: i64) -> Result<Page<GrantView>> {
-        let pager = Pager::new("grants", self.store(), paging)?;
+        let pager = Pager::new("grants", self.store(), self.incarnation(), paging)?;
         let member = filter_pid(self, "member", f.member.as_ref())?;
         let item = match &f.item {
             None => None,
@@ -603,7 +621,7 @@ impl Snapshot {
 
     /// `GET /devices`, by id.
     pub fn list_devices(&self, f: &DeviceFilter, paging: &Paging) -> Result<Page<DeviceView>> {
-        let pager = Pager::new("devices", self.store(), paging)?;
+        let pager = Pager::new("devices", self.store(), self.incarnation(), paging)?;
         let owner = filter_pid(self, "owner", f.owner.as_ref())?;
         if owner == Some(None) {
             return Ok(pager.finish(Vec::new()));
@@ -633,7 +651,7 @@ impl Snapshot {
     /// `GET /relations`, in creation order. Indexed when both `grantor` and `grantee` are
     /// named (the pair's edge list); otherwise the edges are scanned from the cursor.
     pub fn list_relations(&self, f: &EdgeFilter, paging: &Paging) -> Result<Page<EdgeView>> {
-        let pager = Pager::new("relations", self.store(), paging)?;
+        let pager = Pager::new("relations", self.store(), self.incarnation(), paging)?;
         let grantor = filter_pid(self, "grantor", f.grantor.as_ref())?;
         let grantee = filter_pid(self, "grantee", f.grantee.as_ref())?;
         if grantor == Some(None) || grantee == Some(None) {
@@ -678,7 +696,7 @@ impl Snapshot {
     /// `GET /capabilities`, in creation order; scanned from the cursor (the capability trie
     /// is keyed for `authorize`, by holder, device and path, not for listing).
     pub fn list_capabilities(&self, f: &CapabilityFilter, paging: &Paging) -> Result<Page<CapabilityView>> {
-        let pager = Pager::new("capabilities", self.store(), paging)?;
+        let pager = Pager::new("capabilities", self.store(), self.incarnation(), paging)?;
         let holder = filter_pid(self, "holder", f.holder.as_ref())?;
         let device = filter_pid(self, "device", f.device.as_ref())?;
         let issuer = filter_pid(self, "issuer", f.issuer.as_ref())?;
@@ -750,13 +768,24 @@ mod tests {
     }
 
     #[test]
-    fn cursors_name_their_list_and_store() {
-        let c = encode_cursor("items", "s", &seq_key(7));
-        assert_eq!(decode_cursor("items", "s", &c).unwrap(), seq_key(7));
+    fn cursors_name_their_list_store_and_incarnation() {
+        let here = tag("s", Some("a1"));
+        let c = encode_cursor("items", &here, &seq_key(7));
+        assert_eq!(decode_cursor("items", "s", &here, &c).unwrap(), seq_key(7));
         for (list, store, cursor) in
             [("grants", "s", c.as_str()), ("items", "t", c.as_str()), ("items", "s", "x"), ("items", "s", "items..zz")]
         {
-            assert!(matches!(decode_cursor(list, store, cursor), Err(StoreError::InvalidCursor)), "{cursor}");
+            let t = tag(store, Some("a1"));
+            assert!(matches!(decode_cursor(list, store, &t, cursor), Err(StoreError::InvalidCursor)), "{cursor}");
         }
+        // The same store id, another life of it (or none recorded): refused as such.
+        for other in [Some("b2"), None] {
+            let t = tag("s", other);
+            assert!(matches!(decode_cursor("items", "s", &t, &c), Err(StoreError::CursorIncarnationMismatch(_))));
+        }
+        // A store without an incarnation keeps the cursor spelling of every earlier release.
+        let mut h = Sha256::new();
+        h.update(b"earshot.cursor.v1\0s");
+        assert_eq!(tag("s", None), hex::encode(&h.finalize()[..8]));
     }
 }

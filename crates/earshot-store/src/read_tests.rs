@@ -177,7 +177,7 @@ impl World {
                 let expect = if out.outcome == "suppressed" || exists { before } else { before + 1 };
                 assert_eq!(after, expect, "{out:?}");
                 assert_eq!(out.revision, after, "{out:?}");
-                assert_eq!(out.token, crate::token::encode("t", after), "{out:?}");
+                assert_eq!(out.token, crate::token::encode("t", self.store.incarnation(), after), "{out:?}");
                 if let Some(w) = want_outcome.filter(|w| !(exists && *w == "granted")) {
                     assert_eq!(out.outcome, w, "{out:?}");
                 }
@@ -724,7 +724,9 @@ fn a_new_store_answers_its_first_revision() {
     assert_eq!(out.outcome, "created");
     assert_eq!(out.ids, vec!["fresh".to_string()]);
     assert_eq!(out.revision, 1);
-    assert_eq!(out.token, crate::token::encode("fresh", 1));
+    let incarnation = earshot.store("fresh").unwrap().incarnation().map(str::to_string);
+    assert!(incarnation.as_ref().is_some_and(|i| i.len() == 16), "a new store has an incarnation: {incarnation:?}");
+    assert_eq!(out.token, crate::token::encode("fresh", incarnation.as_deref(), 1));
     // The same request again is a retry: it answers as the first did (issue 10) ...
     assert_eq!(earshot.create_store("fresh", None).unwrap(), out);
     // ... and another request for the same id is refused.
@@ -741,8 +743,9 @@ fn a_running_store_spells_its_tokens_as_encode_does() {
         earshot.create_store(id, None).unwrap();
         let h = earshot.store(id).unwrap();
         for rev in [1, 7, u64::MAX] {
-            assert_eq!(h.token(rev), crate::token::encode(id, rev));
-            assert_eq!(crate::token::decode(id, &h.token(rev)).ok(), Some(rev));
+            assert_eq!(h.token(rev), crate::token::encode(id, h.incarnation(), rev));
+            assert_eq!(h.token(rev), h.latest().token(rev));
+            assert_eq!(crate::token::decode(id, h.incarnation(), &h.token(rev)).ok(), Some(rev));
         }
     }
 }

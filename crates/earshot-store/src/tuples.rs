@@ -196,7 +196,7 @@ fn seq(f: u8, a: u32, b: u32) -> Vec<u8> {
 impl Snapshot {
     /// `GET /relationships`: one page of the tuples the filter selects.
     pub fn read_tuples(&self, f: &TupleFilter, paging: &Paging, now_ms: i64) -> Result<Page<Tuple>> {
-        let pager = Pager::new("relationships", self.store(), paging)?;
+        let pager = Pager::new("relationships", self.store(), self.incarnation(), paging)?;
         check_filter(f)?;
         let mut sink = Sink { pager: &pager, out: Vec::new(), looked: 0, done_upto: None, spent: false };
         let after_family = pager.after.as_deref().and_then(|a| a.first().copied()).unwrap_or(0);

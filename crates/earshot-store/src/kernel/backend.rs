@@ -44,14 +44,15 @@ pub trait Backend: Send + Sync + 'static {
     }
     /// Whether other processes may commit to the same stores, so that a commit can lose a race
     /// (`StoreError::WriteConflict`) and the writer keeps each group's commands to apply them
-    /// once more on the reloaded state.
+    /// once more on the reloaded state. A shared backend's revisioned commit must also refuse
+    /// (as a conflict) a commit whose meta record names another incarnation than the head's.
     fn shared(&self) -> bool {
         false
     }
-    /// The revision other processes have committed `store` up to, for a shared backend's
-    /// followers (`None`: not known, or a backend no one else writes to). A writer that is
-    /// behind it reloads the store.
-    fn head(&self, _store: &str) -> Result<Option<u64>> {
+    /// The revision other processes have committed `store` up to, and the store's incarnation,
+    /// for a shared backend's followers (`None`: no such store, or a backend no one else writes
+    /// to). A writer that is behind it catches up; one of another incarnation retires.
+    fn head(&self, _store: &str) -> Result<Option<Head>> {
         Ok(None)
     }
     /// Removes every record of `store` (and whatever the backend keeps beside them: sled's
@@ -713,6 +714,27 @@ pub struct MetaRecord {
     /// §2.6). Absent in records written before it was kept; the store then uses its start time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub committed_at_ms: Option<i64>,
+    /// Which life of the store id this is: random, minted when the store is created (or
+    /// imported), so that a store deleted and created again under the same id is another
+    /// incarnation. Consistency tokens and list cursors name it, and on a shared datastore the
+    /// head carries it, so that neither a token nor a replica of the old store reaches the new
+    /// one. Absent for stores created before it was kept (they keep their old tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incarnation: Option<String>,
+}
+
+/// A fresh incarnation: 64 random bits, in hex.
+pub fn new_incarnation() -> String {
+    let id = uuid::Uuid::new_v4();
+    hex::encode(&id.as_bytes()[..8])
+}
+
+/// A shared datastore's head of one store: the newest revision committed by any process, and
+/// the incarnation of the store it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub revision: u64,
+    pub incarnation: Option<String>,
 }
 
 pub(crate) fn key(prefix: u8, id: &str) -> Vec<u8> {

@@ -1,26 +1,44 @@
-//! Consistency tokens: an opaque spelling of (store, revision) that clients carry between calls.
+//! Consistency tokens: an opaque spelling of (store, incarnation, revision) that clients carry
+//! between calls.
 //!
-//! Format `<revision>.<tag>`, where the tag is the first 8 bytes of SHA-256 over the store id,
-//! so a token from one store is recognised and refused by another. `Consistency` is how a read
-//! names the revision it needs with such a token.
+//! Format `<revision>.<tag>`. The tag is 16 hex digits: the first 8 from SHA-256 over the store
+//! id, so that a token from one store is recognised and refused by another; the last 8 name the
+//! store's incarnation (`MetaRecord::incarnation`), so that a token from a store that was
+//! deleted and created again under the same id is refused too, with its own error. A store
+//! created before incarnations were kept has the tag it always had (all 16 digits from the
+//! store id), so its clients' tokens stay valid. `Consistency` is how a read names the
+//! revision it needs with such a token.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Result, StoreError};
 
-/// The store's tag (the part after the dot): SHA-256 over the store id, so a running store
-/// computes it once ([`encode_with_tag`]) rather than per read.
-pub(crate) fn tag(store: &str) -> String {
+/// The store's tag (the part after the dot), for its incarnation: a running store computes it
+/// once ([`encode_with_tag`]) rather than per read.
+pub(crate) fn tag(store: &str, incarnation: Option<&str>) -> String {
+    // SHA-256 over the label and the id, as every release has spelled it.
     let mut h = Sha256::new();
     h.update(b"earshot.token.v1\0");
     h.update(store.as_bytes());
-    hex::encode(&h.finalize()[..8])
+    let by_store: [u8; 32] = h.finalize().into();
+    match incarnation {
+        None => hex::encode(&by_store[..8]),
+        Some(inc) => {
+            let mut h = Sha256::new();
+            h.update(b"earshot.token.incarnation\0");
+            h.update(store.as_bytes());
+            h.update(b"\0");
+            h.update(inc.as_bytes());
+            let life: [u8; 32] = h.finalize().into();
+            format!("{}{}", hex::encode(&by_store[..4]), hex::encode(&life[..4]))
+        }
+    }
 }
 
-/// The token for `revision` of `store`.
-pub fn encode(store: &str, revision: u64) -> String {
-    encode_with_tag(&tag(store), revision)
+/// The token for `revision` of `store` in `incarnation`.
+pub fn encode(store: &str, incarnation: Option<&str>, revision: u64) -> String {
+    encode_with_tag(&tag(store, incarnation), revision)
 }
 
 /// The token for `revision` of the store whose [`tag`] is `tag` (equal to [`encode`]'s). Every
@@ -45,8 +63,14 @@ pub(crate) fn encode_with_tag(tag: &str, revision: u64) -> String {
     out
 }
 
-/// The revision a token names; refuses malformed tokens and tokens of another store.
-pub fn decode(store: &str, token: &str) -> Result<u64> {
+/// The revision a token names; refuses malformed tokens, tokens of another store, and tokens
+/// of another incarnation of this one (`TokenIncarnationMismatch`).
+pub fn decode(store: &str, incarnation: Option<&str>, token: &str) -> Result<u64> {
+    decode_with_tag(store, &tag(store, incarnation), token)
+}
+
+/// [`decode`] against the store's precomputed [`tag`].
+pub(crate) fn decode_with_tag(store: &str, tag: &str, token: &str) -> Result<u64> {
     if token.len() > 64 {
         return Err(StoreError::InvalidToken);
     }
@@ -55,7 +79,11 @@ pub fn decode(store: &str, token: &str) -> Result<u64> {
     if t.len() != 16 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(StoreError::InvalidToken);
     }
-    if t != tag(store) {
+    if t != tag {
+        // The first half names the store id, the second its incarnation.
+        if t.get(..8) == tag.get(..8) {
+            return Err(StoreError::TokenIncarnationMismatch(store.chars().take(128).collect()));
+        }
         return Err(StoreError::TokenStoreMismatch);
     }
     Ok(rev)
@@ -125,25 +153,37 @@ mod tests {
 
     #[test]
     fn the_spelling_is_stable() {
-        // Clients hold tokens across restarts and versions: the spelling must not drift.
-        assert_eq!(encode("s1", 42), format!("42.{}", tag("s1")));
-        assert_eq!(encode_with_tag(&tag("s1"), 42), encode("s1", 42));
-        assert_eq!(tag("s1").len(), 16);
+        // Clients hold tokens across restarts and versions: the spelling must not drift. A
+        // store without an incarnation keeps the tag of every earlier release.
+        let legacy = {
+            let mut h = Sha256::new();
+            h.update(b"earshot.token.v1\0");
+            h.update(b"s1");
+            hex::encode(&h.finalize()[..8])
+        };
+        assert_eq!(tag("s1", None), legacy);
+        assert_eq!(encode("s1", None, 42), format!("42.{legacy}"));
+        assert_eq!(tag("s1", Some("00ff")).len(), 16);
+        assert_eq!(tag("s1", Some("00ff"))[..8], legacy[..8], "the store half is the same in every incarnation");
         // The hand-written decimal, at its edges: one digit, a carry, the widest revision.
-        let t = tag("s1");
+        let t = tag("s1", Some("00ff"));
         for revision in [0, 1, 9, 10, 99, 100, 1_000_007, u64::MAX - 1, u64::MAX] {
             assert_eq!(encode_with_tag(&t, revision), format!("{revision}.{t}"));
-            assert_eq!(decode("s1", &encode_with_tag(&t, revision)).ok(), Some(revision));
+            assert_eq!(decode("s1", Some("00ff"), &encode_with_tag(&t, revision)).ok(), Some(revision));
         }
     }
 
     #[test]
     fn round_trip_and_refusals() {
-        let t = encode("s1", 42);
-        assert_eq!(decode("s1", &t).ok(), Some(42));
-        assert!(matches!(decode("s2", &t), Err(StoreError::TokenStoreMismatch)));
+        let t = encode("s1", Some("a1"), 42);
+        assert_eq!(decode("s1", Some("a1"), &t).ok(), Some(42));
+        assert!(matches!(decode("s2", Some("a1"), &t), Err(StoreError::TokenStoreMismatch)));
+        for (old, new) in [(Some("a1"), Some("b2")), (None, Some("b2")), (Some("a1"), None)] {
+            let t = encode("s1", old, 42);
+            assert!(matches!(decode("s1", new, &t), Err(StoreError::TokenIncarnationMismatch(_))), "{old:?} {new:?}");
+        }
         for bad in ["", "42", "x.0011223344556677", "42.zz", &"9".repeat(80)] {
-            assert!(matches!(decode("s1", bad), Err(StoreError::InvalidToken)), "{bad}");
+            assert!(matches!(decode("s1", None, bad), Err(StoreError::InvalidToken)), "{bad}");
         }
     }
 }

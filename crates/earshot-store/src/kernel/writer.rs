@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
-use super::backend::{meta_op, Backend, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES};
+use super::backend::{dec, meta_op, Backend, Head, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES, META_KEY};
 use super::log::{self, log_key, revision_of, LogEntry};
 use super::pin::{PinnedRecords, Pins};
 use super::token::{self, Consistency};
@@ -80,6 +80,12 @@ pub(crate) struct Writer<S: State> {
     id: Arc<str>,
     /// The store's consistency-token tag, computed once (every read answers with a token).
     token_tag: Box<str>,
+    /// The incarnation this writer runs (`MetaRecord::incarnation`).
+    incarnation: Option<Box<str>>,
+    /// Set when following found the store deleted, or created again as another incarnation,
+    /// by another process: this writer then writes nothing more, and the store's registry
+    /// starts the store afresh on its next use.
+    retired: std::sync::atomic::AtomicBool,
     latest: ArcSwap<S>,
     retained: Mutex<VecDeque<Arc<S>>>,
     published: Mutex<u64>,
@@ -125,7 +131,9 @@ impl<S: State> Writer<S> {
         let (tx, rx) = mpsc::channel::<Msg<S>>();
         let handle = Arc::new(Writer {
             id: Arc::from(id),
-            token_tag: token::tag(id).into(),
+            token_tag: token::tag(id, meta.incarnation.as_deref()).into(),
+            incarnation: meta.incarnation.as_deref().map(Box::from),
+            retired: std::sync::atomic::AtomicBool::new(false),
             latest: ArcSwap::new(snap.clone()),
             retained: Mutex::new(VecDeque::from([snap.clone()])),
             published: Mutex::new(snap.revision()),
@@ -320,6 +328,49 @@ impl<S: State> Writer<S> {
         token::encode_with_tag(&self.token_tag, revision)
     }
 
+    /// The revision a token of this store names (refusing another store's, or another
+    /// incarnation's: see `token`). On a shared backend, a token of another incarnation may be
+    /// the new one's while this replica still runs the old: the head decides, and a store found
+    /// replaced is retired (`StoreReplaced`, so that the caller finds the store as it is now).
+    pub(crate) fn decode_token(&self, t: &str) -> Result<u64> {
+        match token::decode_with_tag(&self.id, &self.token_tag, t) {
+            Err(StoreError::TokenIncarnationMismatch(store)) => {
+                if self.backend.shared() && !self.still_current()? {
+                    return Err(StoreError::StoreReplaced(self.id.to_string()));
+                }
+                Err(StoreError::TokenIncarnationMismatch(store))
+            }
+            other => other,
+        }
+    }
+
+    /// The incarnation this writer runs.
+    pub(crate) fn incarnation(&self) -> Option<&str> {
+        self.incarnation.as_deref()
+    }
+
+    /// Whether following found the store deleted or replaced by another process.
+    pub(crate) fn retired(&self) -> bool {
+        self.retired.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Whether the datastore still holds this incarnation of the store (asking it); retires
+    /// the writer when not.
+    fn still_current(&self) -> Result<bool> {
+        let head = self.backend.head(&self.id)?;
+        Ok(self.same_store(head.as_ref()))
+    }
+
+    /// Whether `head` is this incarnation's; retires the writer when not (the store was deleted,
+    /// or deleted and created again, by another process).
+    fn same_store(&self, head: Option<&Head>) -> bool {
+        let same = head.is_some_and(|h| h.incarnation.as_deref() == self.incarnation.as_deref());
+        if !same && !self.retired.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            tracing::info!(store = %self.id, "the store was deleted or created again by another replica; retiring this copy of it");
+        }
+        same
+    }
+
     /// The newest revision of this store anywhere: the datastore's head on a shared backend
     /// (another replica may have committed past what this one has applied), else the published
     /// one. An error when the head cannot be read.
@@ -328,7 +379,11 @@ impl<S: State> Writer<S> {
         if !self.backend.shared() {
             return Ok(published);
         }
-        Ok(self.backend.head(&self.id)?.map_or(published, |head| head.max(published)))
+        let head = self.backend.head(&self.id)?;
+        if !self.same_store(head.as_ref()) {
+            return Err(StoreError::StoreReplaced(self.id.to_string()));
+        }
+        Ok(head.map_or(published, |head| head.revision.max(published)))
     }
 
     /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
@@ -339,21 +394,25 @@ impl<S: State> Writer<S> {
             C::FullyConsistent => {
                 // The datastore's head first: then everything committed anywhere before this
                 // read began is visible (read-your-writes across replicas without a token).
-                if let Some(head) = self.backend.head(&self.id)? {
-                    if head > *lock(&self.published) {
+                let head = self.backend.head(&self.id)?;
+                if !self.same_store(head.as_ref()) {
+                    return Err(StoreError::StoreReplaced(self.id.to_string()));
+                }
+                if let Some(head) = head {
+                    if head.revision > *lock(&self.published) {
                         self.nudge();
-                        self.wait_for(head)?;
+                        self.wait_for(head.revision)?;
                     }
                 }
                 Ok(self.latest())
             }
             C::AtLeast(t) => {
-                let rev = token::decode(&self.id, t)?;
+                let rev = self.decode_token(t)?;
                 self.wait_for(rev)?;
                 Ok(self.latest())
             }
             C::AtExact(t) => {
-                let rev = token::decode(&self.id, t)?;
+                let rev = self.decode_token(t)?;
                 self.wait_for(rev)?;
                 self.exact(rev)
             }
@@ -507,7 +566,8 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
         };
         let Some(h) = handle.upgrade() else { return };
         if let Some(every) = follow_every {
-            if Instant::now() >= next_follow {
+            // A retired store (deleted or created again elsewhere) has nothing left to follow.
+            if Instant::now() >= next_follow && !h.retired() {
                 if !stale {
                     if let Err(e) = follow(&h, &mut snap, &mut aside) {
                         tracing::debug!(store = %h.id, error = %e, "following the datastore failed; trying again");
@@ -539,6 +599,13 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
                 Ok(Msg::Follow) => next_follow = Instant::now(),
                 Err(_) => break,
             }
+        }
+        if h.retired() {
+            // Nothing of this copy may be written: the caller finds the store as it is now.
+            for job in jobs {
+                let _ = job.reply.send(Err(StoreError::StoreReplaced(h.id.to_string())));
+            }
+            continue;
         }
         let ready = h.backend.writable().and_then(|()| {
             if !stale {
@@ -588,7 +655,8 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
             // (A group that writes learns it at the commit: the head's compare-and-set.)
             if group.unwritten > 0 && !group.stale && head_moved(&h, before.revision()) {
                 tracing::debug!(store = %h.id, "a write refused or answered on a state behind the head; deciding it again at the head");
-                group = decide_at_head(&h, (&mut snap, &mut aside), before, cmds.clone(), now_ms, &mut new_id, &mut stale);
+                group =
+                    decide_at_head(&h, (&mut snap, &mut aside), before, cmds.clone(), now_ms, &mut new_id, &mut stale);
             }
         }
         if !group.ops.is_empty() {
@@ -632,7 +700,7 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
 /// Whether the datastore's head is past `revision` (another replica committed since). A head
 /// that cannot be read says nothing: the group goes on, and its commit will tell.
 fn head_moved<S: State>(h: &Writer<S>, revision: u64) -> bool {
-    matches!(h.backend.head(&h.id), Ok(Some(head)) if head > revision)
+    matches!(h.backend.head(&h.id), Ok(Some(head)) if head.revision > revision)
 }
 
 /// Decides `cmds` again on the datastore's newest state: the writer's state goes back to
@@ -786,13 +854,23 @@ fn same_error(e: &StoreError) -> StoreError {
         StoreError::WriteConflict(m) => StoreError::WriteConflict(m.clone()),
         StoreError::Integrity(m) => StoreError::Integrity(m.clone()),
         StoreError::Unavailable => StoreError::Unavailable,
+        StoreError::StoreReplaced(id) => StoreError::StoreReplaced(id.clone()),
         other => StoreError::Storage(other.to_string()),
     }
 }
 
 /// Rebuilds the writer's state from the durable records (after a failed commit or encode).
+///
+/// Only this incarnation's records: a store deleted (no revision record) or created again (another
+/// incarnation) by another process retires the writer instead (`StoreReplaced`).
 fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
-    let (mut state, aside) = S::load(&h.id, &h.backend.load(&h.id)?)?;
+    let raw = h.backend.load(&h.id)?;
+    let meta = raw.iter().find(|(k, _)| k.as_slice() == META_KEY).map(|(k, v)| dec::<MetaRecord>(k, v)).transpose()?;
+    if meta.as_ref().map(|m| m.incarnation.as_deref()) != Some(h.incarnation()) {
+        h.retired.store(true, std::sync::atomic::Ordering::Release);
+        return Err(StoreError::StoreReplaced(h.id.to_string()));
+    }
+    let (mut state, aside) = S::load(&h.id, &raw)?;
     state.tune(&h.config);
     Ok((state, aside))
 }
@@ -814,7 +892,11 @@ fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result
             return Err(e);
         }
     };
-    let Some(head) = head else {
+    if h.backend.shared() && !h.same_store(head.as_ref()) {
+        // Deleted, or created again, by another process: nothing of it is this store's.
+        return Err(StoreError::StoreReplaced(h.id.to_string()));
+    }
+    let Some(head) = head.map(|h| h.revision) else {
         h.polled(Ok(snap.revision()), snap.revision());
         return Ok(false);
     };

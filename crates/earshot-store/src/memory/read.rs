@@ -544,7 +544,7 @@ impl MemorySnapshot {
             content: None,
             attributes: None,
             revision: self.revision,
-            token: crate::kernel::token::encode(&self.store, self.revision),
+            token: self.token(self.revision),
             subjects: rec.subjects().iter().map(|s| s.to_string()).collect(),
             author: self.author_name(iid).unwrap_or_default(),
             role: role.role,

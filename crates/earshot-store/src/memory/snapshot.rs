@@ -295,6 +295,10 @@ impl GrantRec {
 #[derive(Clone)]
 pub struct MemorySnapshot {
     pub(crate) store: Arc<str>,
+    /// The store's incarnation (`MetaRecord::incarnation`): tokens and cursors name it.
+    pub(crate) incarnation: Option<Arc<str>>,
+    /// The store's consistency-token tag, computed once (`kernel::token::tag`).
+    pub(crate) token_tag: Arc<str>,
     pub(crate) revision: u64,
     pub(crate) committed_at_ms: i64,
     pub(crate) pids: NameMap<Pid>,
@@ -335,6 +339,8 @@ impl MemorySnapshot {
     pub(crate) fn empty(store: &str) -> Self {
         let mut s = MemorySnapshot {
             store: Arc::from(store),
+            incarnation: None,
+            token_tag: Arc::from(crate::kernel::token::tag(store, None)),
             revision: 0,
             committed_at_ms: 0,
             pids: NameMap::default(),
@@ -376,6 +382,22 @@ impl MemorySnapshot {
     /// The store this snapshot belongs to.
     pub fn store(&self) -> &str {
         &self.store
+    }
+
+    /// The store's incarnation: which life of its id this is (see `MetaRecord::incarnation`).
+    pub fn incarnation(&self) -> Option<&str> {
+        self.incarnation.as_deref()
+    }
+
+    /// The consistency token of `revision` of this store.
+    pub fn token(&self, revision: u64) -> String {
+        crate::kernel::token::encode_with_tag(&self.token_tag, revision)
+    }
+
+    /// Names this snapshot's store incarnation (when it is rebuilt from its revision record).
+    pub(crate) fn set_incarnation(&mut self, incarnation: Option<&str>) {
+        self.incarnation = incarnation.map(Arc::from);
+        self.token_tag = Arc::from(crate::kernel::token::tag(&self.store, incarnation));
     }
 
     /// Number of items ever created (including deleted ones).

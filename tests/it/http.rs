@@ -1026,6 +1026,74 @@ fn concrete(template: &str, store: &str) -> String {
         .join("/")
 }
 
+/// Issue 32: no query parameter is ignored. On every authenticated route and method of the
+/// route table, an unknown parameter (or a consistency token where the route reads none) is
+/// `400 invalid_request` naming it, before anything is read or written.
+#[tokio::test]
+async fn an_unknown_query_parameter_is_refused_on_every_route() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let rev = app.revision("s");
+    let token = app.call("GET", "/v1/stores/s", None).await.1["token"].as_str().expect("token").to_string();
+    let mut probed = 0;
+    for route in earshot_api::routes().iter().filter(|r| r.authenticated) {
+        for (method, _) in route.access {
+            let method = method.to_ascii_uppercase();
+            let path = concrete(route.path, "s");
+            // The GET reads of a store's snapshot take the consistency parameters; only `bogus`
+            // is unknown to them.
+            let no_snapshot = ["/v1/stores", "/v1/stores/{store}/attempts/{attempt}", "/v1/stores/{store}/export", "/metrics", "/v1/stores/{store}/watch"];
+            let reads_consistency = method == "GET" && !no_snapshot.contains(&route.path);
+            for (query, name) in [("bogus=1", "bogus"), ("at_least=", "at_least"), (&*format!("at_exact={token}"), "at_exact")] {
+                if name != "bogus" && reads_consistency {
+                    continue;
+                }
+                let got = app.call(&method, &format!("{path}?{query}"), Some(json!({}))).await;
+                assert_eq!((got.0.as_u16(), code(&got.1)), (400, "invalid_request"), "{method} {path}?{query}: {}", got.1);
+                let message = got.1["error"]["message"].as_str().unwrap_or("");
+                assert!(message.contains(name), "{method} {path}?{query} does not name `{name}`: {}", got.1);
+                probed += 1;
+            }
+        }
+    }
+    assert!(probed > 100, "only {probed} probes");
+    assert_eq!(app.revision("s"), rev, "a refused request wrote something");
+}
+
+/// Issue 32: the reads of one record take the consistency parameters too, so a client can read
+/// its own write there across replicas (`at_least`), and read the record as it was (`at_exact`:
+/// marked by `latest_revision`; the authorized audiences of then authorize nobody now).
+#[tokio::test]
+async fn reads_of_one_record_take_a_consistency() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let g = app.call("POST", "/v1/stores/s/items/private/grants", Some(json!({"members": ["carol"]}))).await;
+    ok(&g, 201);
+    let (token, granted) = (g.1["token"].as_str().expect("token").to_string(), g.1["revision"].as_u64());
+    let grant = g.1["ids"][0].as_str().expect("grant").to_string();
+    for path in ["/v1/stores/s", "/v1/stores/s/items/private", "/v1/stores/s/items/private/audiences"] {
+        let r = app.call("GET", &format!("{path}?at_least={token}"), None).await;
+        ok(&r, 200);
+        assert_eq!(r.1["revision"].as_u64(), granted, "{path}: {}", r.1);
+        assert!(r.1.get("latest_revision").is_none(), "{path}: {}", r.1);
+        let r = app.call("GET", &format!("{path}?consistency=fully_consistent"), None).await;
+        ok(&r, 200);
+    }
+    ok(&app.call("DELETE", &format!("/v1/stores/s/grants/{grant}"), None).await, 200);
+    let latest = app.revision("s");
+    let view = app.call("GET", &format!("/v1/stores/s/items/private?at_exact={token}"), None).await;
+    ok(&view, 200);
+    assert_eq!((view.1["revision"].as_u64(), view.1["latest_revision"].as_u64()), (granted, Some(latest)));
+    assert_eq!(view.1["grants"][0]["revoked"], false, "the record as it was: {}", view.1);
+    let then = app.call("GET", &format!("/v1/stores/s/items/private/audiences?at_exact={token}"), None).await;
+    ok(&then, 200);
+    assert_eq!(then.1["audiences"], json!([]), "a historical expansion authorizes nobody: {}", then.1);
+    assert_eq!(then.1["historical"]["audiences"].as_array().map(Vec::len), Some(2), "{}", then.1);
+    assert_eq!(then.1["latest_revision"].as_u64(), Some(latest));
+    let bad = app.call("GET", "/v1/stores/s/items/private?limit=1", None).await;
+    refused(&bad, 400, "invalid_request");
+}
+
 /// Issue 9: scope is decided before the body is read. For every authenticated route and
 /// method of the route table, a caller without the access it needs gets 403 whatever the body
 /// (an empty object, garbage, no content type), never a body error that reveals the shape.

@@ -13,10 +13,12 @@ use earshot_store::devices::model::{
     SchemaView,
 };
 use earshot_store::model::Command;
+use earshot_store::{ReadPoint, StoreHandle};
 use serde::Deserialize;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
+use crate::lists::ReadQuery;
 use crate::reads::{at_revision, read_point, AtRevision};
 use crate::writes::{created, submit, Body, IdempotencyKey, Written};
 use crate::AppState;
@@ -47,13 +49,22 @@ pub async fn get_schema(
     State(st): State<AppState>,
     p: Principal,
     path: StorePath,
+    ReadQuery(consistency): ReadQuery,
 ) -> ApiResult<Json<AtRevision<SchemaView>>> {
     let Path(store) = path?;
     p.require(Scope::Reader, Some(&store))?;
     let h = st.store(&store).await?;
-    let snap = h.latest();
-    let view = snap.schema_view()?;
-    Ok(at_revision(&h, &snap, view))
+    let point = read_point(&h, consistency).await?;
+    let view = point.snapshot.schema_view()?;
+    Ok(record_at(&h, &point, view))
+}
+
+/// A record view read at `point`: marked by `latest_revision` when the revision read is not one
+/// whose answers may be used now (an `at_exact` read of an older revision: the records of then).
+fn record_at<T>(h: &StoreHandle, point: &ReadPoint, view: T) -> Json<AtRevision<T>> {
+    let Json(mut out) = at_revision(h, &point.snapshot, view);
+    out.latest_revision = point.historical;
+    Json(out)
 }
 
 pub async fn create_device(
@@ -120,26 +131,28 @@ pub async fn capability_chain(
     State(st): State<AppState>,
     p: Principal,
     path: StoreAndId,
+    ReadQuery(consistency): ReadQuery,
 ) -> ApiResult<Json<AtRevision<ChainView>>> {
     let Path((store, c)) = path?;
     p.require(Scope::Reader, Some(&store))?;
     let h = st.store(&store).await?;
-    let snap = h.latest();
-    let view = snap.capability_chain(&c)?;
-    Ok(at_revision(&h, &snap, view))
+    let point = read_point(&h, consistency).await?;
+    let view = point.snapshot.capability_chain(&c)?;
+    Ok(record_at(&h, &point, view))
 }
 
 pub async fn capability_dependents(
     State(st): State<AppState>,
     p: Principal,
     path: StoreAndId,
+    ReadQuery(consistency): ReadQuery,
 ) -> ApiResult<Json<AtRevision<DependentsView>>> {
     let Path((store, c)) = path?;
     p.require(Scope::Reader, Some(&store))?;
     let h = st.store(&store).await?;
-    let snap = h.latest();
-    let view = snap.capability_dependents(&c)?;
-    Ok(at_revision(&h, &snap, view))
+    let point = read_point(&h, consistency).await?;
+    let view = point.snapshot.capability_dependents(&c)?;
+    Ok(record_at(&h, &point, view))
 }
 
 /// `POST /authorize`: pure, over the snapshot `consistency` picks, at the current time.

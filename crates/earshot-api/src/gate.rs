@@ -141,6 +141,7 @@ impl Gate {
         let admitted = admit(&self.auth, access, params.ok(), req).and_then(|principal| {
             let params = params.map_err(|r| ApiError::bad_request("invalid_path", r.body_text()))?;
             well_formed(params)?;
+            no_stray_query(route.path, method, req.uri())?;
             Ok(principal)
         });
         match admitted {
@@ -171,6 +172,33 @@ fn admit(
         Access::GlobalAdmin => principal.require(Scope::Admin, None)?,
     }
     Ok(principal)
+}
+
+/// The routes and methods besides `GET` whose handler reads a query string: a revocation names
+/// its revoker (`?by=`), deleting a store repeats its id (`?confirm=`).
+const QUERY_TAKERS: [(&str, &str); 3] = [
+    ("DELETE", "/v1/stores/{store}"),
+    ("DELETE", "/v1/stores/{store}/relations/{edge}"),
+    ("DELETE", "/v1/stores/{store}/capabilities/{capability}"),
+];
+
+/// A query string where the route takes none is refused, naming its first parameter: a
+/// parameter that means nothing (a consistency token on a write, a mistyped name) must not be
+/// silently ignored. `GET` handlers (and the [`QUERY_TAKERS`]) read their own query strings and
+/// refuse what they do not know.
+fn no_stray_query(path: &str, method: &str, uri: &axum::http::Uri) -> Result<(), ApiError> {
+    if method.eq_ignore_ascii_case("GET") || QUERY_TAKERS.iter().any(|(m, p)| m.eq_ignore_ascii_case(method) && *p == path)
+    {
+        return Ok(());
+    }
+    match crate::lists::first_parameter(uri) {
+        None => Ok(()),
+        Some(name) => Err(ApiError::bad_request(
+            "invalid_request",
+            format!("unknown query parameter `{name}`: {method} {path} takes its input in the body"),
+        )
+        .with_details(json!({"parameter": name}))),
+    }
 }
 
 /// Every path parameter is an identifier (SPEC §1.1): a malformed one is a path error, never a

@@ -10,7 +10,8 @@
 use std::sync::Arc;
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::Json;
 use earshot_store::lists::{
     CapabilityFilter, DeviceFilter, EdgeFilter, GrantFilter, IdentityFilter, ItemFilter, Page, Paging,
@@ -83,6 +84,53 @@ fn parse_query<F: DeserializeOwned>(q: RawQuery) -> ApiResult<ListQuery<F>> {
     };
     let filter = serde_json::from_value(serde_json::Value::Object(rest)).map_err(|e| bad(e.to_string()))?;
     Ok(ListQuery { consistency, paging, filter })
+}
+
+/// The query string of a read of one record, view or decision of a store (not a list): the
+/// consistency parameters alone (`at_least=<token>`, `at_exact=<token>` or
+/// `consistency=latest|fully_consistent`). Any other parameter, or one given twice, is refused
+/// with `invalid_request` naming it.
+pub(crate) struct ReadQuery(pub(crate) Option<Consistency>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ReadQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let q: ListQuery<NoFilter> = parse_query(Query::try_from_uri(&parts.uri))?;
+        if let Some(p) = [("limit", q.paging.limit.is_some()), ("cursor", q.paging.cursor.is_some())]
+            .into_iter()
+            .find_map(|(name, given)| given.then_some(name))
+        {
+            return Err(bad(format!("unknown query parameter `{p}`: this read is not a list")));
+        }
+        Ok(ReadQuery(q.consistency))
+    }
+}
+
+/// The query string of a read that takes no parameter at all (an attempt's pinned snapshot,
+/// an export, the metrics): any parameter is refused with `invalid_request` naming it.
+pub(crate) struct NoQuery;
+
+impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        match first_parameter(&parts.uri) {
+            Some(name) => Err(bad(format!("unknown query parameter `{name}`: this route takes none"))),
+            None => Ok(NoQuery),
+        }
+    }
+}
+
+/// The name of the first parameter of a request's query string, if it has any (decoded; a
+/// query string that does not decode is named as it is, shortened).
+pub(crate) fn first_parameter(uri: &axum::http::Uri) -> Option<String> {
+    let raw = uri.query().filter(|q| !q.is_empty())?;
+    let decoded: Option<Query<Vec<(String, String)>>> = Query::try_from_uri(uri).ok();
+    Some(match decoded.and_then(|Query(pairs)| pairs.into_iter().next()) {
+        Some((name, _)) => name.chars().take(64).collect(),
+        None => raw.chars().take(64).collect(),
+    })
 }
 
 /// One list read: the scope on the store, the snapshot per `consistency`, and the page with
@@ -199,7 +247,9 @@ pub async fn relationships(
 pub async fn stores(State(st): State<AppState>, p: Principal, q: RawQuery) -> ApiResult<Json<Page<StoreSummary>>> {
     let q: ListQuery<NoFilter> = parse_query(q)?;
     if q.consistency.is_some() {
-        return Err(bad("the store list reads no store's snapshot; omit the consistency parameters"));
+        return Err(bad(
+            "the store list reads no store's snapshot: `at_least`, `at_exact` and `consistency` do not apply to it",
+        ));
     }
     let e = st.earshot.clone();
     let page = blocking(move || e.list_stores(&q.paging, |id| p.require(Scope::Reader, Some(id)).is_ok())).await?;

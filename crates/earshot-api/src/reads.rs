@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::answer::{CheckAnswer, JsonAnswer};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
+use crate::lists::{NoQuery, ReadQuery};
 use crate::metrics::DecisionKind;
 use crate::writes::blocking;
 use crate::AppState;
@@ -431,6 +432,7 @@ pub async fn get_attempt(
     State(st): State<AppState>,
     p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
+    _: NoQuery,
 ) -> ApiResult<Json<AttemptResponse>> {
     let Path((store, attempt)) = path?;
     p.require(Scope::Reader, Some(&store))?;
@@ -474,31 +476,48 @@ pub async fn attempt_context(
 pub struct Expansion {
     pub item: String,
     pub audiences: Vec<AudienceView>,
+    /// Read with `at_exact` at a revision whose answers may not be used now (SPEC §2.6): the
+    /// audiences of then, for audit only; `audiences` is then empty (it authorizes nobody).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub historical: Option<Box<Expansion>>,
 }
 
+/// `GET /items/{id}/audiences`: every authorized audience of the item, separately, at the
+/// snapshot the query string's consistency picks.
 pub async fn expand(
     State(st): State<AppState>,
     p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
+    ReadQuery(consistency): ReadQuery,
 ) -> ApiResult<Json<AtRevision<Expansion>>> {
     let Path((store, item)) = path?;
     p.require(Scope::Admin, Some(&store))?;
     let h = st.store(&store).await?;
-    let snap = h.latest();
-    let audiences = snap.expand(&item, h.now_ms())?;
-    Ok(at_revision(&h, &snap, Expansion { item, audiences }))
+    let point = read_point(&h, consistency).await?;
+    let audiences = point.snapshot.expand(&item, point.at_ms)?;
+    let mut view = Expansion { item, audiences, historical: None };
+    if point.historical.is_some() {
+        view = Expansion { item: view.item.clone(), audiences: Vec::new(), historical: Some(Box::new(view)) };
+    }
+    let Json(mut out) = at_revision(&h, &point.snapshot, view);
+    out.latest_revision = point.historical;
+    Ok(Json(out))
 }
 
+/// `GET /items/{id}`: the admin view of an item at the snapshot the query string's consistency
+/// picks (at an older revision, the record as it was then, marked by `latest_revision`).
 pub async fn item_view(
     State(st): State<AppState>,
     p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
+    ReadQuery(consistency): ReadQuery,
 ) -> ApiResult<Json<ItemView>> {
     let Path((store, item)) = path?;
     p.require(Scope::Admin, Some(&store))?;
     let h = st.store(&store).await?;
-    let snap = h.latest();
-    let mut view = snap.item_view(&item, h.now_ms())?;
+    let point = read_point(&h, consistency).await?;
+    let mut view = point.snapshot.item_view(&item, point.at_ms)?;
+    view.latest_revision = point.historical;
     let h2 = h.clone();
     let item2 = item.clone();
     if let Some(c) = blocking(move || h2.content(&item2)).await? {
@@ -513,6 +532,9 @@ pub struct StoreInfo {
     pub id: String,
     pub revision: u64,
     pub token: String,
+    /// Read with `at_exact` at a revision whose answers may not be used now: the newest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_revision: Option<u64>,
     pub items: usize,
     pub audiences: usize,
     /// How this replica stands against the datastore's head (lag); on the embedded store it is
@@ -520,19 +542,24 @@ pub struct StoreInfo {
     pub replication: earshot_store::Replication,
 }
 
+/// `GET /v1/stores/{store}`: the store's revision and size at the snapshot the query string's
+/// consistency picks, and how this replica stands against the datastore.
 pub async fn store_info(
     State(st): State<AppState>,
     p: Principal,
     path: Result<Path<String>, PathRejection>,
+    ReadQuery(consistency): ReadQuery,
 ) -> ApiResult<Json<StoreInfo>> {
     let Path(store) = path?;
     p.require(Scope::Reader, Some(&store))?;
     let h = st.store(&store).await?;
-    let snap = h.latest();
+    let point = read_point(&h, consistency).await?;
+    let snap = &point.snapshot;
     Ok(Json(StoreInfo {
         id: store,
         revision: snap.revision(),
         token: h.token(snap.revision()),
+        latest_revision: point.historical,
         items: snap.item_count(),
         audiences: snap.audience_count(),
         replication: h.replication(),
@@ -541,7 +568,7 @@ pub async fn store_info(
 
 /// The Prometheus exposition: this instance's request and decision counters, and the figures
 /// of each store the caller may read.
-pub async fn metrics(State(st): State<AppState>, p: Principal) -> ApiResult<impl IntoResponse> {
+pub async fn metrics(State(st): State<AppState>, p: Principal, _: NoQuery) -> ApiResult<impl IntoResponse> {
     let out = st.metrics.encode(&st.earshot, |id| p.require(Scope::Reader, Some(id)).is_ok());
     Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out))
 }

@@ -39,6 +39,7 @@ pub(crate) async fn export(
     p: Principal,
     idle: Option<Extension<StreamIdleTimeout>>,
     path: Result<Path<String>, PathRejection>,
+    _: crate::lists::NoQuery,
 ) -> ApiResult<Response> {
     let Path(store) = path?;
     p.require(Scope::Admin, Some(&store))?;

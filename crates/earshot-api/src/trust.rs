@@ -44,11 +44,16 @@ pub async fn read(
     State(st): State<AppState>,
     p: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
-) -> ApiResult<Json<TrustView>> {
+    crate::lists::ReadQuery(consistency): crate::lists::ReadQuery,
+) -> ApiResult<Json<crate::reads::AtRevision<TrustView>>> {
     let Path((store, trust)) = path?;
     p.require(Scope::Admin, Some(&store))?;
     let h = st.store(&store).await?;
-    Ok(Json(h.latest().trust_view(&trust)?))
+    let point = crate::reads::read_point(&h, consistency).await?;
+    let view = point.snapshot.trust_view(&trust)?;
+    let Json(mut out) = crate::reads::at_revision(&h, &point.snapshot, view);
+    out.latest_revision = point.historical;
+    Ok(Json(out))
 }
 
 /// `GET /v1/stores/{store}/trust`: the delegations, filtered by `owner`, `participant`, `live`.

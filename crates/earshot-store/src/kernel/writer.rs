@@ -395,7 +395,7 @@ impl<S: State> Writer<S> {
                 // The datastore's head first: then everything committed anywhere before this
                 // read began is visible (read-your-writes across replicas without a token).
                 let head = self.backend.head(&self.id)?;
-                if !self.same_store(head.as_ref()) {
+                if self.backend.shared() && !self.same_store(head.as_ref()) {
                     return Err(StoreError::StoreReplaced(self.id.to_string()));
                 }
                 if let Some(head) = head {

@@ -314,6 +314,10 @@ pub struct ItemView {
     pub revision: u64,
     /// Consistency token for `revision`.
     pub token: String,
+    /// Read with `at_exact` at a revision whose answers may not be used now (SPEC §2.6): the
+    /// newest revision. The view is then the record as it was at `revision`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub latest_revision: Option<u64>,
     /// The participants the item is about (SPEC §6.3), sorted.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub subjects: Vec<String>,

@@ -545,6 +545,7 @@ impl MemorySnapshot {
             attributes: None,
             revision: self.revision,
             token: self.token(self.revision),
+            latest_revision: None,
             subjects: rec.subjects().iter().map(|s| s.to_string()).collect(),
             author: self.author_name(iid).unwrap_or_default(),
             role: role.role,

@@ -1042,14 +1042,27 @@ async fn an_unknown_query_parameter_is_refused_on_every_route() {
             let path = concrete(route.path, "s");
             // The GET reads of a store's snapshot take the consistency parameters; only `bogus`
             // is unknown to them.
-            let no_snapshot = ["/v1/stores", "/v1/stores/{store}/attempts/{attempt}", "/v1/stores/{store}/export", "/metrics", "/v1/stores/{store}/watch"];
+            let no_snapshot = [
+                "/v1/stores",
+                "/v1/stores/{store}/attempts/{attempt}",
+                "/v1/stores/{store}/export",
+                "/metrics",
+                "/v1/stores/{store}/watch",
+            ];
             let reads_consistency = method == "GET" && !no_snapshot.contains(&route.path);
-            for (query, name) in [("bogus=1", "bogus"), ("at_least=", "at_least"), (&*format!("at_exact={token}"), "at_exact")] {
+            for (query, name) in
+                [("bogus=1", "bogus"), ("at_least=", "at_least"), (&*format!("at_exact={token}"), "at_exact")]
+            {
                 if name != "bogus" && reads_consistency {
                     continue;
                 }
                 let got = app.call(&method, &format!("{path}?{query}"), Some(json!({}))).await;
-                assert_eq!((got.0.as_u16(), code(&got.1)), (400, "invalid_request"), "{method} {path}?{query}: {}", got.1);
+                assert_eq!(
+                    (got.0.as_u16(), code(&got.1)),
+                    (400, "invalid_request"),
+                    "{method} {path}?{query}: {}",
+                    got.1
+                );
                 let message = got.1["error"]["message"].as_str().unwrap_or("");
                 assert!(message.contains(name), "{method} {path}?{query} does not name `{name}`: {}", got.1);
                 probed += 1;

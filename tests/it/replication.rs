@@ -293,6 +293,73 @@ async fn a_replica_never_writes_into_another_incarnation_of_a_store() {
     assert!(stale.retired() && c.running("s").is_none());
 }
 
+/// Issue 32, readiness without flapping: a replica following a steady stream of another
+/// replica's writes keeps up within a poll or two, so it stays ready the whole time (its lag is
+/// the age of the oldest head it saw and has not applied, not the time since it last found
+/// itself exactly at the head, which such a stream never allows). A replica that stops polling
+/// turns unready once the limit has passed, and ready again only after a poll that catches it
+/// up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_does_not_flap_under_a_steady_stream_of_writes() {
+    let Some(db) = isolated("readyflap").expect("PostgreSQL") else { return };
+    let writer = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&writer).await;
+    let config = Config {
+        follow_interval: Duration::from_millis(20),
+        ready_max_lag: Duration::from_millis(500),
+        ..Config::default()
+    };
+    let backend: Arc<dyn Backend> = Arc::new(db.another().expect("second replica"));
+    let follower = Earshot::open_with(backend, Arc::new(ManualClock::new(T0_MS)), config).expect("open");
+    let h = follower.store("s").expect("store");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (h, stop) = (h.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut unready = Vec::new();
+            let mut samples = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(why) = h.condition() {
+                    unready.push(why);
+                }
+                samples += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            (samples, unready, h.replication())
+        })
+    };
+    // Writes for two seconds, four times the readiness limit, as fast as they commit.
+    let started = Instant::now();
+    let mut n = 0;
+    while started.elapsed() < Duration::from_secs(2) {
+        write_items(&writer, n, 1).await;
+        n += 1;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (samples, unready, r) = watcher.join().expect("watcher");
+    assert!(samples > 50 && n > 50, "{samples} samples over {n} writes");
+    assert!(
+        unready.is_empty(),
+        "the follower turned unready {} times of {samples}: {:?}",
+        unready.len(),
+        unready.first()
+    );
+    assert!(r.replayed > 0, "{r:?}");
+
+    // A replica that follows only when asked: unready once it has gone the limit without a
+    // poll, ready again after a poll that catches it up (not merely with time).
+    let quiet = replica(&db, 0, 100_000);
+    let q = quiet.store("s").expect("store");
+    polled_once(&q).expect("the first poll");
+    assert_eq!(q.condition(), None);
+    std::thread::sleep(Duration::from_millis(2_100));
+    let why = q.condition().expect("unready after the limit without a poll");
+    assert!(why.contains("not polled"), "{why}");
+    write_items(&writer, n, 1).await;
+    tokio::task::block_in_place(|| q.read_point(&Consistency::FullyConsistent, T0_MS)).expect("a poll that catches up");
+    assert_eq!(q.condition(), None, "{:?}", q.replication());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_that_no_longer_reaches_back_means_a_rebuild_and_a_refused_watch() {
     let Some(db) = isolated("pruned").expect("PostgreSQL") else { return };

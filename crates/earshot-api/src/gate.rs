@@ -187,7 +187,8 @@ const QUERY_TAKERS: [(&str, &str); 3] = [
 /// silently ignored. `GET` handlers (and the [`QUERY_TAKERS`]) read their own query strings and
 /// refuse what they do not know.
 fn no_stray_query(path: &str, method: &str, uri: &axum::http::Uri) -> Result<(), ApiError> {
-    if method.eq_ignore_ascii_case("GET") || QUERY_TAKERS.iter().any(|(m, p)| m.eq_ignore_ascii_case(method) && *p == path)
+    if method.eq_ignore_ascii_case("GET")
+        || QUERY_TAKERS.iter().any(|(m, p)| m.eq_ignore_ascii_case(method) && *p == path)
     {
         return Ok(());
     }

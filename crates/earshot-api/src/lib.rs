@@ -61,7 +61,13 @@ pub struct SharedState {
     pub metrics: Arc<metrics::Metrics>,
     /// Who may call which route (the tokens and every route's access table).
     pub(crate) gate: gate::Gate,
+    /// The stores' readiness as last evaluated, and when (`/readyz` answers from it for
+    /// [`READINESS_FRESH`], so that probes under load never queue behind storage).
+    readiness: std::sync::Mutex<Option<(std::time::Instant, Arc<std::collections::BTreeMap<String, String>>)>>,
 }
+
+/// How long `/readyz` reuses its last evaluation of the stores.
+const READINESS_FRESH: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl std::ops::Deref for AppState {
     type Target = SharedState;
@@ -79,7 +85,23 @@ impl AppState {
             auth,
             draining: Arc::default(),
             metrics: Arc::new(metrics::Metrics::new()),
+            readiness: std::sync::Mutex::new(None),
         }))
+    }
+
+    /// Every store that makes this replica unready, with why: the last evaluation when it is
+    /// fresh, else a new one (off the async workers: it probes storage).
+    async fn degraded(&self) -> Arc<std::collections::BTreeMap<String, String>> {
+        let last = self.readiness.lock().ok().and_then(|g| g.clone());
+        if let Some((_, d)) = last.filter(|(at, _)| at.elapsed() < READINESS_FRESH) {
+            return d;
+        }
+        let earshot = self.earshot.clone();
+        let degraded = Arc::new(tokio::task::spawn_blocking(move || earshot.degraded()).await.unwrap_or_default());
+        if let Ok(mut g) = self.readiness.lock() {
+            *g = Some((std::time::Instant::now(), degraded.clone()));
+        }
+        degraded
     }
 
     /// Turns `/readyz` unready and ends watch streams (the first step of a graceful stop).
@@ -260,9 +282,7 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
             axum::Json(serde_json::json!({"status": "draining", "stores": stores})),
         );
     }
-    // The free-space probe is one statvfs per store, but it is a syscall: off the async threads.
-    let earshot = state.earshot.clone();
-    let degraded = tokio::task::spawn_blocking(move || earshot.degraded()).await.unwrap_or_default();
+    let degraded = state.degraded().await;
     if degraded.is_empty() {
         (StatusCode::OK, axum::Json(serde_json::json!({"status": "ready", "stores": stores})))
     } else {

@@ -54,8 +54,9 @@ pub struct ServeArgs {
     /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
     #[arg(long, env = "EARSHOT_FOLLOW_INTERVAL_MS", default_value_t = millis(Config::default().follow_interval))]
     pub follow_interval_ms: u64,
-    /// Over PostgreSQL, how long a store may go without having caught up with the datastore's
-    /// head before `/readyz` reports this replica behind (503 `degraded`).
+    /// Over PostgreSQL, how long a store may trail the datastore's head (the age of the oldest
+    /// revision seen there and not applied here), or go without a poll, before `/readyz`
+    /// reports this replica behind (503 `degraded`); it is ready again once caught up.
     #[arg(long, env = "EARSHOT_READY_MAX_LAG_MS", default_value_t = millis(Config::default().ready_max_lag))]
     pub ready_max_lag_ms: u64,
     /// Revisions the revision log keeps for followers and watch streams (at least 1).

@@ -8,6 +8,7 @@
 //! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
 
 pub mod backend;
+pub(crate) mod lag;
 pub mod log;
 pub mod pin;
 pub mod token;

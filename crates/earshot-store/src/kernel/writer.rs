@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 
 use super::backend::{dec, meta_op, Backend, Head, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES, META_KEY};
+use super::lag::Lag;
 use super::log::{self, log_key, revision_of, LogEntry};
 use super::pin::{PinnedRecords, Pins};
 use super::token::{self, Consistency};
@@ -46,11 +47,12 @@ const REPLAY_BATCH: usize = 256;
 pub struct Replication {
     /// The revision this replica has applied and serves as `latest`.
     pub applied: u64,
-    /// The datastore's head at the last poll (equal to `applied` on an unshared backend).
+    /// The newest head this replica has seen (equal to `applied` on an unshared backend).
     pub head: u64,
-    /// `head - applied` at the last poll.
+    /// `head - applied`.
     pub behind_revisions: u64,
-    /// Milliseconds since this replica was last caught up with the head it read (0 when it is).
+    /// The lag: milliseconds since the oldest revision this replica has seen at the head and
+    /// not yet applied was first seen (0 when it has applied every head it saw).
     pub behind_ms: u64,
     /// Milliseconds since the last successful poll of the head (`None`: never polled).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,9 +69,9 @@ pub struct Replication {
 
 /// What following has seen, kept by the writer thread.
 struct Sync {
-    head: u64,
+    /// The heads seen and the revisions applied: lag and readiness (see `lag`).
+    lag: Lag,
     polled_at: Option<Instant>,
-    caught_up_at: Instant,
     poll_error: Option<String>,
     replayed: u64,
     rebuilds: u64,
@@ -146,9 +148,8 @@ impl<S: State> Writer<S> {
             clock,
             meta: Mutex::new(meta),
             sync: Mutex::new(Sync {
-                head: snap.revision(),
+                lag: Lag::new(snap.revision()),
                 polled_at: None,
-                caught_up_at: Instant::now(),
                 poll_error: None,
                 replayed: 0,
                 rebuilds: 0,
@@ -236,18 +237,27 @@ impl<S: State> Writer<S> {
         self.backend.shared() && !self.config.follow_interval.is_zero()
     }
 
-    /// Why this replica is too far behind the datastore to be routed to, if so: it has not
-    /// been caught up with the head for longer than `ready_max_lag`.
+    /// Why this replica is too far behind the datastore to be routed to, if so, with
+    /// hysteresis (see `lag`): unready once it has trailed the head (or gone without a poll)
+    /// for longer than `ready_max_lag`, ready again once it has caught up.
     fn lagging(&self) -> Option<String> {
         if !self.follows() {
             return None;
         }
-        let r = self.replication();
-        (Duration::from_millis(r.behind_ms) > self.config.ready_max_lag).then(|| {
-            format!(
-                "behind the datastore: at revision {} of {}, not caught up for {} ms",
-                r.applied, r.head, r.behind_ms
-            )
+        let now = Instant::now();
+        let mut sync = lock(&self.sync);
+        let since_poll = sync.polled_at.map(|t| now.saturating_duration_since(t));
+        if !sync.lag.unready(now, since_poll, self.config.ready_max_lag) {
+            return None;
+        }
+        let applied = *lock(&self.published);
+        Some(match since_poll.filter(|d| *d > self.config.ready_max_lag) {
+            Some(d) => format!("not polled the datastore for {} ms (at revision {applied})", d.as_millis()),
+            None => format!(
+                "behind the datastore: at revision {applied} of {}, trailing by {} ms (ready again once caught up)",
+                sync.lag.head(),
+                sync.lag.lag(now).as_millis()
+            ),
         })
     }
 
@@ -255,13 +265,13 @@ impl<S: State> Writer<S> {
     pub(crate) fn replication(&self) -> Replication {
         let applied = *lock(&self.published);
         let sync = lock(&self.sync);
-        let head = sync.head.max(applied);
+        let head = sync.lag.head().max(applied);
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         Replication {
             applied,
             head,
             behind_revisions: head - applied,
-            behind_ms: if head > applied { ms(sync.caught_up_at.elapsed()) } else { 0 },
+            behind_ms: ms(sync.lag.lag(Instant::now())),
             last_poll_ms: sync.polled_at.map(|t| ms(t.elapsed())),
             poll_error: sync.poll_error.clone(),
             replayed: sync.replayed,
@@ -488,12 +498,8 @@ impl<S: State> Writer<S> {
         self.latest.store(last);
         *lock(&self.published) = rev;
         self.published_cv.notify_all();
-        let mut sync = lock(&self.sync);
-        if rev >= sync.head {
-            // A commit of our own moved the head to here (or following reached it).
-            sync.head = rev;
-            sync.caught_up_at = Instant::now();
-        }
+        // A commit of our own moved the head to here, or following reached it.
+        lock(&self.sync).lag.applied(rev);
     }
 
     /// Records a poll of the head: its value, or why it failed.
@@ -501,12 +507,11 @@ impl<S: State> Writer<S> {
         let mut sync = lock(&self.sync);
         match head {
             Ok(head) => {
-                sync.polled_at = Some(Instant::now());
+                let now = Instant::now();
+                sync.polled_at = Some(now);
                 sync.poll_error = None;
-                sync.head = sync.head.max(head);
-                if applied >= sync.head {
-                    sync.caught_up_at = Instant::now();
-                }
+                sync.lag.applied(applied);
+                sync.lag.saw_head(head, now);
             }
             Err(e) => sync.poll_error = Some(e.to_string()),
         }

@@ -63,8 +63,11 @@ pub struct SharedState {
     pub(crate) gate: gate::Gate,
     /// The stores' readiness as last evaluated, and when (`/readyz` answers from it for
     /// [`READINESS_FRESH`], so that probes under load never queue behind storage).
-    readiness: std::sync::Mutex<Option<(std::time::Instant, Arc<std::collections::BTreeMap<String, String>>)>>,
+    readiness: std::sync::Mutex<Option<(std::time::Instant, Degraded)>>,
 }
+
+/// Every store that makes this replica unready, with why.
+type Degraded = Arc<std::collections::BTreeMap<String, String>>;
 
 /// How long `/readyz` reuses its last evaluation of the stores.
 const READINESS_FRESH: std::time::Duration = std::time::Duration::from_millis(100);
@@ -91,7 +94,7 @@ impl AppState {
 
     /// Every store that makes this replica unready, with why: the last evaluation when it is
     /// fresh, else a new one (off the async workers: it probes storage).
-    async fn degraded(&self) -> Arc<std::collections::BTreeMap<String, String>> {
+    async fn degraded(&self) -> Degraded {
         let last = self.readiness.lock().ok().and_then(|g| g.clone());
         if let Some((_, d)) = last.filter(|(at, _)| at.elapsed() < READINESS_FRESH) {
             return d;

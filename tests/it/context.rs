@@ -191,7 +191,12 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
     };
     let e = open();
     let h = e.store("s").expect("store");
-    assert!(h.attempt("att-1").is_err(), "attempts are not durable");
+    // An attempt is recorded in the datastore: after a restart it is the same attempt (its
+    // revision is still the newest, so the records rebuild its snapshot), and its one context
+    // stays sealed.
+    let again = h.attempt("att-1").expect("the attempt survives a restart");
+    assert_eq!(again.snapshot.revision(), sealed.revision);
+    assert!(matches!(h.assemble_context("att-1", &req), Err(earshot_store::StoreError::AttemptSealed(_))));
     let back = h.sealed_context("att-1").expect("read").expect("sealed context on record");
     let mut want = sealed.clone();
     for i in &mut want.items {
@@ -346,7 +351,8 @@ const EVERYTHING: &str = "content summary";
 /// window larger than the memory, it holds every admitted item that has content.
 fn contexts_agree_with_the_oracle(h: &Harness) -> Result<(), String> {
     for (n, c) in standard_containers().into_iter().enumerate() {
-        let id = format!("p{n}");
+        // A fresh id per attempt: attempts are recorded in the datastore, and an id is never reused.
+        let id = format!("p{n}-{}", earshot_store::new_attempt_id());
         h.store.create_attempt(c.clone(), h.store.latest(), id.clone()).map_err(|e| e.to_string())?;
         let req = ContextRequest { query: EVERYTHING.into(), fetch: Some(200), k: Some(200), owners: vec![] };
         let ctx = h.store.assemble_context(&id, &req).map_err(|e| format!("context for {c:?}: {e}"))?;

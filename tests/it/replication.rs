@@ -360,6 +360,126 @@ async fn readiness_does_not_flap_under_a_steady_stream_of_writes() {
     assert_eq!(q.condition(), None, "{:?}", q.replication());
 }
 
+/// Issue 32: any replica answers every retained revision and every live attempt as the replica
+/// that wrote it. Replica A writes a history (items, a grant, its revocation, a lifecycle
+/// change) and opens an attempt; replica B starts afterwards, so it holds only the newest
+/// revision. B builds any older one from the datastore's history: `at_exact` of every
+/// revision answers the same on both (checks, lookups, historical markers), and the attempt's
+/// reads answer the same on B; B seals the attempt's context, after which A cannot seal
+/// another and shows B's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_replica_answers_every_retained_revision_and_every_live_attempt() {
+    let Some(db) = isolated("anyreplica").expect("PostgreSQL") else { return };
+    let a = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&a).await;
+    let mut tokens = vec![a.call("GET", "/v1/stores/s", None).await.1["token"].as_str().expect("token").to_string()];
+    let mut step = |v: Value| tokens.push(v["token"].as_str().expect("token").to_string());
+    for p in ["b", "c"] {
+        let (s, v) = a.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await;
+        assert_eq!(s, 201, "{v}");
+        step(v);
+    }
+    for (id, origin) in [("x", json!({"participants": ["b"]})), ("y", json!("owner_private")), ("z", json!("public"))] {
+        let body = json!({"id": id, "owner": "o", "content": format!("{id} is about lunch"), "origin": origin});
+        let (s, v) = a.call("POST", "/v1/stores/s/items", Some(body)).await;
+        assert_eq!(s, 201, "{v}");
+        step(v);
+    }
+    let (s, g) = a.call("POST", "/v1/stores/s/items/y/grants", Some(json!({"members": ["c"]}))).await;
+    assert_eq!(s, 201, "{g}");
+    let grant = g["ids"][0].as_str().expect("grant").to_string();
+    step(g);
+    // An attempt pinned here, for c: y is admitted through the grant.
+    let c_container = json!({"owner": "o", "viewers": {"participants": ["c"]}});
+    let (s, attempt) = a.call("POST", "/v1/stores/s/attempts", Some(json!({"container": c_container}))).await;
+    assert_eq!(s, 201, "{attempt}");
+    let attempt = attempt["attempt"].as_str().expect("attempt id").to_string();
+    let (s, v) = a.call("DELETE", &format!("/v1/stores/s/grants/{grant}"), None).await;
+    assert_eq!(s, 200, "{v}");
+    step(v);
+    let (s, v) = a.call("POST", "/v1/stores/s/items/x/lifecycle", Some(json!({"action": "freeze"}))).await;
+    assert_eq!(s, 200, "{v}");
+    step(v);
+
+    // B starts now: it holds the newest revision only.
+    let b = TestApp::with_backend(Arc::new(db.another().expect("second replica")));
+    let containers =
+        [json!({"owner": "o", "viewers": {"participants": ["b"]}}), c_container.clone(), json!({"owner": "o"})];
+    let strip = |mut v: Value| {
+        // What may differ between replicas: where the replica stands (not part of an answer).
+        if let Some(m) = v.as_object_mut() {
+            m.remove("replication");
+        }
+        v
+    };
+    for token in &tokens {
+        for c in &containers {
+            for (path, body) in [
+                ("check/bulk", json!({"items": ["x", "y", "z"], "container": c, "consistency": {"at_exact": token}})),
+                ("lookup", json!({"container": c, "consistency": {"at_exact": token}})),
+            ] {
+                let on_a = a.call("POST", &format!("/v1/stores/s/{path}"), Some(body.clone())).await;
+                let on_b = b.call("POST", &format!("/v1/stores/s/{path}"), Some(body)).await;
+                assert_eq!(on_a.0, 200, "{path} at {token} on A: {}", on_a.1);
+                assert_eq!(
+                    (on_b.0, strip(on_b.1.clone())),
+                    (on_a.0, strip(on_a.1.clone())),
+                    "{path} at {token}: B differs from A"
+                );
+            }
+        }
+        let view_a = a.call("GET", &format!("/v1/stores/s/items/y?at_exact={token}"), None).await;
+        let view_b = b.call("GET", &format!("/v1/stores/s/items/y?at_exact={token}"), None).await;
+        assert_eq!(view_a, view_b, "item view at {token}");
+    }
+
+    // The attempt, read on B: the same snapshot, container and instant as on A.
+    for body in [json!({"item": "y", "attempt": attempt}), json!({"item": "x", "attempt": attempt})] {
+        let on_a = a.call("POST", "/v1/stores/s/check", Some(body.clone())).await;
+        let on_b = b.call("POST", "/v1/stores/s/check", Some(body)).await;
+        assert_eq!(on_a, on_b, "a check under the attempt");
+    }
+    let on_b = b.call("POST", "/v1/stores/s/check", Some(json!({"item": "y", "attempt": attempt}))).await;
+    assert_eq!(on_b.1["reason"], "admitted_grant", "the attempt's snapshot had the grant: {}", on_b.1);
+    let lookup_a = a.call("POST", "/v1/stores/s/lookup", Some(json!({"attempt": attempt}))).await;
+    let lookup_b = b.call("POST", "/v1/stores/s/lookup", Some(json!({"attempt": attempt}))).await;
+    assert_eq!(lookup_a, lookup_b);
+    assert_eq!(
+        a.call("GET", &format!("/v1/stores/s/attempts/{attempt}"), None).await,
+        b.call("GET", &format!("/v1/stores/s/attempts/{attempt}"), None).await
+    );
+    // B seals the one context; A cannot seal another, and shows B's.
+    let (s, sealed) =
+        b.call("POST", &format!("/v1/stores/s/attempts/{attempt}/context"), Some(json!({"query": "lunch"}))).await;
+    assert_eq!(s, 200, "{sealed}");
+    let items: Vec<&str> =
+        sealed["items"].as_array().expect("items").iter().filter_map(|i| i["item"].as_str()).collect();
+    assert_eq!(items, ["y", "z"], "{sealed}");
+    let (s, v) =
+        a.call("POST", &format!("/v1/stores/s/attempts/{attempt}/context"), Some(json!({"query": "lunch"}))).await;
+    assert_eq!((s.as_u16(), v["error"]["code"].as_str()), (409, Some("attempt_sealed")), "{v}");
+    let shown = a.call("GET", &format!("/v1/stores/s/attempts/{attempt}"), None).await;
+    assert_eq!(
+        shown.1["context"]["items"],
+        sealed["items"]
+            .as_array()
+            .map(|i| i
+                .iter()
+                .map(|x| {
+                    let mut x = x.clone();
+                    if let Some(m) = x.as_object_mut() {
+                        m.remove("content");
+                    }
+                    x
+                })
+                .collect::<Vec<_>>())
+            .map(Value::from)
+            .unwrap_or_default(),
+        "{}",
+        shown.1
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_that_no_longer_reaches_back_means_a_rebuild_and_a_refused_watch() {
     let Some(db) = isolated("pruned").expect("PostgreSQL") else { return };

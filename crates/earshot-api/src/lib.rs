@@ -101,8 +101,10 @@ impl AppState {
         }
         let earshot = self.earshot.clone();
         let degraded = Arc::new(tokio::task::spawn_blocking(move || earshot.degraded()).await.unwrap_or_default());
+        // Only a healthy answer is reused: an unready replica is asked again at every probe,
+        // so that it turns ready as soon as its condition clears.
         if let Ok(mut g) = self.readiness.lock() {
-            *g = Some((std::time::Instant::now(), degraded.clone()));
+            *g = degraded.is_empty().then(|| (std::time::Instant::now(), degraded.clone()));
         }
         degraded
     }

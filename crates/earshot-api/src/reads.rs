@@ -154,7 +154,14 @@ async fn read_with<R>(
             ));
         }
         // An attempt's pinned snapshot is its own newest state (SPEC §1.10): never historical.
-        let a = handle.attempt(&a)?;
+        // One another replica created is read from the datastore (off the async workers).
+        let a = match handle.attempt_here(&a) {
+            Some(a) => a,
+            None => {
+                let h = handle.clone();
+                blocking(move || h.attempt(&a)).await?
+            }
+        };
         return decide(
             &handle,
             &ReadAt { snapshot: &a.snapshot, container: a.resolved, now_ms: a.at_ms, historical: None },
@@ -410,8 +417,11 @@ pub async fn create_attempt(
         return Err(earshot_store::StoreError::RevisionNotLatest { requested, latest }.into());
     }
     let snapshot = point.snapshot;
-    // Attempt ids are random and unguessable, from the same generator the store uses.
-    let a = handle.create_attempt(req.container, snapshot, earshot_store::new_id())?;
+    // Attempt ids are random and unguessable (UUID v7: 74 random bits), and recorded in the
+    // datastore before the answer (off the async workers).
+    let h = handle.clone();
+    let container = req.container;
+    let a = blocking(move || h.create_attempt(container, snapshot, earshot_store::new_attempt_id())).await?;
     Ok((StatusCode::CREATED, Json(attempt_response(&handle, &a))))
 }
 
@@ -437,10 +447,12 @@ pub async fn get_attempt(
     let Path((store, attempt)) = path?;
     p.require(Scope::Reader, Some(&store))?;
     let handle = st.store(&store).await?;
-    let live = handle.attempt(&attempt);
-    let h = handle.clone();
-    let id = attempt.clone();
-    let sealed = blocking(move || h.sealed_context(&id)).await?;
+    let (h, id) = (handle.clone(), attempt.clone());
+    let (live, sealed) = blocking(move || {
+        let live = h.attempt(&id);
+        h.sealed_context(&id).map(|sealed| (live, sealed))
+    })
+    .await?;
     match (live, sealed) {
         (Ok(a), context) => Ok(Json(AttemptResponse { context, ..attempt_response(&handle, &a) })),
         // Expired (or from before a restart), but its sealed context is on record.

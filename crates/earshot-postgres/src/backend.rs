@@ -27,7 +27,18 @@ pub struct PgOptions {
     pub connect_timeout: Duration,
     /// Longest a caller waits for a connection while all are in use.
     pub pool_wait: Duration,
+    /// How many revisions back each store's past record values are kept (the history from
+    /// which any replica builds the records of an older revision: `at_exact` reads and
+    /// attempts after a failover). A store's history is pruned 64 revisions at a time.
+    pub history_revisions: u64,
 }
+
+/// [`PgOptions::history_revisions`] by default: the retention of past snapshots a replica
+/// keeps in memory (`Config::retention_max`).
+pub const DEFAULT_HISTORY_REVISIONS: u64 = 10_000;
+
+/// The history is pruned when the head crosses a multiple of this.
+const PRUNE_EVERY: u64 = 64;
 
 impl PgOptions {
     /// Defaults: prefix `earshot_`, 4 connections, 5 s to connect, 5 s to wait for one.
@@ -38,6 +49,7 @@ impl PgOptions {
             pool_size: 4,
             connect_timeout: Duration::from_secs(5),
             pool_wait: Duration::from_secs(5),
+            history_revisions: DEFAULT_HISTORY_REVISIONS,
         }
     }
 
@@ -53,6 +65,7 @@ impl PgOptions {
 pub struct PgBackend {
     pool: Pool,
     tables: Tables,
+    history_revisions: u64,
     /// Why the database is unreachable, set by a failed call and cleared by a successful one.
     fault: Mutex<Option<String>>,
 }
@@ -94,7 +107,7 @@ impl PgBackend {
             config.application_name("earshot");
         }
         let pool = Pool::new(config, Texts::new(&tables), options.pool_size, options.pool_wait);
-        let backend = PgBackend { pool, tables, fault: Mutex::new(None) };
+        let backend = PgBackend { pool, tables, history_revisions: options.history_revisions, fault: Mutex::new(None) };
         off_runtime(|| backend.create_schema())?;
         Ok(backend)
     }
@@ -181,12 +194,45 @@ impl PgBackend {
             return Err(PgError::Invalid(format!("revision {new} does not follow the expected head {expected}")));
         }
         let incarnation = first.incarnation.clone();
-        self.transact(store, Some((expected, new, incarnation)), &ops)?;
+        let history = History::of(&segments)?;
+        self.transact(store, Some((expected, new, incarnation)), &ops, Some(history))?;
         Ok(new)
     }
 
-    /// One transaction: head CAS (if revisioned), then records.
-    fn transact(&self, store: &str, head: Option<(u64, u64, Option<String>)>, ops: &[Op]) -> Result<()> {
+    /// The records of `store` as they were at `revision`, from the current records and the
+    /// history of past values (`None` when the history no longer reaches back to it: the
+    /// rebuilt revision record is then of a later revision). In one statement, so of one
+    /// instant of the database.
+    pub fn load_at(&self, store: &str, revision: u64) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+        let at = to_i64(revision)?;
+        let rows = self.with_conn(|c| {
+            let b = crate::sql::ON_DEMAND_RANGES;
+            let rows = c
+                .client
+                .query(&c.st.load_at, &[&store, &at, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]])
+                .map_err(|e| PgError::from_client(store, &e, false))?;
+            Ok(rows.into_iter().map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, Vec<u8>>(1))).collect::<Vec<_>>())
+        })?;
+        // Every revision writes the revision record: it names the revision the rows are of.
+        let meta = rows.iter().find(|(k, _)| k.as_slice() == ops::META_KEY);
+        let meta: Option<earshot_store::durable::MetaRecord> = match meta {
+            Some((_, v)) => Some(serde_json::from_slice(v).map_err(|e| {
+                PgError::Corrupt(format!("store `{store}`: a past revision record is unreadable: {e}"))
+            })?),
+            None => None,
+        };
+        Ok(meta.filter(|m| m.revision == revision).map(|_| rows))
+    }
+
+    /// One transaction: head CAS (if revisioned), then records, and for a revisioned commit the
+    /// past value of every record it touches (the history), in the same statement.
+    fn transact(
+        &self,
+        store: &str,
+        head: Option<(u64, u64, Option<String>)>,
+        ops: &[Op],
+        history: Option<History>,
+    ) -> Result<()> {
         let net = ops::net_effect(ops);
         let (mut put_keys, mut put_values, mut del_keys) = (Vec::new(), Vec::new(), Vec::new());
         for (k, v) in net {
@@ -224,14 +270,88 @@ impl PgBackend {
                     });
                 }
             }
-            if !put_keys.is_empty() {
-                tx.execute(&c.st.upsert, &[&store, &put_keys, &put_values]).map_err(err)?;
-            }
-            if !del_keys.is_empty() {
-                tx.execute(&c.st.delete, &[&store, &del_keys]).map_err(err)?;
+            match &history {
+                Some(h) => {
+                    tx.execute(
+                        &c.st.write_versioned,
+                        &[
+                            &store,
+                            &h.first_revisions,
+                            &h.first_keys,
+                            &h.again_revisions,
+                            &h.again_keys,
+                            &h.again_values,
+                            &put_keys,
+                            &put_values,
+                            &del_keys,
+                        ],
+                    )
+                    .map_err(err)?;
+                    if let Some((expected, _, new_i, _)) = &head {
+                        let new = u64::try_from(*new_i).unwrap_or(0);
+                        // Pruned when the head crosses a multiple of `PRUNE_EVERY`.
+                        if new / PRUNE_EVERY != *expected / PRUNE_EVERY && new > self.history_revisions {
+                            let through = to_i64(new - self.history_revisions)?;
+                            tx.execute(&c.st.prune_history, &[&store, &through]).map_err(err)?;
+                        }
+                    }
+                }
+                None => {
+                    if !put_keys.is_empty() {
+                        tx.execute(&c.st.upsert, &[&store, &put_keys, &put_values]).map_err(err)?;
+                    }
+                    if !del_keys.is_empty() {
+                        tx.execute(&c.st.delete, &[&store, &del_keys]).map_err(err)?;
+                    }
+                }
             }
             tx.commit().map_err(|e| PgError::from_client(store, &e, true))
         })
+    }
+}
+
+/// The history rows of one revisioned commit: for every key each revision touches (outside the
+/// on-demand ranges), the value it had before that revision. A key first touched in the commit
+/// takes it from the records (`first_*`); a key an earlier revision of the same commit touched
+/// takes what that revision wrote (`again_*`, `None`: deleted).
+struct History {
+    first_revisions: Vec<i64>,
+    first_keys: Vec<Vec<u8>>,
+    again_revisions: Vec<i64>,
+    again_keys: Vec<Vec<u8>>,
+    again_values: Vec<Option<Vec<u8>>>,
+}
+
+impl History {
+    fn of(segments: &[ops::Segment]) -> Result<Self> {
+        let mut h = History {
+            first_revisions: Vec::new(),
+            first_keys: Vec::new(),
+            again_revisions: Vec::new(),
+            again_keys: Vec::new(),
+            again_values: Vec::new(),
+        };
+        let mut written: std::collections::BTreeMap<&[u8], Option<&[u8]>> = std::collections::BTreeMap::new();
+        for s in segments {
+            let revision = to_i64(s.revision)?;
+            for (k, v) in ops::net_effect(&s.ops) {
+                if ops::on_demand(k) {
+                    continue;
+                }
+                match written.insert(k, v) {
+                    None => {
+                        h.first_revisions.push(revision);
+                        h.first_keys.push(k.to_vec());
+                    }
+                    Some(before) => {
+                        h.again_revisions.push(revision);
+                        h.again_keys.push(k.to_vec());
+                        h.again_values.push(before.map(<[u8]>::to_vec));
+                    }
+                }
+            }
+        }
+        Ok(h)
     }
 }
 
@@ -257,11 +377,11 @@ impl Backend for PgBackend {
     }
 
     fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let b: [&[u8]; 6] = [b"c/", b"c0", b"l/", b"l0", b"t/", b"t0"];
+        let b = crate::sql::ON_DEMAND_RANGES;
         Ok(self.with_conn(|c| {
             let rows = c
                 .client
-                .query(&c.st.load, &[&store, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]])
+                .query(&c.st.load, &[&store, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]])
                 .map_err(|e| PgError::from_client(store, &e, false))?;
             Ok(rows.into_iter().map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, Vec<u8>>(1))).collect())
         })?)
@@ -281,7 +401,7 @@ impl Backend for PgBackend {
                     .ok_or_else(|| StoreError::Storage(format!("store `{store}`: a commit cannot be of revision 0")))?;
                 self.commit_at(store, expected, ops).map(|_| ())
             }
-            None => self.transact(store, None, &ops),
+            None => self.transact(store, None, &ops, None),
         };
         if let Err(e) = &result {
             if e.is_conflict() {
@@ -344,6 +464,22 @@ impl Backend for PgBackend {
         Ok(PgBackend::head(self, store)?)
     }
 
+    /// `INSERT … ON CONFLICT DO NOTHING`: of two replicas writing the key at once, one writes.
+    fn put_new(&self, store: &str, key: Vec<u8>, value: Vec<u8>) -> earshot_store::Result<bool> {
+        Ok(self.with_conn(|c| {
+            let rows = c
+                .client
+                .execute(&c.st.insert_new, &[&store, &key, &value])
+                .map_err(|e| PgError::from_client(store, &e, true))?;
+            Ok(rows == 1)
+        })?)
+    }
+
+    /// From the history of past values, as far back as it is kept.
+    fn load_at(&self, store: &str, revision: u64) -> earshot_store::Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+        Ok(PgBackend::load_at(self, store, revision)?)
+    }
+
     /// A `REPEATABLE READ READ ONLY` transaction on a connection of its own: an export reads
     /// one instant of the database, whatever any replica commits meanwhile.
     fn snapshot(&self, store: &str) -> earshot_store::Result<Option<Box<dyn RecordsView>>> {
@@ -359,6 +495,7 @@ impl Backend for PgBackend {
             let mut tx = c.client.transaction().map_err(err)?;
             tx.execute(&c.st.drop_head, &[&store]).map_err(err)?;
             tx.execute(&c.st.drop_records, &[&store]).map_err(err)?;
+            tx.execute(&c.st.drop_history, &[&store]).map_err(err)?;
             tx.commit().map_err(|e| PgError::from_client(store, &e, true))
         })?)
     }

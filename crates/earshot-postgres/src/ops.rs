@@ -59,6 +59,13 @@ pub fn segments(ops: &[Op]) -> Result<Vec<Segment>> {
     Ok(out)
 }
 
+/// Whether `key` is an on-demand record (content, the revision log, sealed contexts, attempts):
+/// never loaded with the rest, so never kept in the history either.
+pub fn on_demand(key: &[u8]) -> bool {
+    key.get(1) == Some(&b'/')
+        && key.first().is_some_and(|p| earshot_store::kernel::backend::ON_DEMAND_PREFIXES.contains(p))
+}
+
 /// The net effect of ops applied in order: the last op on each key wins (`None` deletes).
 pub fn net_effect(ops: &[Op]) -> BTreeMap<&[u8], Option<&[u8]>> {
     let mut net = BTreeMap::new();

@@ -29,6 +29,11 @@ pub struct Prepared {
     pub scan: Statement,
     pub drop_records: Statement,
     pub drop_head: Statement,
+    pub write_versioned: Statement,
+    pub load_at: Statement,
+    pub prune_history: Statement,
+    pub drop_history: Statement,
+    pub insert_new: Statement,
 }
 
 impl Prepared {
@@ -45,6 +50,11 @@ impl Prepared {
             scan: client.prepare(&t.scan)?,
             drop_records: client.prepare(&t.drop_records)?,
             drop_head: client.prepare(&t.drop_head)?,
+            write_versioned: client.prepare(&t.write_versioned)?,
+            load_at: client.prepare(&t.load_at)?,
+            prune_history: client.prepare(&t.prune_history)?,
+            drop_history: client.prepare(&t.drop_history)?,
+            insert_new: client.prepare(&t.insert_new)?,
         })
     }
 }

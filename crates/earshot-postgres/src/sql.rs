@@ -19,6 +19,8 @@ const MAX_PREFIX: usize = 40;
 pub struct Tables {
     pub records: String,
     pub heads: String,
+    /// Past values of the records, by the revision that overwrote them (multi-version rows).
+    pub history: String,
     /// The ops log of an earlier version, only ever dropped.
     legacy_log: String,
 }
@@ -39,13 +41,14 @@ impl Tables {
         Ok(Tables {
             records: format!("{prefix}records"),
             heads: format!("{prefix}heads"),
+            history: format!("{prefix}history"),
             legacy_log: format!("{prefix}log"),
         })
     }
 
     /// The schema, one statement each, safe to run again.
-    pub fn schema(&self) -> [String; 3] {
-        let Tables { records, heads, .. } = self;
+    pub fn schema(&self) -> [String; 4] {
+        let Tables { records, heads, history, .. } = self;
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {records} (\
@@ -56,13 +59,22 @@ impl Tables {
                 "CREATE TABLE IF NOT EXISTS {heads} (store TEXT PRIMARY KEY, revision BIGINT NOT NULL, incarnation TEXT)"
             ),
             format!("ALTER TABLE {heads} ADD COLUMN IF NOT EXISTS incarnation TEXT"),
+            // A value a revision overwrote or deleted, as it was before that revision (`value`
+            // NULL: the key did not exist). The records of revision `r` are the current ones
+            // with each key touched after `r` replaced by its row of the first revision after
+            // `r` that touched it.
+            format!(
+                "CREATE TABLE IF NOT EXISTS {history} (\
+                   store TEXT NOT NULL, revision BIGINT NOT NULL, key BYTEA NOT NULL, value BYTEA, \
+                   PRIMARY KEY (store, revision, key))"
+            ),
         ]
     }
 
     /// Drops the tables (tests, tools).
     pub fn drop_all(&self) -> String {
-        let Tables { records, heads, legacy_log } = self;
-        format!("DROP TABLE IF EXISTS {records}, {heads}, {legacy_log}")
+        let Tables { records, heads, history, legacy_log } = self;
+        format!("DROP TABLE IF EXISTS {records}, {heads}, {history}, {legacy_log}")
     }
 }
 
@@ -79,21 +91,36 @@ pub struct Texts {
     pub scan: String,
     pub drop_records: String,
     pub drop_head: String,
+    /// A revisioned commit's records and their past values, in one statement.
+    pub write_versioned: String,
+    pub load_at: String,
+    pub prune_history: String,
+    pub drop_history: String,
+    pub insert_new: String,
+}
+
+/// The on-demand ranges (`c/`, `l/`, `t/`, `y/`: content, the revision log, sealed contexts,
+/// attempts), as the bounds a load skips (`0` follows `/` bytewise). Neither a load nor the
+/// history holds them.
+pub const ON_DEMAND_RANGES: [&[u8]; 8] = [b"c/", b"c0", b"l/", b"l0", b"t/", b"t0", b"y/", b"y0"];
+
+/// The condition on `key` that skips the on-demand ranges, their bounds being parameters
+/// `$first` to `$first + 7`.
+fn not_on_demand(first: usize) -> String {
+    (0..4)
+        .map(|i| format!("NOT (key >= ${} AND key < ${})", first + 2 * i, first + 2 * i + 1))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 impl Texts {
     pub fn new(t: &Tables) -> Self {
-        let Tables { records, heads, .. } = t;
+        let Tables { records, heads, history, .. } = t;
         Texts {
             stores: format!("SELECT store FROM {heads} ORDER BY store"),
-            // Key order is bytewise on BYTEA. Content (`c/…`), the revision log (`l/…`) and
-            // sealed contexts (`t/…`) are read on demand, so the load skips those ranges (`0`
-            // follows `/`).
-            load: format!(
-                "SELECT key, value FROM {records} WHERE store = $1 \
-                   AND NOT (key >= $2 AND key < $3) AND NOT (key >= $4 AND key < $5) \
-                   AND NOT (key >= $6 AND key < $7) ORDER BY key"
-            ),
+            // Key order is bytewise on BYTEA. The on-demand records are read one by one, so the
+            // load skips their ranges.
+            load: format!("SELECT key, value FROM {records} WHERE store = $1 AND {} ORDER BY key", not_on_demand(2)),
             get: format!("SELECT value FROM {records} WHERE store = $1 AND key = $2"),
             head: format!("SELECT revision, incarnation FROM {heads} WHERE store = $1"),
             // The compare-and-set that makes racing writers safe: zero rows means another
@@ -117,6 +144,44 @@ impl Texts {
             drop_head: format!("DELETE FROM {heads} WHERE store = $1"),
             scan: format!(
                 "SELECT key, value FROM {records} WHERE store = $1 AND key >= $2 AND key < $3 ORDER BY key LIMIT $4"
+            ),
+            // Every sub-statement of one statement reads the same snapshot: the history rows
+            // take the values the records have *before* this statement changes them. Keys a
+            // commit touches for the first time take their past value from the records ($2,
+            // $3); keys an earlier revision of the same commit touched take the value that
+            // revision wrote ($4 to $6). Deletes ($9) and puts ($7, $8) never share a key.
+            write_versioned: format!(
+                "WITH first_touch AS (\
+                   INSERT INTO {history} (store, revision, key, value) \
+                   SELECT $1::TEXT, t.rev, t.key, r.value FROM UNNEST($2::BIGINT[], $3::BYTEA[]) AS t (rev, key) \
+                   LEFT JOIN {records} r ON r.store = $1::TEXT AND r.key = t.key \
+                   ON CONFLICT (store, revision, key) DO NOTHING), \
+                 again AS (\
+                   INSERT INTO {history} (store, revision, key, value) \
+                   SELECT $1::TEXT, t.rev, t.key, t.value \
+                   FROM UNNEST($4::BIGINT[], $5::BYTEA[], $6::BYTEA[]) AS t (rev, key, value) \
+                   ON CONFLICT (store, revision, key) DO NOTHING), \
+                 removed AS (DELETE FROM {records} WHERE store = $1::TEXT AND key = ANY($9::BYTEA[])) \
+                 INSERT INTO {records} (store, key, value) \
+                   SELECT $1::TEXT, k, v FROM UNNEST($7::BYTEA[], $8::BYTEA[]) AS t (k, v) \
+                   ON CONFLICT (store, key) DO UPDATE SET value = excluded.value"
+            ),
+            // The records of revision $2: the current ones not touched after it, and the past
+            // value of each key touched after it, from the first revision after it that did.
+            load_at: format!(
+                "SELECT key, value FROM {records} r WHERE store = $1 AND {} \
+                   AND NOT EXISTS (SELECT 1 FROM {history} h WHERE h.store = $1 AND h.revision > $2 AND h.key = r.key) \
+                 UNION ALL \
+                 SELECT key, value FROM (\
+                   SELECT DISTINCT ON (key) key, value FROM {history} WHERE store = $1 AND revision > $2 \
+                   ORDER BY key, revision) past WHERE value IS NOT NULL \
+                 ORDER BY 1",
+                not_on_demand(3)
+            ),
+            prune_history: format!("DELETE FROM {history} WHERE store = $1 AND revision <= $2"),
+            drop_history: format!("DELETE FROM {history} WHERE store = $1"),
+            insert_new: format!(
+                "INSERT INTO {records} (store, key, value) VALUES ($1, $2, $3) ON CONFLICT (store, key) DO NOTHING"
             ),
         }
     }

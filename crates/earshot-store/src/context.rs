@@ -22,7 +22,7 @@ use earshot_core::Viewers;
 use crate::compose::Snapshot;
 use crate::error::{Result, StoreError};
 use crate::handle::StoreHandle;
-use crate::kernel::backend::{key, Op};
+use crate::kernel::backend::key;
 use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, SealedContext};
 use crate::memory::read::{RawDecision, ResolvedContainer};
 use crate::memory::search::{ContentSource, Statistics};
@@ -32,7 +32,7 @@ use crate::memory::snapshot::{Iid, Pid};
 pub(crate) const SEALED_PREFIX: u8 = b't';
 
 /// Longest attempt id looked up in the durable records.
-const MAX_ATTEMPT_ID: usize = 128;
+pub(crate) const MAX_ATTEMPT_ID: usize = 128;
 
 /// One ranked admissible candidate.
 #[derive(Debug, Clone)]
@@ -269,7 +269,10 @@ impl StoreHandle {
             contents.push(self.content(&item.item)?.and_then(|c| c.content));
         }
         let bytes = serde_json::to_vec(&context).map_err(|e| StoreError::Storage(format!("encode: {e}")))?;
-        self.backend().commit(self.id(), vec![Op::Put(key(SEALED_PREFIX, &a.id), bytes)])?;
+        // The first context sealed wins, on any replica: an attempt has one context.
+        if !self.backend().put_new(self.id(), key(SEALED_PREFIX, &a.id), bytes)? {
+            return Err(StoreError::AttemptSealed(a.id.clone()));
+        }
         *sealed = Some(Arc::new(context.clone()));
         drop(sealed);
         let mut response = context;

@@ -95,16 +95,21 @@ const KINDS: [(u8, &str); 14] = [
     (b'x', "identity"),
 ];
 
-/// Key ranges an export reads: everything but the log (`l/…`) and sealed contexts (`t/…`).
-/// (`0` is the byte after `/`.)
+/// Key ranges an export reads: everything but the log (`l/…`), sealed contexts (`t/…`) and
+/// open attempts (`y/…`). (`0` is the byte after `/`.)
 fn segments() -> Vec<(Vec<u8>, Vec<u8>)> {
-    vec![(Vec::new(), b"l/".to_vec()), (b"l0".to_vec(), b"t/".to_vec()), (b"t0".to_vec(), vec![0xff])]
+    vec![
+        (Vec::new(), b"l/".to_vec()),
+        (b"l0".to_vec(), b"t/".to_vec()),
+        (b"t0".to_vec(), b"y/".to_vec()),
+        (b"y0".to_vec(), vec![0xff]),
+    ]
 }
 
 /// Whether an export reads the record at `key` (the keys [`segments`] cover): what a pin of a
 /// running store saves pre-images of.
 pub(crate) fn exported_key(key: &[u8]) -> bool {
-    !(key.starts_with(b"l/") || key.starts_with(b"t/"))
+    !(key.starts_with(b"l/") || key.starts_with(b"t/") || key.starts_with(b"y/"))
 }
 
 /// The first line of an export: the store's revision record.

@@ -237,19 +237,27 @@ impl StoreHandle {
         Ok(ReadPoint { snapshot, at_ms, historical })
     }
 
-    /// Pins a snapshot for a model attempt.
+    /// Pins a snapshot for a model attempt. The attempt is recorded in the datastore before it
+    /// is answered (`y/<attempt>`: its container, revision and instant), so that any replica
+    /// can serve it, after a failover too (see [`StoreHandle::attempt`]). Blocks on storage.
     pub fn create_attempt(&self, container: ContainerInput, snapshot: Arc<Snapshot>, id: String) -> Result<Attempt> {
         self.purge_attempts();
         if self.attempts.len() >= self.config().max_attempts {
             return Err(StoreError::AttemptCapacity);
         }
         let resolved = snapshot.resolve_container(&container)?;
+        let at_ms = self.now_ms();
+        let record = AttemptRecord { container, revision: snapshot.revision(), at_ms, created_at_ms: at_ms };
+        let bytes = serde_json::to_vec(&record).map_err(|e| StoreError::Storage(format!("encode: {e}")))?;
+        if !self.backend().put_new(self.id(), crate::kernel::backend::key(ATTEMPT_PREFIX, &id), bytes)? {
+            return Err(StoreError::Storage(format!("attempt id `{id}` is taken")));
+        }
         let attempt = Attempt {
             id: id.clone(),
             snapshot,
-            container,
+            container: record.container,
             resolved,
-            at_ms: self.now_ms(),
+            at_ms,
             created: Instant::now(),
             sealed: Arc::default(),
         };
@@ -257,12 +265,53 @@ impl StoreHandle {
         Ok(attempt)
     }
 
-    /// A live attempt by id.
+    /// A live attempt of this replica's by id, without reading storage (`None`: not here; it
+    /// may still be another replica's, see [`StoreHandle::attempt`]).
+    pub fn attempt_here(&self, id: &str) -> Option<Attempt> {
+        self.attempts.get(id).filter(|a| a.created.elapsed() < self.config().attempt_ttl).map(|a| a.clone())
+    }
+
+    /// A live attempt by id: this replica's, or one another replica created, read from the
+    /// datastore and pinned here to the same snapshot (its revision, built from the datastore's
+    /// history when this replica does not hold it), the same container and the same instant,
+    /// so that every read naming it answers as on the replica that created it. Blocks on
+    /// storage when the attempt is not here.
     pub fn attempt(&self, id: &str) -> Result<Attempt> {
-        match self.attempts.get(id) {
-            Some(a) if a.created.elapsed() < self.config().attempt_ttl => Ok(a.clone()),
-            _ => Err(StoreError::AttemptNotFound(id.chars().take(64).collect())),
+        if let Some(a) = self.attempt_here(id) {
+            return Ok(a);
         }
+        let missing = || StoreError::AttemptNotFound(id.chars().take(64).collect());
+        if id.is_empty() || id.len() > crate::context::MAX_ATTEMPT_ID {
+            return Err(missing());
+        }
+        let Some(bytes) = self.backend().get(self.id(), &crate::kernel::backend::key(ATTEMPT_PREFIX, id))? else {
+            return Err(missing());
+        };
+        let record: AttemptRecord = serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError::Integrity(format!("the record of attempt `{id}` is unreadable: {e}")))?;
+        let age = Duration::from_millis(u64::try_from(self.now_ms().saturating_sub(record.created_at_ms)).unwrap_or(0));
+        if age >= self.config().attempt_ttl {
+            return Err(missing());
+        }
+        // The attempt's snapshot, whatever the retention window; gone from the history, the
+        // attempt is gone (it never answers from another snapshot).
+        let snapshot = match self.core.pinned(record.revision) {
+            Ok(s) => s,
+            Err(StoreError::RevisionExpired { .. }) => return Err(missing()),
+            Err(e) => return Err(e),
+        };
+        let resolved = snapshot.resolve_container(&record.container)?;
+        let attempt = Attempt {
+            id: id.to_string(),
+            snapshot,
+            container: record.container,
+            resolved,
+            at_ms: record.at_ms,
+            created: Instant::now().checked_sub(age).unwrap_or_else(Instant::now),
+            sealed: Arc::default(),
+        };
+        // One attempt object per id: of two readers loading it at once, both use the first.
+        Ok(self.attempts.entry(id.to_string()).or_insert(attempt).clone())
     }
 
     fn purge_attempts(&self) {
@@ -276,6 +325,27 @@ impl StoreHandle {
         }
         let ttl = self.config().attempt_ttl;
         self.attempts.retain(|_, a| a.created.elapsed() < ttl);
+        self.purge_attempt_records();
+    }
+
+    /// Deletes the records of attempts past their time to live, oldest first (attempt ids are
+    /// UUID v7, so their keys sort by creation), a bounded batch per sweep.
+    fn purge_attempt_records(&self) {
+        let (from, to) = (crate::kernel::backend::key(ATTEMPT_PREFIX, ""), vec![ATTEMPT_PREFIX, b'0']);
+        let Ok(rows) = self.backend().scan(self.id(), &from, &to, ATTEMPT_SWEEP) else { return };
+        let (now, ttl) = (self.now_ms(), i64::try_from(self.config().attempt_ttl.as_millis()).unwrap_or(i64::MAX));
+        let expired: Vec<crate::kernel::backend::Op> = rows
+            .into_iter()
+            .take_while(|(_, v)| {
+                serde_json::from_slice::<AttemptRecord>(v).map_or(true, |r| now.saturating_sub(r.created_at_ms) >= ttl)
+            })
+            .map(|(k, _)| crate::kernel::backend::Op::Del(k))
+            .collect();
+        if !expired.is_empty() {
+            if let Err(e) = self.backend().commit(self.id(), expired) {
+                tracing::debug!(store = %self.id(), error = %e, "could not delete the records of expired attempts");
+            }
+        }
     }
 
     /// Content and attributes of an item, read from the durable record.
@@ -322,6 +392,28 @@ impl StoreHandle {
     pub fn shutdown(&self) {
         self.core.shutdown();
     }
+}
+
+/// Key prefix of the records of open attempts (`y/<attempt>`): on-demand, never projected.
+const ATTEMPT_PREFIX: u8 = b'y';
+
+/// Most attempt records one sweep deletes.
+const ATTEMPT_SWEEP: usize = 256;
+
+/// What the datastore keeps of an open attempt: enough for any replica to pin the same
+/// snapshot for it and judge at the same instant.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct AttemptRecord {
+    container: ContainerInput,
+    revision: u64,
+    at_ms: i64,
+    created_at_ms: i64,
+}
+
+/// A fresh attempt id: a UUID v7 (random, and sorting by creation, so that expired attempts'
+/// records are swept from the front of their range).
+pub fn new_attempt_id() -> String {
+    uuid::Uuid::now_v7().to_string()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -34,7 +34,7 @@ pub use compose::Records;
 pub use compose::Snapshot;
 pub use context::{Params, Ranked, Ranking};
 pub use error::{Result, StoreError};
-pub use handle::{Attempt, LatestRef, ReadPoint, StoreHandle};
+pub use handle::{new_attempt_id, Attempt, LatestRef, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, Head, MemoryBackend, Op, RecordsView, SledBackend};
 pub use kernel::log::LogEntry;
 pub use kernel::writer::Replication;

@@ -22,13 +22,25 @@ pub enum Op {
 pub trait Backend: Send + Sync + 'static {
     /// Ids of every store that has records.
     fn stores(&self) -> Result<Vec<String>>;
-    /// Every record of one store except the on-demand ones (keys under `c/`, `l/` and `t/`, see
+    /// Every record of one store except the on-demand ones (keys under `c/`, `l/`, `t/` and `y/`, see
     /// [`ON_DEMAND_PREFIXES`]), which are read with `get`, in key order.
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Applies `ops` atomically and durably.
     fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()>;
     /// One record, for reads of data kept out of the projection (the on-demand records).
     fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Writes one record outside the revision sequence (an on-demand record) only if its key
+    /// does not exist yet, durably; answers whether it wrote. A backend that other processes
+    /// share must decide this atomically against them (the first of two replicas sealing one
+    /// attempt's context wins); the default, for a backend only this process writes, reads
+    /// and then commits.
+    fn put_new(&self, store: &str, key: Vec<u8>, value: Vec<u8>) -> Result<bool> {
+        if self.get(store, &key)?.is_some() {
+            return Ok(false);
+        }
+        self.commit(store, vec![Op::Put(key, value)])?;
+        Ok(true)
+    }
     /// Up to `limit` records of one store with keys in `[from, to)`, in key order (the revision
     /// log's reads).
     fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
@@ -62,6 +74,12 @@ pub trait Backend: Send + Sync + 'static {
     fn drop_store(&self, _store: &str) -> Result<()> {
         Err(StoreError::StorageUnavailable("this datastore cannot delete a store".into()))
     }
+    /// Every record of one store as it was at `revision` (the on-demand ones excepted, as for
+    /// `load`), for a backend that keeps past values (a shared datastore: so that any replica
+    /// can build any retained revision). `None` when it does not keep them back to `revision`.
+    fn load_at(&self, _store: &str, _revision: u64) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+        Ok(None)
+    }
     /// A read-only view of `store`'s records as they are now, which no later commit changes,
     /// whichever process makes it: the datastore's own snapshot (PostgreSQL's `REPEATABLE
     /// READ`). `None` when the datastore has none; an export then pins the records through
@@ -83,7 +101,7 @@ pub trait RecordsView: Send {
 /// Key prefixes of on-demand records: large values and write-once audit records that a domain
 /// reads one by one with `get` and never projects, so `load` leaves them out. The kernel only
 /// reserves the key space; which domain uses it is the domain's business.
-pub const ON_DEMAND_PREFIXES: [u8; 3] = [b'c', b'l', b't'];
+pub const ON_DEMAND_PREFIXES: [u8; 4] = [b'c', b'l', b't', b'y'];
 
 /// Free space kept on the data directory's filesystem unless configured otherwise.
 pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
@@ -499,8 +517,8 @@ impl Backend for SledBackend {
         if let Some(f) = self.fault().as_ref() {
             return Err(StoreError::StorageUnavailable(f.reason.clone()));
         }
-        // On-demand records (`c/…`, `l/…`, `t/…`) are never projected, so start-up skips them
-        // (`0` follows `/`). No size hint: `Tree::len` is itself a full scan in sled 0.34.
+        // On-demand records (`c/…`, `l/…`, `t/…`, `y/…`) are never projected, so start-up skips
+        // them (`0` follows `/`). No size hint: `Tree::len` is itself a full scan in sled 0.34.
         self.with_db(|o| {
             let scan = || -> std::result::Result<Vec<Record>, sled::Error> {
                 let tree = tree(&o.db, store)?;
@@ -509,7 +527,8 @@ impl Backend for SledBackend {
                     .range(..b"c/".as_slice())
                     .chain(tree.range(b"c0".as_slice()..b"l/".as_slice()))
                     .chain(tree.range(b"l0".as_slice()..b"t/".as_slice()))
-                    .chain(tree.range(b"t0".as_slice()..));
+                    .chain(tree.range(b"t0".as_slice()..b"y/".as_slice()))
+                    .chain(tree.range(b"y0".as_slice()..));
                 for kv in ranges {
                     let (k, v) = kv?;
                     out.push((k.to_vec(), v.to_vec()));

@@ -110,6 +110,8 @@ pub(crate) struct Writer<S: State> {
     metrics: Arc<StoreMetrics>,
     /// Readers of the records at one revision (exports), whose pre-images commits save.
     pins: Pins,
+    /// Held while a past revision is built from the datastore's history (`pinned`).
+    building: Mutex<()>,
 }
 
 impl<S: State> Writer<S> {
@@ -157,6 +159,7 @@ impl<S: State> Writer<S> {
             metrics,
             config,
             pins: Pins::default(),
+            building: Mutex::new(()),
         });
         let weak = Arc::downgrade(&handle);
         let start = (snap.as_ref().clone(), aside);
@@ -446,14 +449,91 @@ impl<S: State> Writer<S> {
         Ok(())
     }
 
-    /// The retained snapshot at exactly `rev`.
+    /// The snapshot at exactly `rev`, when `rev` is inside the retention window: the newest
+    /// revision, or one of the last `retention_max` committed less than `retention_window` ago
+    /// (judged when asked, from the revision's own commit time, so that every replica draws
+    /// the window alike). One this replica does not hold (it started, or followed, after it)
+    /// is built from the datastore's history ([`Writer::pinned`]).
     pub(crate) fn exact(&self, rev: u64) -> Result<Arc<S>> {
-        let retained = lock(&self.retained);
-        let oldest = retained.front().map_or(0, |s| s.revision());
-        match retained.binary_search_by_key(&rev, |s| s.revision()) {
-            Ok(i) => retained.get(i).cloned().ok_or(StoreError::RevisionExpired { requested: rev, oldest }),
-            Err(_) => Err(StoreError::RevisionExpired { requested: rev, oldest }),
+        let newest = *lock(&self.published);
+        let oldest = newest.saturating_sub(self.config.retention_max.saturating_sub(1) as u64).max(1);
+        let expired = || StoreError::RevisionExpired { requested: rev, oldest };
+        if rev == newest {
+            return Ok(self.latest());
         }
+        if rev > newest || rev < oldest {
+            return Err(expired());
+        }
+        let window = i64::try_from(self.config.retention_window.as_millis()).unwrap_or(i64::MAX);
+        let within = |committed_at_ms: i64| self.clock.now_ms().saturating_sub(committed_at_ms) <= window;
+        if let Some(s) = self.held(rev) {
+            return if within(s.committed_at_ms()) { Ok(s) } else { Err(expired()) };
+        }
+        // Not held here: the log says when it was committed (no build for an expired one).
+        let logged = self.backend.get(&self.id, &log_key(rev))?;
+        let committed_at_ms = match logged {
+            Some(v) => LogEntry::decode(&self.id, &v)?.committed_at_ms,
+            None => return Err(expired()),
+        };
+        if !within(committed_at_ms) {
+            return Err(expired());
+        }
+        self.pinned(rev).map_err(|e| match e {
+            StoreError::RevisionExpired { .. } => expired(),
+            other => other,
+        })
+    }
+
+    /// A snapshot this replica holds at exactly `rev`.
+    fn held(&self, rev: u64) -> Option<Arc<S>> {
+        let retained = lock(&self.retained);
+        retained.binary_search_by_key(&rev, |s| s.revision()).ok().and_then(|i| retained.get(i).cloned())
+    }
+
+    /// The snapshot at exactly `rev`, whatever the retention window (an attempt pinned to it
+    /// lives longer than the window): held here, or built from the records of `rev` as the
+    /// datastore's history gives them (`Backend::load_at`) and the log replayed from there up
+    /// to the next revision held here, every one of them then held (so that the neighbouring
+    /// revisions cost nothing more). `RevisionExpired` when the history no longer reaches back.
+    pub(crate) fn pinned(&self, rev: u64) -> Result<Arc<S>> {
+        if rev == *lock(&self.published) {
+            return Ok(self.latest());
+        }
+        if let Some(s) = self.held(rev) {
+            return Ok(s);
+        }
+        // One build at a time: a second reader of a revision being built then finds it held.
+        let _one = lock(&self.building);
+        if let Some(s) = self.held(rev) {
+            return Ok(s);
+        }
+        let expired = || StoreError::RevisionExpired { requested: rev, oldest: rev.saturating_add(1) };
+        let raw = self.backend.load_at(&self.id, rev)?.ok_or_else(expired)?;
+        let meta =
+            raw.iter().find(|(k, _)| k.as_slice() == META_KEY).map(|(k, v)| dec::<MetaRecord>(k, v)).transpose()?;
+        if meta.as_ref().map(|m| (m.revision, m.incarnation.as_deref())) != Some((rev, self.incarnation())) {
+            return Err(expired());
+        }
+        let (mut state, mut aside) = S::load(&self.id, &raw)?;
+        state.tune(&self.config);
+        // Up to the next revision held here (or the newest), replayed and checked against the log.
+        let next_held = {
+            let retained = lock(&self.retained);
+            retained.iter().map(|s| s.revision()).find(|r| *r > rev).unwrap_or(*lock(&self.published))
+        };
+        let mut snaps = vec![Arc::new(state.clone())];
+        if next_held > rev + 1 {
+            snaps.extend(replay(self, &mut state, &mut aside, next_held - 1)?);
+        }
+        let wanted = snaps.first().cloned().ok_or_else(expired)?;
+        let mut retained = lock(&self.retained);
+        for s in snaps {
+            if let Err(i) = retained.binary_search_by_key(&s.revision(), |x| x.revision()) {
+                retained.insert(i, s);
+            }
+        }
+        tracing::info!(store = %self.id, revision = rev, held = retained.len(), "built a past revision from the datastore's history");
+        Ok(wanted)
     }
 
     /// The records of this store as they are now, read as such however long the reading takes

@@ -894,6 +894,97 @@ fn a_write_through_a_lagging_replica_is_decided_at_the_head() {
     assert!(refused.is_empty(), "{} of 50 refused:\n{}\n{}", refused.len(), refused.join("\n"), t.logs());
 }
 
+/// Issue 32: every replica answers every retained revision and every live attempt. On
+/// replica 1: a history of writes, an attempt, and the answers of every read naming the
+/// attempt and of `at_exact` of every revision. Replica 1 is SIGKILLed; replica 2, which only
+/// ever saw these revisions by following, answers every one of those reads exactly as replica 1
+/// did, and seals the attempt's context.
+#[test]
+fn after_a_sigkill_another_replica_answers_every_attempt_and_revision_alike() {
+    if !haproxy_available("after_a_sigkill_another_replica_answers_every_attempt_and_revision_alike") {
+        return;
+    }
+    let Some(db) = earshot_postgres::testing::isolated("topoattempt").expect("PostgreSQL") else { return };
+    create_store(db.options.clone(), "a");
+    let datastore = format!("{}?earshot_prefix={}", earshot_postgres::testing::url(), db.options.table_prefix);
+    let mut t = Topology::start(&datastore, 2, 2);
+    let r1 = t.replica(0);
+    let mut tokens = Vec::new();
+    let mut write = |method: &str, path: &str, body: Option<Value>| {
+        let (s, v) = r1.call(method, &format!("/v1/stores/a/{path}"), body);
+        assert!(s == 200 || s == 201, "{method} {path}: {s} {v}");
+        tokens.push(v["token"].as_str().unwrap_or_default().to_string());
+        v
+    };
+    for p in ["bob", "cat"] {
+        write("POST", "participants", Some(json!({"id": p, "kind": "person"})));
+    }
+    for (id, origin) in [("x", json!({"participants": ["bob"]})), ("y", json!("owner_private")), ("z", json!("public"))]
+    {
+        write(
+            "POST",
+            "items",
+            Some(json!({"id": id, "owner": "own", "content": format!("{id} on lunch"), "origin": origin})),
+        );
+    }
+    let g = write("POST", "items/y/grants", Some(json!({"members": ["cat"]})));
+    let grant = g["ids"][0].as_str().expect("grant").to_string();
+    let cat = json!({"owner": "own", "viewers": {"participants": ["cat"]}});
+    let (s, attempt) = r1.call("POST", "/v1/stores/a/attempts", Some(json!({"container": cat})));
+    assert_eq!(s, 201, "{attempt}");
+    let attempt = attempt["attempt"].as_str().expect("attempt").to_string();
+    write("DELETE", &format!("grants/{grant}"), None);
+    write("POST", "items/x/lifecycle", Some(json!({"action": "freeze"})));
+    let newest = tokens.last().cloned().unwrap_or_default();
+
+    // Every read to compare: under the attempt, and at_exact of every revision written.
+    let mut reads: Vec<(String, String, Value)> = vec![
+        ("POST".into(), "check".into(), json!({"item": "y", "attempt": attempt})),
+        ("POST".into(), "check".into(), json!({"item": "x", "attempt": attempt})),
+        ("POST".into(), "lookup".into(), json!({"attempt": attempt})),
+        ("GET".into(), format!("attempts/{attempt}"), Value::Null),
+    ];
+    for token in &tokens {
+        for c in [json!({"owner": "own", "viewers": {"participants": ["bob"]}}), cat.clone()] {
+            let body = json!({"items": ["x", "y", "z"], "container": c, "consistency": {"at_exact": token}});
+            reads.push(("POST".into(), "check/bulk".into(), body));
+        }
+    }
+    let answers = |c: &crate::e2e::Client| -> Vec<(u16, Value)> {
+        reads
+            .iter()
+            .map(|(m, p, b)| c.call(m, &format!("/v1/stores/a/{p}"), (!b.is_null()).then(|| b.clone())))
+            .collect()
+    };
+    let before = answers(&r1);
+    assert!(before.iter().all(|(s, _)| *s == 200), "{before:?}");
+    assert_eq!(before[0].1["reason"], "admitted_grant", "the attempt's snapshot had the grant");
+    t.kill(0);
+    let r2 = t.replica(1);
+    // Replica 2 has followed to the newest revision (it may take a poll).
+    let (s, v) = r2.call(
+        "POST",
+        "/v1/stores/a/lookup",
+        Some(json!({"container": {"owner": "own"}, "consistency": {"at_least": newest}})),
+    );
+    assert_eq!(s, 200, "{v}");
+    let after = answers(&r2);
+    for (((m, p, b), was), now) in reads.iter().zip(&before).zip(&after) {
+        assert_eq!(now, was, "{m} {p} {b} answered otherwise on replica 2\n{}", t.logs());
+    }
+    let (s, sealed) =
+        r2.call("POST", &format!("/v1/stores/a/attempts/{attempt}/context"), Some(json!({"query": "lunch"})));
+    assert_eq!(s, 200, "{sealed}");
+    let items: Vec<&str> =
+        sealed["items"].as_array().expect("items").iter().filter_map(|i| i["item"].as_str()).collect();
+    assert_eq!(items, ["y", "z"], "the attempt's context, on replica 2: {sealed}");
+    eprintln!(
+        "after the SIGKILL, replica 2 answered {} reads (an attempt and {} revisions) as replica 1 did",
+        reads.len(),
+        tokens.len()
+    );
+}
+
 /// `docker-compose.yml` cannot run here (no Docker engine), so its shape is checked: it runs
 /// the same HAProxy configuration, naming exactly the replicas it defines; every secret is
 /// required from the environment (`${VAR:?…}`: `docker compose up` stops without `.env`) and

@@ -203,7 +203,7 @@ impl PgBackend {
     /// history of past values (`None` when the history no longer reaches back to it: the
     /// rebuilt revision record is then of a later revision). In one statement, so of one
     /// instant of the database.
-    pub fn load_at(&self, store: &str, revision: u64) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+    pub fn load_at(&self, store: &str, revision: u64) -> Result<Option<Vec<earshot_store::kernel::backend::Record>>> {
         let at = to_i64(revision)?;
         let rows = self.with_conn(|c| {
             let b = crate::sql::ON_DEMAND_RANGES;
@@ -476,7 +476,11 @@ impl Backend for PgBackend {
     }
 
     /// From the history of past values, as far back as it is kept.
-    fn load_at(&self, store: &str, revision: u64) -> earshot_store::Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+    fn load_at(
+        &self,
+        store: &str,
+        revision: u64,
+    ) -> earshot_store::Result<Option<Vec<earshot_store::kernel::backend::Record>>> {
         Ok(PgBackend::load_at(self, store, revision)?)
     }
 

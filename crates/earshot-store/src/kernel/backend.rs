@@ -77,7 +77,7 @@ pub trait Backend: Send + Sync + 'static {
     /// Every record of one store as it was at `revision` (the on-demand ones excepted, as for
     /// `load`), for a backend that keeps past values (a shared datastore: so that any replica
     /// can build any retained revision). `None` when it does not keep them back to `revision`.
-    fn load_at(&self, _store: &str, _revision: u64) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+    fn load_at(&self, _store: &str, _revision: u64) -> Result<Option<Vec<Record>>> {
         Ok(None)
     }
     /// A read-only view of `store`'s records as they are now, which no later commit changes,
@@ -201,7 +201,7 @@ struct Fault {
 const TREE_PREFIX: &str = "store/";
 
 /// One raw record: key and value.
-type Record = (Vec<u8>, Vec<u8>);
+pub type Record = (Vec<u8>, Vec<u8>);
 
 /// Whether an I/O error means the filesystem is full (ENOSPC, or EDQUOT for a quota).
 fn is_out_of_space(e: &std::io::Error) -> bool {

@@ -13,6 +13,7 @@
 # Usage: cargo build --release -p earshot && scripts/bench-topology.sh
 # Environment: BENCH_ITEMS (30000), BENCH_DURATION seconds per run (8), BENCH_RUNS (3; the
 # median is reported), BENCH_CONNECTIONS (16), BENCH_PORT (7900; uses the next 30 ports),
+# BENCH_ONLY (`writes`: part 2 alone),
 # EARSHOT_BIN (target/release/earshot), TOPOLOGY_PG (as scripts/topology.sh).
 # Needs wrk, haproxy, curl, python3 and a PostgreSQL; tables `bench_topo_*` are dropped first.
 set -euo pipefail
@@ -67,8 +68,9 @@ measure() {
   record "$(printf '%-40s %8s /s   runs: %s' "$label" "$median" "${rates[*]}")"
 }
 
-echo "== setup: ${items} items in one store, and ${items} over six stores (through HAProxy, 1 replica)"
 topo down --drop >/dev/null 2>&1 || true
+if [[ "${BENCH_ONLY:-}" != writes ]]; then
+echo "== setup: ${items} items in one store, and ${items} over six stores (through HAProxy, 1 replica)"
 topo up --replicas 1 >/dev/null
 # shellcheck disable=SC1091
 . "$TOPOLOGY_DIR/topology.env"
@@ -100,6 +102,7 @@ for n in 1 2 3; do
   echo
   topo down >/dev/null
 done
+fi
 
 echo "== durable writes over HTTP: PostgreSQL (one replica, no HAProxy) next to sled"
 # Latency: one client, one write at a time. Throughput: $conns clients (group commit).

@@ -29,7 +29,8 @@ pub struct PgOptions {
     pub pool_wait: Duration,
     /// How many revisions back each store's past record values are kept (the history from
     /// which any replica builds the records of an older revision: `at_exact` reads and
-    /// attempts after a failover). A store's history is pruned 64 revisions at a time.
+    /// attempts after a failover). A store's history is pruned 64 revisions at a time. Zero
+    /// keeps none: a replica then answers only the revisions it held itself.
     pub history_revisions: u64,
 }
 
@@ -37,7 +38,9 @@ pub struct PgOptions {
 /// keeps in memory (`Config::retention_max`).
 pub const DEFAULT_HISTORY_REVISIONS: u64 = 10_000;
 
-/// The history is pruned when the head crosses a multiple of this.
+/// The history is pruned when the head crosses a multiple of this: the revisions that left the
+/// kept range since the last prune, and every `PRUNE_EVERY` prunes a wider range, which also
+/// catches what a replica with a longer history left behind.
 const PRUNE_EVERY: u64 = 64;
 
 impl PgOptions {
@@ -194,8 +197,8 @@ impl PgBackend {
             return Err(PgError::Invalid(format!("revision {new} does not follow the expected head {expected}")));
         }
         let incarnation = first.incarnation.clone();
-        let history = History::of(&segments)?;
-        self.transact(store, Some((expected, new, incarnation)), &ops, Some(history))?;
+        let history = if self.history_revisions == 0 { None } else { Some(History::of(&segments, expected)?) };
+        self.transact(store, Some((expected, new, incarnation)), &ops, history)?;
         Ok(new)
     }
 
@@ -204,6 +207,9 @@ impl PgBackend {
     /// rebuilt revision record is then of a later revision). In one statement, so of one
     /// instant of the database.
     pub fn load_at(&self, store: &str, revision: u64) -> Result<Option<Vec<earshot_store::kernel::backend::Record>>> {
+        if self.history_revisions == 0 {
+            return Ok(None);
+        }
         let at = to_i64(revision)?;
         let rows = self.with_conn(|c| {
             let b = crate::sql::ON_DEMAND_RANGES;
@@ -289,10 +295,9 @@ impl PgBackend {
                     .map_err(err)?;
                     if let Some((expected, _, new_i, _)) = &head {
                         let new = u64::try_from(*new_i).unwrap_or(0);
-                        // Pruned when the head crosses a multiple of `PRUNE_EVERY`.
-                        if new / PRUNE_EVERY != *expected / PRUNE_EVERY && new > self.history_revisions {
-                            let through = to_i64(new - self.history_revisions)?;
-                            tx.execute(&c.st.prune_history, &[&store, &through]).map_err(err)?;
+                        if let Some((after, through)) = prune_range(*expected, new, self.history_revisions) {
+                            tx.execute(&c.st.prune_history, &[&store, &to_i64(after)?, &to_i64(through)?])
+                                .map_err(err)?;
                         }
                     }
                 }
@@ -310,6 +315,50 @@ impl PgBackend {
     }
 }
 
+/// The revisions whose history a commit moving the head from `expected` to `new` prunes, as
+/// `(after, through]`, when it crosses a multiple of [`PRUNE_EVERY`]: those that left the kept
+/// range since the previous multiple; at every `PRUNE_EVERY`-th multiple, everything from
+/// revision 1.
+fn prune_range(expected: u64, new: u64, keep: u64) -> Option<(u64, u64)> {
+    if new / PRUNE_EVERY == expected / PRUNE_EVERY {
+        return None;
+    }
+    let boundary = new / PRUNE_EVERY * PRUNE_EVERY;
+    let through = boundary.checked_sub(keep).filter(|t| *t > 0)?;
+    let wide = (boundary / PRUNE_EVERY) % PRUNE_EVERY == 0;
+    let after = if wide { 0 } else { (expected / PRUNE_EVERY * PRUNE_EVERY).saturating_sub(keep) };
+    Some((after, through))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_revision_leaves_the_history_once_it_is_out_of_range() {
+        // Over a long run of commits of varied sizes, every revision at or before
+        // `new - keep - PRUNE_EVERY` has been pruned, and none within the kept range.
+        let keep = 1_000;
+        let mut pruned_through = 0u64;
+        let (mut head, mut step) = (0u64, 1u64);
+        while head < 50_000 {
+            let new = head + step;
+            if let Some((after, through)) = prune_range(head, new, keep) {
+                assert!(after <= pruned_through, "a gap: pruned through {pruned_through}, now from {after}");
+                assert!(through + keep <= new, "pruned a kept revision: through {through} at {new}");
+                pruned_through = pruned_through.max(through);
+            }
+            if new > keep + PRUNE_EVERY {
+                assert!(pruned_through + keep + PRUNE_EVERY >= new, "revision {} kept too long", pruned_through + 1);
+            }
+            head = new;
+            step = step % 97 + 7;
+        }
+        assert_eq!(prune_range(5, 6, keep), None);
+        assert_eq!(prune_range(0, 64, 1_000), None, "nothing is out of range yet");
+    }
+}
+
 /// The history rows of one revisioned commit: for every key each revision touches (outside the
 /// on-demand ranges), the value it had before that revision. A key first touched in the commit
 /// takes it from the records (`first_*`); a key an earlier revision of the same commit touched
@@ -323,7 +372,9 @@ struct History {
 }
 
 impl History {
-    fn of(segments: &[ops::Segment]) -> Result<Self> {
+    /// `expected`: the head the commit follows; 0 for a new store, whose first revision has no
+    /// past (no revision before a store's first is ever read), so it keeps none.
+    fn of(segments: &[ops::Segment], expected: u64) -> Result<Self> {
         let mut h = History {
             first_revisions: Vec::new(),
             first_keys: Vec::new(),
@@ -339,6 +390,7 @@ impl History {
                     continue;
                 }
                 match written.insert(k, v) {
+                    None if expected == 0 && s.revision == 1 => {}
                     None => {
                         h.first_revisions.push(revision);
                         h.first_keys.push(k.to_vec());

@@ -153,8 +153,9 @@ impl Texts {
             write_versioned: format!(
                 "WITH first_touch AS (\
                    INSERT INTO {history} (store, revision, key, value) \
-                   SELECT $1::TEXT, t.rev, t.key, r.value FROM UNNEST($2::BIGINT[], $3::BYTEA[]) AS t (rev, key) \
-                   LEFT JOIN {records} r ON r.store = $1::TEXT AND r.key = t.key \
+                   SELECT $1::TEXT, t.rev, t.key, \
+                     (SELECT r.value FROM {records} r WHERE r.store = $1::TEXT AND r.key = t.key) \
+                   FROM UNNEST($2::BIGINT[], $3::BYTEA[]) AS t (rev, key) \
                    ON CONFLICT (store, revision, key) DO NOTHING), \
                  again AS (\
                    INSERT INTO {history} (store, revision, key, value) \
@@ -178,7 +179,9 @@ impl Texts {
                  ORDER BY 1",
                 not_on_demand(3)
             ),
-            prune_history: format!("DELETE FROM {history} WHERE store = $1 AND revision <= $2"),
+            // A bounded range: an unbounded one would walk, at every prune, the index entries of
+            // every row pruned before and not yet vacuumed.
+            prune_history: format!("DELETE FROM {history} WHERE store = $1 AND revision > $2 AND revision <= $3"),
             drop_history: format!("DELETE FROM {history} WHERE store = $1"),
             insert_new: format!(
                 "INSERT INTO {records} (store, key, value) VALUES ($1, $2, $3) ON CONFLICT (store, key) DO NOTHING"

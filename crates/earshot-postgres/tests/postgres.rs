@@ -278,30 +278,67 @@ fn an_unreachable_database_is_unavailable() {
 
 /// Latency of a durable single-item commit through PostgreSQL, one client. Run with
 /// `cargo test --release -p earshot-postgres --test postgres -- --ignored --nocapture commit_latency`.
+/// Single-item revisioned commits with the history of past values kept (the default) and
+/// without it (`history_revisions = 0`), in alternating rounds of 250, and the floor: an empty
+/// durable transaction (`BEGIN; UPDATE` of one row; `COMMIT`, with `synchronous_commit = on`).
 #[test]
 #[ignore = "a measurement; run by hand"]
 fn commit_latency() {
     let db: Isolated = db!("latency");
-    let b = &db.backend;
-    b.commit("s", vec![meta("s", 1)]).unwrap();
-    let value = "x".repeat(300);
-    let mut times = Vec::new();
-    for r in 2..=501u64 {
-        let ops = vec![put(&format!("i/{r}"), &value), meta("s", r)];
-        let t = Instant::now();
-        b.commit("s", ops).unwrap();
-        times.push(t.elapsed());
+    let with = PgBackend::open(db.options.clone()).unwrap();
+    let mut options = db.options.clone();
+    options.history_revisions = 0;
+    let without = PgBackend::open(options).unwrap();
+    for (s, b) in [("h", &with), ("n", &without)] {
+        b.commit(s, vec![meta(s, 1)]).unwrap();
     }
-    times.sort();
-    let at = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize];
-    println!(
-        "{} single-item commits: p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
-        times.len(),
-        at(0.5),
-        at(0.9),
-        at(0.99),
-        at(1.0)
-    );
+    let value = "x".repeat(300);
+    let (mut times_with, mut times_without, mut floor) = (Vec::new(), Vec::new(), Vec::new());
+    let mut next = [2u64, 2u64];
+    for round in 0..8 {
+        for (i, (s, b)) in [("h", &with), ("n", &without)].into_iter().enumerate() {
+            let out = if i == 0 { &mut times_with } else { &mut times_without };
+            let started = out.len();
+            for _ in 0..250 {
+                let r = next[i];
+                next[i] += 1;
+                let ops = vec![put(&format!("i/{r}"), &value), put(&format!("a/{}", r % 7), &value), meta(s, r)];
+                let t = Instant::now();
+                b.commit(s, ops).unwrap();
+                out.push(t.elapsed());
+            }
+            let mut round_times = out[started..].to_vec();
+            round_times.sort();
+            println!("round {round} {s}: p50 {:?}", round_times[round_times.len() / 2]);
+        }
+        // The floor: one row updated in a durable transaction, nothing else.
+        let mut client = postgres::Client::connect(&db.options.url, postgres::NoTls).unwrap();
+        let (heads, _) = (db.backend.table_names().1.to_string(), round);
+        for _ in 0..250 {
+            let t = Instant::now();
+            let mut tx = client.transaction().unwrap();
+            tx.execute(&format!("UPDATE {heads} SET revision = revision WHERE store = 'h'"), &[]).unwrap();
+            tx.commit().unwrap();
+            floor.push(t.elapsed());
+        }
+    }
+    let p = |times: &mut Vec<Duration>, q: f64| {
+        times.sort();
+        times[((times.len() as f64 - 1.0) * q) as usize]
+    };
+    for (name, times) in [
+        ("with history", &mut times_with),
+        ("without history", &mut times_without),
+        ("floor (empty durable transaction)", &mut floor),
+    ] {
+        println!(
+            "{name}: {} commits, p50 {:?}, p90 {:?}, p99 {:?}",
+            times.len(),
+            p(times, 0.5),
+            p(times, 0.9),
+            p(times, 0.99)
+        );
+    }
 }
 
 /// The history of past values (issue 32): the records of every revision still kept can be

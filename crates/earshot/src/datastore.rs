@@ -2,9 +2,11 @@
 //! PostgreSQL database named by a `postgres://` URL (`--datastore`, `EARSHOT_DATASTORE`, or the
 //! configuration's `datastore`).
 //!
-//! The URL may carry one parameter of Earshot's own, `earshot_prefix=<prefix>`, the prefix of
-//! the three table names (default `earshot_`; `[a-z_][a-z0-9_]*`), which is removed before the
-//! URL reaches the PostgreSQL client. Several deployments (or tests) can so share one database.
+//! The URL may carry parameters of Earshot's own, removed before the URL reaches the PostgreSQL
+//! client: `earshot_prefix=<prefix>`, the prefix of the table names (default `earshot_`;
+//! `[a-z_][a-z0-9_]*`), so that several deployments (or tests) share one database; and
+//! `earshot_history=<revisions>`, how many revisions of past record values each store keeps
+//! (default 10,000; 0 keeps none, and a replica then answers only revisions it held itself).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,6 +17,9 @@ use earshot_store::{Backend, Config, Earshot, SystemClock};
 
 /// The query parameter naming the table prefix.
 pub const PREFIX_PARAM: &str = "earshot_prefix";
+
+/// The query parameter naming how many revisions of history each store keeps.
+pub const HISTORY_PARAM: &str = "earshot_history";
 
 /// Whether `datastore` names PostgreSQL (the only datastore besides the embedded directory).
 pub fn is_postgres(datastore: &str) -> bool {
@@ -35,15 +40,22 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
         None => (datastore, None),
     };
     let mut prefix = None;
+    let mut history = None;
     let mut kept = Vec::new();
     for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
             Some((PREFIX_PARAM, v)) => prefix = Some(v.to_string()),
+            Some((HISTORY_PARAM, v)) => {
+                history = Some(v.parse::<u64>().with_context(|| format!("`{HISTORY_PARAM}` must be a whole number"))?)
+            }
             _ => kept.push(pair),
         }
     }
     let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
-    let options = PgOptions::new(url);
+    let mut options = PgOptions::new(url);
+    if let Some(h) = history {
+        options.history_revisions = h;
+    }
     Ok(match prefix {
         Some(p) => options.with_prefix(p),
         None => options,
@@ -93,6 +105,10 @@ mod tests {
         assert_eq!(o.url, "postgresql://u@h/db?sslmode=disable&connect_timeout=3");
         assert_eq!(o.table_prefix, "x_");
         assert_eq!(pg_options("postgres://u@h/db").unwrap().table_prefix, "earshot_");
+        let o = pg_options("postgres://u@h/db?earshot_history=0&earshot_prefix=y_").unwrap();
+        assert_eq!((o.url.as_str(), o.history_revisions, o.table_prefix.as_str()), ("postgres://u@h/db", 0, "y_"));
+        assert_eq!(pg_options("postgres://u@h/db").unwrap().history_revisions, 10_000);
+        assert!(pg_options("postgres://u@h/db?earshot_history=many").is_err());
         assert!(pg_options("/var/lib/earshot").is_err());
         assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
     }

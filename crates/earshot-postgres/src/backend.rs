@@ -325,38 +325,9 @@ fn prune_range(expected: u64, new: u64, keep: u64) -> Option<(u64, u64)> {
     }
     let boundary = new / PRUNE_EVERY * PRUNE_EVERY;
     let through = boundary.checked_sub(keep).filter(|t| *t > 0)?;
-    let wide = (boundary / PRUNE_EVERY) % PRUNE_EVERY == 0;
+    let wide = (boundary / PRUNE_EVERY).is_multiple_of(PRUNE_EVERY);
     let after = if wide { 0 } else { (expected / PRUNE_EVERY * PRUNE_EVERY).saturating_sub(keep) };
     Some((after, through))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_revision_leaves_the_history_once_it_is_out_of_range() {
-        // Over a long run of commits of varied sizes, every revision at or before
-        // `new - keep - PRUNE_EVERY` has been pruned, and none within the kept range.
-        let keep = 1_000;
-        let mut pruned_through = 0u64;
-        let (mut head, mut step) = (0u64, 1u64);
-        while head < 50_000 {
-            let new = head + step;
-            if let Some((after, through)) = prune_range(head, new, keep) {
-                assert!(after <= pruned_through, "a gap: pruned through {pruned_through}, now from {after}");
-                assert!(through + keep <= new, "pruned a kept revision: through {through} at {new}");
-                pruned_through = pruned_through.max(through);
-            }
-            if new > keep + PRUNE_EVERY {
-                assert!(pruned_through + keep + PRUNE_EVERY >= new, "revision {} kept too long", pruned_through + 1);
-            }
-            head = new;
-            step = step % 97 + 7;
-        }
-        assert_eq!(prune_range(5, 6, keep), None);
-        assert_eq!(prune_range(0, 64, 1_000), None, "nothing is out of range yet");
-    }
 }
 
 /// The history rows of one revisioned commit: for every key each revision touches (outside the
@@ -554,5 +525,34 @@ impl Backend for PgBackend {
             tx.execute(&c.st.drop_history, &[&store]).map_err(err)?;
             tx.commit().map_err(|e| PgError::from_client(store, &e, true))
         })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_revision_leaves_the_history_once_it_is_out_of_range() {
+        // Over a long run of commits of varied sizes, every revision at or before
+        // `new - keep - PRUNE_EVERY` has been pruned, and none within the kept range.
+        let keep = 1_000;
+        let mut pruned_through = 0u64;
+        let (mut head, mut step) = (0u64, 1u64);
+        while head < 50_000 {
+            let new = head + step;
+            if let Some((after, through)) = prune_range(head, new, keep) {
+                assert!(after <= pruned_through, "a gap: pruned through {pruned_through}, now from {after}");
+                assert!(through + keep <= new, "pruned a kept revision: through {through} at {new}");
+                pruned_through = pruned_through.max(through);
+            }
+            if new > keep + PRUNE_EVERY {
+                assert!(pruned_through + keep + PRUNE_EVERY >= new, "revision {} kept too long", pruned_through + 1);
+            }
+            head = new;
+            step = step % 97 + 7;
+        }
+        assert_eq!(prune_range(5, 6, keep), None);
+        assert_eq!(prune_range(0, 64, 1_000), None, "nothing is out of range yet");
     }
 }

@@ -40,7 +40,7 @@ export interface paths {
         };
         /**
          * Store summary
-         * @description The latest revision, its token and counts. Needs the `reader` scope on the store.
+         * @description The latest revision, its token and counts. Needs the `reader` scope on the store. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["getStore"];
         put?: never;
@@ -175,7 +175,7 @@ export interface paths {
         };
         /**
          * Admin view of an item
-         * @description Audience, grants, sources, state, currentness, content and attributes, at the latest revision. Needs the `admin` scope on the store.
+         * @description Audience, grants, sources, state, currentness, content and attributes, at the latest revision. Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["getItem"];
         put?: never;
@@ -250,7 +250,7 @@ export interface paths {
         };
         /**
          * Every authorized audience of an item, separately (expand)
-         * @description Needs the `admin` scope on the store.
+         * @description Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["expandItem"];
         put?: never;
@@ -534,7 +534,7 @@ export interface paths {
         };
         /**
          * The store's relation schema and which relations no edge exercises (SPEC §2.1, §2.2)
-         * @description Needs the `reader` scope on the store. Reads the latest revision.
+         * @description Needs the `reader` scope on the store. Reads the latest revision. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["getSchema"];
         /**
@@ -694,7 +694,7 @@ export interface paths {
         };
         /**
          * The recorded delegation chain, root first
-         * @description Needs the `reader` scope.
+         * @description Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["capabilityChain"];
         put?: never;
@@ -719,7 +719,7 @@ export interface paths {
         };
         /**
          * Which capabilities revoking this one would invalidate
-         * @description Needs the `reader` scope.
+         * @description Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["capabilityDependents"];
         put?: never;
@@ -1059,7 +1059,7 @@ export interface paths {
         };
         /**
          * Read a trust delegation
-         * @description At the latest revision. Needs the `admin` scope on the store.
+         * @description At the latest revision. Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["getTrust"];
         put?: never;
@@ -1248,7 +1248,7 @@ export interface components {
             /** @description Intersection or quarantine only: subjects named beyond those the new item inherits (the union of its sources' subjects, SPEC §6.3); at most 32 in all. */
             subjects?: components["schemas"]["Id"][];
         };
-        /** @description How a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has applied, which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by default), `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed on any replica before the read), at least the revision of a token (waits, bounded, for it to be published; `consistency_timeout` otherwise), or exactly that revision (`revision_expired` when it left the retention window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state: an `at_exact` read of an older revision is historical, for audit only (its decisions never admit or allow, the decision of then is under `historical`, and `latest_revision` names the newest), and is judged at the time recorded with that revision, so the same token always gives the same answer. An attempt refuses an older revision (`revision_not_latest`). */
+        /** @description How a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has applied, which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by default), `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed on any replica before the read), at least the revision of a token (waits, bounded, for it to be published; `consistency_timeout` otherwise), or exactly that revision (`revision_expired` when it left the retention window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state at the time of the request: an `at_exact` read is judged at the time recorded with its revision, so the same token always gives the same judgement, and it is historical, for audit only (its decisions never admit or allow, the decision of then is under `historical`, and `latest_revision` names the newest revision), when the revision is older than the datastore's newest or when a grant, edge, capability or aggregation window has opened or closed since it was written (`latest_revision` is then the revision itself). An attempt refuses such a revision (`revision_not_latest`). */
         Consistency: "latest" | "fully_consistent" | {
             at_least: components["schemas"]["Token"];
         } | {
@@ -1320,6 +1320,8 @@ export interface components {
             id: string;
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
             /** @description Items ever created, including deleted ones. */
             items: number;
             /** @description Live audiences, including the public one. */
@@ -1466,6 +1468,8 @@ export interface components {
             /** @description The revision this view read. */
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
             /** @description The participants the item is about (SPEC §6.3), sorted; absent when none. */
             subjects?: string[];
             /** @description The participant whose words the item carries (SPEC §6.2): the owner unless the create named another; a derived item's is its owner. */
@@ -1479,10 +1483,17 @@ export interface components {
         };
         ExpandResponse: {
             item: string;
-            /** @description Every authorized audience, separately: the origin first, then each live grant. */
+            /** @description Every authorized audience, separately: the origin first, then each live grant. Empty when the answer is historical (it then authorizes nobody; the audiences of then are under `historical`). */
             audiences: components["schemas"]["AudienceView"][];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Historical answer (SPEC §2.6, an `at_exact` read whose answers may not be used now): the item and its authorized audiences as they were at `revision`, for audit only. */
+            historical?: {
+                item: string;
+                audiences: components["schemas"]["AudienceView"][];
+            };
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
         };
         Health: {
             /** @constant */
@@ -1506,7 +1517,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1722,12 +1733,16 @@ export interface components {
             chain: components["schemas"]["CapabilityView"][];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
         };
         DependentsResponse: {
             capability: string;
             invalidates: string[];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
         };
         SchemaResponse: {
             schema: string;
@@ -1751,6 +1766,8 @@ export interface components {
             }[];
             revision: number;
             token: components["schemas"]["Token"];
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
         };
         /** @description A watch stream's line for one revision: what it changed. */
         WatchChange: {
@@ -2233,6 +2250,13 @@ export interface components {
             /** @description The newest revision, when `revision` is older (an `at_exact` read). */
             latest_revision?: number;
         };
+        /** @description A trust delegation at the revision read. */
+        TrustResponse: components["schemas"]["TrustView"] & {
+            revision: number;
+            token: components["schemas"]["Token"];
+            /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
+            latest_revision?: number;
+        };
     };
     responses: never;
     parameters: {
@@ -2404,7 +2428,14 @@ export interface operations {
     };
     getStore: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -2423,7 +2454,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoreInfo"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2452,6 +2483,24 @@ export interface operations {
             };
             /** @description Not found: `store_not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `store_replaced`, `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2602,7 +2651,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2611,7 +2660,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2731,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2840,7 +2889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2932,7 +2981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2941,7 +2990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3061,7 +3110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3159,7 +3208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3168,7 +3217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3288,7 +3337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3310,7 +3359,14 @@ export interface operations {
     };
     getItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -3331,7 +3387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ItemView"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3367,6 +3423,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
             500: {
                 headers: {
@@ -3376,7 +3441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (the item's content could not be read because the database is being reopened). */
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable`, `store_replaced`, `consistency_timeout` (the item's content could not be read because the database is being reopened). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,7 +3563,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3638,7 +3703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3660,7 +3725,14 @@ export interface operations {
     };
     expandItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -3681,7 +3753,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExpandResponse"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3717,8 +3789,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error: `integrity_failure`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `store_replaced`, `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3846,7 +3936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3955,7 +4045,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4036,7 +4126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4072,7 +4162,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4144,7 +4234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4180,7 +4270,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4252,7 +4342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4288,7 +4378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4369,7 +4459,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4414,7 +4504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4477,6 +4567,15 @@ export interface operations {
             };
             /** @description Not found: `store_not_found`, `attempt_not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `store_replaced`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4683,7 +4782,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `search_index_lagging`. */
+            /** @description Unavailable: `search_index_lagging`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4696,7 +4795,14 @@ export interface operations {
     };
     getSchema: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -4715,7 +4821,7 @@ export interface operations {
                     "application/json": components["schemas"]["SchemaResponse"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4751,8 +4857,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `store_replaced`, `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4871,7 +4995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4961,7 +5085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4970,7 +5094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5090,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5184,7 +5308,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -5193,7 +5317,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5313,7 +5437,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5425,7 +5549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5519,7 +5643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -5528,7 +5652,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5648,7 +5772,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5760,7 +5884,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5782,7 +5906,14 @@ export interface operations {
     };
     capabilityChain: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -5803,7 +5934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChainResponse"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5839,8 +5970,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `store_replaced`, `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5852,7 +6001,14 @@ export interface operations {
     };
     capabilityDependents: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -5873,7 +6029,7 @@ export interface operations {
                     "application/json": components["schemas"]["DependentsResponse"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5909,8 +6065,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: `store_replaced`, `consistency_timeout`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5981,7 +6155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6026,7 +6200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6146,7 +6320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6227,7 +6401,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6245,7 +6419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`, `storage_unavailable`. */
+            /** @description Unavailable: `consistency_timeout`, `storage_unavailable`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6330,7 +6504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6339,7 +6513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6428,7 +6602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6437,7 +6611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6509,7 +6683,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6545,7 +6719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6617,7 +6791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6644,7 +6818,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6721,7 +6895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6730,7 +6904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6804,7 +6978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6831,7 +7005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6908,7 +7082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7016,7 +7190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7147,7 +7321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7258,7 +7432,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7352,7 +7526,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Gone: `revision_expired`. */
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`, `cursor_incarnation_mismatch`. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7361,7 +7535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `consistency_timeout`. */
+            /** @description Unavailable: `consistency_timeout`, `store_replaced`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7490,7 +7664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7512,7 +7686,14 @@ export interface operations {
     };
     getTrust: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Read at a revision at least this consistency token's (waits, bounded). */
+                at_least?: components["schemas"]["Token"];
+                /** @description Read exactly at this consistency token's revision (within the retention window); the answer then carries `latest_revision`. */
+                at_exact?: components["schemas"]["Token"];
+                /** @description `latest` (the default) or `fully_consistent`. At most one of `at_least`, `at_exact`, `consistency`. */
+                consistency?: "latest" | "fully_consistent";
+            };
             header?: never;
             path: {
                 /** @description Store id. */
@@ -7530,10 +7711,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TrustView"];
+                    "application/json": components["schemas"]["TrustResponse"];
                 };
             };
-            /** @description Bad request: `invalid_path`. */
+            /** @description Bad request: `invalid_path`, `invalid_request`, `invalid_consistency_token`, `consistency_token_store_mismatch`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7569,6 +7750,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Gone: `revision_expired`, `consistency_token_incarnation_mismatch`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error: `storage_failure`, `integrity_failure`, `internal_error`. */
             500: {
                 headers: {
@@ -7578,7 +7768,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable` (the item's content could not be read because the database is being reopened). */
+            /** @description Unavailable: `storage_unavailable`, `datastore_unavailable`, `store_replaced`, `consistency_timeout` (the item's content could not be read because the database is being reopened). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7678,7 +7868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable` (retry after `Retry-After`). */
+            /** @description Unavailable: `unavailable`, `storage_unavailable`, `datastore_unavailable`, `store_replaced` (retry after `Retry-After`). */
             503: {
                 headers: {
                     [name: string]: unknown;

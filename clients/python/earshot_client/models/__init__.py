@@ -20,6 +20,8 @@ from .basis import Basis
 from .blocked_by import BlockedBy
 from .bulk_check_request import BulkCheckRequest
 from .bulk_check_response import BulkCheckResponse
+from .capability_chain_consistency import CapabilityChainConsistency
+from .capability_dependents_consistency import CapabilityDependentsConsistency
 from .capability_page import CapabilityPage
 from .capability_view import CapabilityView
 from .chain_link import ChainLink
@@ -52,7 +54,9 @@ from .error import Error
 from .error_error import ErrorError
 from .error_error_code import ErrorErrorCode
 from .error_error_details import ErrorErrorDetails
+from .expand_item_consistency import ExpandItemConsistency
 from .expand_response import ExpandResponse
+from .expand_response_historical import ExpandResponseHistorical
 from .export_end import ExportEnd
 from .export_end_earshot_export_end import ExportEndEarshotExportEnd
 from .export_header import ExportHeader
@@ -60,6 +64,10 @@ from .export_header_earshot_export import ExportHeaderEarshotExport
 from .export_record import ExportRecord
 from .export_record_kind import ExportRecordKind
 from .export_record_value import ExportRecordValue
+from .get_item_consistency import GetItemConsistency
+from .get_schema_consistency import GetSchemaConsistency
+from .get_store_consistency import GetStoreConsistency
+from .get_trust_consistency import GetTrustConsistency
 from .grant_page import GrantPage
 from .grant_view import GrantView
 from .health import Health
@@ -131,6 +139,7 @@ from .store_info import StoreInfo
 from .store_page import StorePage
 from .store_summary import StoreSummary
 from .trust_page import TrustPage
+from .trust_response import TrustResponse
 from .trust_view import TrustView
 from .tuple_ import Tuple
 from .tuple_page import TuplePage
@@ -173,6 +182,8 @@ __all__ = (
     "BlockedBy",
     "BulkCheckRequest",
     "BulkCheckResponse",
+    "CapabilityChainConsistency",
+    "CapabilityDependentsConsistency",
     "CapabilityPage",
     "CapabilityView",
     "ChainLink",
@@ -205,7 +216,9 @@ __all__ = (
     "ErrorError",
     "ErrorErrorCode",
     "ErrorErrorDetails",
+    "ExpandItemConsistency",
     "ExpandResponse",
+    "ExpandResponseHistorical",
     "ExportEnd",
     "ExportEndEarshotExportEnd",
     "ExportHeader",
@@ -213,6 +226,10 @@ __all__ = (
     "ExportRecord",
     "ExportRecordKind",
     "ExportRecordValue",
+    "GetItemConsistency",
+    "GetSchemaConsistency",
+    "GetStoreConsistency",
+    "GetTrustConsistency",
     "GrantPage",
     "GrantView",
     "Health",
@@ -284,6 +301,7 @@ __all__ = (
     "StorePage",
     "StoreSummary",
     "TrustPage",
+    "TrustResponse",
     "TrustView",
     "Tuple",
     "TuplePage",

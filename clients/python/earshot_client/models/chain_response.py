@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.capability_view import CapabilityView
 
@@ -23,12 +25,16 @@ class ChainResponse:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
+        latest_revision (int | Unset): Read with `at_exact` at a revision whose answers may not be used now (older than
+            the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision.
+            The answer is then the record as it was at `revision`.
     """
 
     capability: str
     chain: list[CapabilityView]
     revision: int
     token: str
+    latest_revision: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -43,6 +49,8 @@ class ChainResponse:
 
         token = self.token
 
+        latest_revision = self.latest_revision
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -53,6 +61,8 @@ class ChainResponse:
                 "token": token,
             }
         )
+        if latest_revision is not UNSET:
+            field_dict["latest_revision"] = latest_revision
 
         return field_dict
 
@@ -74,11 +84,14 @@ class ChainResponse:
 
         token = d.pop("token")
 
+        latest_revision = d.pop("latest_revision", UNSET)
+
         chain_response = cls(
             capability=capability,
             chain=chain,
             revision=revision,
             token=token,
+            latest_revision=latest_revision,
         )
 
         chain_response.additional_properties = d

@@ -6,6 +6,8 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="DependentsResponse")
 
 
@@ -19,12 +21,16 @@ class DependentsResponse:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
+        latest_revision (int | Unset): Read with `at_exact` at a revision whose answers may not be used now (older than
+            the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision.
+            The answer is then the record as it was at `revision`.
     """
 
     capability: str
     invalidates: list[str]
     revision: int
     token: str
+    latest_revision: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -36,6 +42,8 @@ class DependentsResponse:
 
         token = self.token
 
+        latest_revision = self.latest_revision
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -46,6 +54,8 @@ class DependentsResponse:
                 "token": token,
             }
         )
+        if latest_revision is not UNSET:
+            field_dict["latest_revision"] = latest_revision
 
         return field_dict
 
@@ -60,11 +70,14 @@ class DependentsResponse:
 
         token = d.pop("token")
 
+        latest_revision = d.pop("latest_revision", UNSET)
+
         dependents_response = cls(
             capability=capability,
             invalidates=invalidates,
             revision=revision,
             token=token,
+            latest_revision=latest_revision,
         )
 
         dependents_response.additional_properties = d

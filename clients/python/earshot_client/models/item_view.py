@@ -49,6 +49,9 @@ class ItemView:
         attributes (Attributes | Unset): Free-form attributes: at most 64 entries, names of 1 to 64 bytes, values a
             string, number or boolean of at most 1024 bytes as JSON. Violations are refused with `invalid_request` or
             `limit_exceeded`.
+        latest_revision (int | Unset): Read with `at_exact` at a revision whose answers may not be used now (older than
+            the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision.
+            The answer is then the record as it was at `revision`.
         subjects (list[str] | Unset): The participants the item is about (SPEC §6.3), sorted; absent when none.
         data_reason (DataReason | Unset): Why an item is data: its own author is not trusted by its owner; a transitive
             source's author is not (named by `untrusted_source`); or its provenance could not be walked in full (more than
@@ -73,6 +76,7 @@ class ItemView:
     superseded_by: str | Unset = UNSET
     content: str | Unset = UNSET
     attributes: Attributes | Unset = UNSET
+    latest_revision: int | Unset = UNSET
     subjects: list[str] | Unset = UNSET
     data_reason: DataReason | Unset = UNSET
     untrusted_source: UntrustedSource | Unset = UNSET
@@ -118,6 +122,8 @@ class ItemView:
         if not isinstance(self.attributes, Unset):
             attributes = self.attributes.to_dict()
 
+        latest_revision = self.latest_revision
+
         subjects: list[str] | Unset = UNSET
         if not isinstance(self.subjects, Unset):
             subjects = self.subjects
@@ -156,6 +162,8 @@ class ItemView:
             field_dict["content"] = content
         if attributes is not UNSET:
             field_dict["attributes"] = attributes
+        if latest_revision is not UNSET:
+            field_dict["latest_revision"] = latest_revision
         if subjects is not UNSET:
             field_dict["subjects"] = subjects
         if data_reason is not UNSET:
@@ -221,6 +229,8 @@ class ItemView:
         else:
             attributes = Attributes.from_dict(_attributes)
 
+        latest_revision = d.pop("latest_revision", UNSET)
+
         subjects = cast(list[str], d.pop("subjects", UNSET))
 
         _data_reason = d.pop("data_reason", UNSET)
@@ -254,6 +264,7 @@ class ItemView:
             superseded_by=superseded_by,
             content=content,
             attributes=attributes,
+            latest_revision=latest_revision,
             subjects=subjects,
             data_reason=data_reason,
             untrusted_source=untrusted_source,

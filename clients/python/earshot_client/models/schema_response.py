@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.schema_response_conflicts_item import SchemaResponseConflictsItem
     from ..models.schema_response_relations_item import SchemaResponseRelationsItem
@@ -26,6 +28,9 @@ class SchemaResponse:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
+        latest_revision (int | Unset): Read with `at_exact` at a revision whose answers may not be used now (older than
+            the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision.
+            The answer is then the record as it was at `revision`.
     """
 
     schema: str
@@ -34,6 +39,7 @@ class SchemaResponse:
     conflicts: list[SchemaResponseConflictsItem]
     revision: int
     token: str
+    latest_revision: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,6 +61,8 @@ class SchemaResponse:
 
         token = self.token
 
+        latest_revision = self.latest_revision
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -67,6 +75,8 @@ class SchemaResponse:
                 "token": token,
             }
         )
+        if latest_revision is not UNSET:
+            field_dict["latest_revision"] = latest_revision
 
         return field_dict
 
@@ -98,6 +108,8 @@ class SchemaResponse:
 
         token = d.pop("token")
 
+        latest_revision = d.pop("latest_revision", UNSET)
+
         schema_response = cls(
             schema=schema,
             relations=relations,
@@ -105,6 +117,7 @@ class SchemaResponse:
             conflicts=conflicts,
             revision=revision,
             token=token,
+            latest_revision=latest_revision,
         )
 
         schema_response.additional_properties = d

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.replication import Replication
 
@@ -28,6 +30,9 @@ class StoreInfo:
             answer at `applied`; over PostgreSQL a replica polls the head every `follow_interval_ms` and replays the
             revision log, so `behind_revisions` is usually 0 and `behind_ms` the time since it last caught up while it is
             behind. On the embedded store always caught up.
+        latest_revision (int | Unset): Read with `at_exact` at a revision whose answers may not be used now (older than
+            the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision.
+            The answer is then the record as it was at `revision`.
     """
 
     id: str
@@ -36,6 +41,7 @@ class StoreInfo:
     items: int
     audiences: int
     replication: Replication
+    latest_revision: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,6 +57,8 @@ class StoreInfo:
 
         replication = self.replication.to_dict()
 
+        latest_revision = self.latest_revision
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -63,6 +71,8 @@ class StoreInfo:
                 "replication": replication,
             }
         )
+        if latest_revision is not UNSET:
+            field_dict["latest_revision"] = latest_revision
 
         return field_dict
 
@@ -83,6 +93,8 @@ class StoreInfo:
 
         replication = Replication.from_dict(d.pop("replication"))
 
+        latest_revision = d.pop("latest_revision", UNSET)
+
         store_info = cls(
             id=id,
             revision=revision,
@@ -90,6 +102,7 @@ class StoreInfo:
             items=items,
             audiences=audiences,
             replication=replication,
+            latest_revision=latest_revision,
         )
 
         store_info.additional_properties = d

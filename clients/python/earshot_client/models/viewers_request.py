@@ -26,10 +26,12 @@ class ViewersRequest:
             `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed on any
             replica before the read), at least the revision of a token (waits, bounded, for it to be published;
             `consistency_timeout` otherwise), or exactly that revision (`revision_expired` when it left the retention
-            window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state: an `at_exact` read of
-            an older revision is historical, for audit only (its decisions never admit or allow, the decision of then is
-            under `historical`, and `latest_revision` names the newest), and is judged at the time recorded with that
-            revision, so the same token always gives the same answer. An attempt refuses an older revision
+            window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state at the time of the
+            request: an `at_exact` read is judged at the time recorded with its revision, so the same token always gives the
+            same judgement, and it is historical, for audit only (its decisions never admit or allow, the decision of then
+            is under `historical`, and `latest_revision` names the newest revision), when the revision is older than the
+            datastore's newest or when a grant, edge, capability or aggregation window has opened or closed since it was
+            written (`latest_revision` is then the revision itself). An attempt refuses such a revision
             (`revision_not_latest`).
     """
 

@@ -6,15 +6,34 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.capability_dependents_consistency import CapabilityDependentsConsistency
 from ...models.dependents_response import DependentsResponse
 from ...models.error import Error
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     store: str,
     capability: str,
+    *,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: CapabilityDependentsConsistency | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
@@ -22,6 +41,7 @@ def _get_kwargs(
             store=quote(str(store), safe=""),
             capability=quote(str(capability), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -55,10 +75,20 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 500:
         response_500 = Error.from_dict(response.json())
 
         return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -82,14 +112,27 @@ def sync_detailed(
     capability: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: CapabilityDependentsConsistency | Unset = UNSET,
 ) -> Response[DependentsResponse | Error]:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope.
+     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
+    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
         capability (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (CapabilityDependentsConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -102,6 +145,9 @@ def sync_detailed(
     kwargs = _get_kwargs(
         store=store,
         capability=capability,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = client.get_httpx_client().request(
@@ -116,14 +162,27 @@ def sync(
     capability: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: CapabilityDependentsConsistency | Unset = UNSET,
 ) -> DependentsResponse | Error | None:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope.
+     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
+    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
         capability (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (CapabilityDependentsConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -137,6 +196,9 @@ def sync(
         store=store,
         capability=capability,
         client=client,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     ).parsed
 
 
@@ -145,14 +207,27 @@ async def asyncio_detailed(
     capability: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: CapabilityDependentsConsistency | Unset = UNSET,
 ) -> Response[DependentsResponse | Error]:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope.
+     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
+    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
         capability (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (CapabilityDependentsConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -165,6 +240,9 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         store=store,
         capability=capability,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -177,14 +255,27 @@ async def asyncio(
     capability: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: CapabilityDependentsConsistency | Unset = UNSET,
 ) -> DependentsResponse | Error | None:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope.
+     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
+    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
         capability (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (CapabilityDependentsConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -199,5 +290,8 @@ async def asyncio(
             store=store,
             capability=capability,
             client=client,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
         )
     ).parsed

@@ -7,14 +7,33 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
+from ...models.expand_item_consistency import ExpandItemConsistency
 from ...models.expand_response import ExpandResponse
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     store: str,
     item: str,
+    *,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ExpandItemConsistency | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
@@ -22,6 +41,7 @@ def _get_kwargs(
             store=quote(str(store), safe=""),
             item=quote(str(item), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -53,10 +73,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 500:
         response_500 = Error.from_dict(response.json())
 
         return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -80,14 +110,28 @@ def sync_detailed(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ExpandItemConsistency | Unset = UNSET,
 ) -> Response[Error | ExpandResponse]:
     """Every authorized audience of an item, separately (expand)
 
-     Needs the `admin` scope on the store.
+     Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ExpandItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -100,6 +144,9 @@ def sync_detailed(
     kwargs = _get_kwargs(
         store=store,
         item=item,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = client.get_httpx_client().request(
@@ -114,14 +161,28 @@ def sync(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ExpandItemConsistency | Unset = UNSET,
 ) -> Error | ExpandResponse | None:
     """Every authorized audience of an item, separately (expand)
 
-     Needs the `admin` scope on the store.
+     Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ExpandItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -135,6 +196,9 @@ def sync(
         store=store,
         item=item,
         client=client,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     ).parsed
 
 
@@ -143,14 +207,28 @@ async def asyncio_detailed(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ExpandItemConsistency | Unset = UNSET,
 ) -> Response[Error | ExpandResponse]:
     """Every authorized audience of an item, separately (expand)
 
-     Needs the `admin` scope on the store.
+     Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ExpandItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -163,6 +241,9 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         store=store,
         item=item,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -175,14 +256,28 @@ async def asyncio(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: ExpandItemConsistency | Unset = UNSET,
 ) -> Error | ExpandResponse | None:
     """Every authorized audience of an item, separately (expand)
 
-     Needs the `admin` scope on the store.
+     Needs the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (ExpandItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -197,5 +292,8 @@ async def asyncio(
             store=store,
             item=item,
             client=client,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
         )
     ).parsed

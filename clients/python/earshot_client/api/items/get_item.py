@@ -7,14 +7,33 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
+from ...models.get_item_consistency import GetItemConsistency
 from ...models.item_view import ItemView
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     store: str,
     item: str,
+    *,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetItemConsistency | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
@@ -22,6 +41,7 @@ def _get_kwargs(
             store=quote(str(store), safe=""),
             item=quote(str(item), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -53,6 +73,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 500:
         response_500 = Error.from_dict(response.json())
 
@@ -83,15 +108,29 @@ def sync_detailed(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetItemConsistency | Unset = UNSET,
 ) -> Response[Error | ItemView]:
     """Admin view of an item
 
      Audience, grants, sources, state, currentness, content and attributes, at the latest revision. Needs
-    the `admin` scope on the store.
+    the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -104,6 +143,9 @@ def sync_detailed(
     kwargs = _get_kwargs(
         store=store,
         item=item,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = client.get_httpx_client().request(
@@ -118,15 +160,29 @@ def sync(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetItemConsistency | Unset = UNSET,
 ) -> Error | ItemView | None:
     """Admin view of an item
 
      Audience, grants, sources, state, currentness, content and attributes, at the latest revision. Needs
-    the `admin` scope on the store.
+    the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -140,6 +196,9 @@ def sync(
         store=store,
         item=item,
         client=client,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     ).parsed
 
 
@@ -148,15 +207,29 @@ async def asyncio_detailed(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetItemConsistency | Unset = UNSET,
 ) -> Response[Error | ItemView]:
     """Admin view of an item
 
      Audience, grants, sources, state, currentness, content and attributes, at the latest revision. Needs
-    the `admin` scope on the store.
+    the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -169,6 +242,9 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         store=store,
         item=item,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -181,15 +257,29 @@ async def asyncio(
     item: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetItemConsistency | Unset = UNSET,
 ) -> Error | ItemView | None:
     """Admin view of an item
 
      Audience, grants, sources, state, currentness, content and attributes, at the latest revision. Needs
-    the `admin` scope on the store.
+    the `admin` scope on the store. The query string takes the consistency parameters (`at_least`,
+    `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming
+    it.
 
     Args:
         store (str):
         item (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetItemConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -204,5 +294,8 @@ async def asyncio(
             store=store,
             item=item,
             client=client,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
         )
     ).parsed

@@ -7,19 +7,39 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
+from ...models.get_store_consistency import GetStoreConsistency
 from ...models.store_info import StoreInfo
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     store: str,
+    *,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetStoreConsistency | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/stores/{store}".format(
             store=quote(str(store), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -51,6 +71,16 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
     else:
@@ -70,13 +100,27 @@ def sync_detailed(
     store: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetStoreConsistency | Unset = UNSET,
 ) -> Response[Error | StoreInfo]:
     """Store summary
 
-     The latest revision, its token and counts. Needs the `reader` scope on the store.
+     The latest revision, its token and counts. Needs the `reader` scope on the store. The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetStoreConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -88,6 +132,9 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         store=store,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = client.get_httpx_client().request(
@@ -101,13 +148,27 @@ def sync(
     store: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetStoreConsistency | Unset = UNSET,
 ) -> Error | StoreInfo | None:
     """Store summary
 
-     The latest revision, its token and counts. Needs the `reader` scope on the store.
+     The latest revision, its token and counts. Needs the `reader` scope on the store. The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetStoreConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -120,6 +181,9 @@ def sync(
     return sync_detailed(
         store=store,
         client=client,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     ).parsed
 
 
@@ -127,13 +191,27 @@ async def asyncio_detailed(
     store: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetStoreConsistency | Unset = UNSET,
 ) -> Response[Error | StoreInfo]:
     """Store summary
 
-     The latest revision, its token and counts. Needs the `reader` scope on the store.
+     The latest revision, its token and counts. Needs the `reader` scope on the store. The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetStoreConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -145,6 +223,9 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         store=store,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -156,13 +237,27 @@ async def asyncio(
     store: str,
     *,
     client: AuthenticatedClient | Client,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetStoreConsistency | Unset = UNSET,
 ) -> Error | StoreInfo | None:
     """Store summary
 
-     The latest revision, its token and counts. Needs the `reader` scope on the store.
+     The latest revision, its token and counts. Needs the `reader` scope on the store. The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetStoreConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -176,5 +271,8 @@ async def asyncio(
         await asyncio_detailed(
             store=store,
             client=client,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
         )
     ).parsed

@@ -7,14 +7,33 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
-from ...models.trust_view import TrustView
-from ...types import Response
+from ...models.get_trust_consistency import GetTrustConsistency
+from ...models.trust_response import TrustResponse
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     store: str,
     trust: str,
+    *,
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetTrustConsistency | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["at_least"] = at_least
+
+    params["at_exact"] = at_exact
+
+    json_consistency: str | Unset = UNSET
+    if not isinstance(consistency, Unset):
+        json_consistency = consistency.value
+
+    params["consistency"] = json_consistency
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
@@ -22,14 +41,15 @@ def _get_kwargs(
             store=quote(str(store), safe=""),
             trust=quote(str(trust), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | TrustView | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | TrustResponse | None:
     if response.status_code == 200:
-        response_200 = TrustView.from_dict(response.json())
+        response_200 = TrustResponse.from_dict(response.json())
 
         return response_200
 
@@ -53,6 +73,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 500:
         response_500 = Error.from_dict(response.json())
 
@@ -69,7 +94,9 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | TrustView]:
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | TrustResponse]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -83,26 +110,43 @@ def sync_detailed(
     trust: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Error | TrustView]:
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetTrustConsistency | Unset = UNSET,
+) -> Response[Error | TrustResponse]:
     """Read a trust delegation
 
-     At the latest revision. Needs the `admin` scope on the store.
+     At the latest revision. Needs the `admin` scope on the store. The query string takes the consistency
+    parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400
+    invalid_request` naming it.
 
     Args:
         store (str):
         trust (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetTrustConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | TrustView]
+        Response[Error | TrustResponse]
     """
 
     kwargs = _get_kwargs(
         store=store,
         trust=trust,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = client.get_httpx_client().request(
@@ -117,27 +161,44 @@ def sync(
     trust: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Error | TrustView | None:
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetTrustConsistency | Unset = UNSET,
+) -> Error | TrustResponse | None:
     """Read a trust delegation
 
-     At the latest revision. Needs the `admin` scope on the store.
+     At the latest revision. Needs the `admin` scope on the store. The query string takes the consistency
+    parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400
+    invalid_request` naming it.
 
     Args:
         store (str):
         trust (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetTrustConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | TrustView
+        Error | TrustResponse
     """
 
     return sync_detailed(
         store=store,
         trust=trust,
         client=client,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     ).parsed
 
 
@@ -146,26 +207,43 @@ async def asyncio_detailed(
     trust: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Error | TrustView]:
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetTrustConsistency | Unset = UNSET,
+) -> Response[Error | TrustResponse]:
     """Read a trust delegation
 
-     At the latest revision. Needs the `admin` scope on the store.
+     At the latest revision. Needs the `admin` scope on the store. The query string takes the consistency
+    parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400
+    invalid_request` naming it.
 
     Args:
         store (str):
         trust (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetTrustConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | TrustView]
+        Response[Error | TrustResponse]
     """
 
     kwargs = _get_kwargs(
         store=store,
         trust=trust,
+        at_least=at_least,
+        at_exact=at_exact,
+        consistency=consistency,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -178,21 +256,35 @@ async def asyncio(
     trust: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Error | TrustView | None:
+    at_least: str | Unset = UNSET,
+    at_exact: str | Unset = UNSET,
+    consistency: GetTrustConsistency | Unset = UNSET,
+) -> Error | TrustResponse | None:
     """Read a trust delegation
 
-     At the latest revision. Needs the `admin` scope on the store.
+     At the latest revision. Needs the `admin` scope on the store. The query string takes the consistency
+    parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400
+    invalid_request` naming it.
 
     Args:
         store (str):
         trust (str):
+        at_least (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        at_exact (str | Unset): Opaque consistency token naming one revision of one store
+            (currently `<revision>.<16 hex digits>`). Pass it back as `at_least` or `at_exact`; a
+            malformed token is refused with `invalid_consistency_token`, a token of another store with
+            `consistency_token_store_mismatch`.
+        consistency (GetTrustConsistency | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | TrustView
+        Error | TrustResponse
     """
 
     return (
@@ -200,5 +292,8 @@ async def asyncio(
             store=store,
             trust=trust,
             client=client,
+            at_least=at_least,
+            at_exact=at_exact,
+            consistency=consistency,
         )
     ).parsed

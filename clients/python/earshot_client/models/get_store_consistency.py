@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class GetStoreConsistency(StrEnum):
+    FULLY_CONSISTENT = "fully_consistent"
+    LATEST = "latest"
+
+    def __str__(self) -> str:
+        return str(self.value)

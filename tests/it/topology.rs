@@ -282,6 +282,19 @@ fn create_store(options: PgOptions, store: &str) {
     app.earshot.shutdown();
 }
 
+/// For a topology test: fresh tables holding `store` (see [`create_store`]) and the datastore
+/// URL that names them; `None` (the test returns) without HAProxy or PostgreSQL, when that is
+/// allowed.
+fn fresh_store(test: &str, tag: &str, store: &str) -> Option<(earshot_postgres::testing::Isolated, String)> {
+    if !haproxy_available(test) {
+        return None;
+    }
+    let db = earshot_postgres::testing::isolated(tag).expect("PostgreSQL")?;
+    create_store(db.options.clone(), store);
+    let datastore = format!("{}?earshot_prefix={}", earshot_postgres::testing::url(), db.options.table_prefix);
+    Some((db, datastore))
+}
+
 fn item(id: &str) -> Value {
     json!({"id": id, "owner": "own", "content": format!("{id} content"), "origin": "public"})
 }
@@ -412,12 +425,9 @@ fn assert_all_acked_everywhere(t: &Topology, store: &str, acked: &BTreeSet<Strin
 /// readable on both remaining replicas, and the store holds exactly one revision per item.
 #[test]
 fn sigkill_of_a_replica_under_load_loses_nothing() {
-    if !haproxy_available("sigkill_of_a_replica_under_load_loses_nothing") {
+    let Some((db, datastore)) = fresh_store("sigkill_of_a_replica_under_load_loses_nothing", "topokill", "k") else {
         return;
-    }
-    let Some(db) = earshot_postgres::testing::isolated("topokill").expect("PostgreSQL") else { return };
-    create_store(db.options.clone(), "k");
-    let datastore = format!("{}?earshot_prefix={}", earshot_postgres::testing::url(), db.options.table_prefix);
+    };
     let mut t = Topology::start(&datastore, 3, 3);
     let victim = t.serving("k");
 
@@ -753,12 +763,11 @@ fn outage(test: &str, every_replica: bool) {
 /// it keeps up with the writer to the end.
 #[test]
 fn a_replica_started_empty_catches_up_before_it_reports_ready() {
-    if !haproxy_available("a_replica_started_empty_catches_up_before_it_reports_ready") {
+    let Some((_db, datastore)) =
+        fresh_store("a_replica_started_empty_catches_up_before_it_reports_ready", "topoempty", "e")
+    else {
         return;
-    }
-    let Some(db) = earshot_postgres::testing::isolated("topoempty").expect("PostgreSQL") else { return };
-    create_store(db.options.clone(), "e");
-    let datastore = format!("{}?earshot_prefix={}", earshot_postgres::testing::url(), db.options.table_prefix);
+    };
     let mut t = Topology::start(&datastore, 3, 2);
     assert_ne!(t.lb().states().get("r3").map(String::as_str), Some("UP"), "the unstarted replica is not UP");
 
@@ -865,12 +874,11 @@ fn a_replica_started_empty_catches_up_before_it_reports_ready() {
 /// then at once that grant revoked through replica 1 again. Every write succeeds.
 #[test]
 fn a_write_through_a_lagging_replica_is_decided_at_the_head() {
-    if !haproxy_available("a_write_through_a_lagging_replica_is_decided_at_the_head") {
+    let Some((_db, datastore)) =
+        fresh_store("a_write_through_a_lagging_replica_is_decided_at_the_head", "topolag", "w")
+    else {
         return;
-    }
-    let Some(db) = earshot_postgres::testing::isolated("topolag").expect("PostgreSQL") else { return };
-    create_store(db.options.clone(), "w");
-    let datastore = format!("{}?earshot_prefix={}", earshot_postgres::testing::url(), db.options.table_prefix);
+    };
     let t = Topology::start(&datastore, 2, 2);
     let (r1, r2) = (t.replica(0), t.replica(1));
     let (s, v) = r1.call("POST", "/v1/stores/w/participants", Some(json!({"id": "bob", "kind": "person"})));
@@ -901,12 +909,11 @@ fn a_write_through_a_lagging_replica_is_decided_at_the_head() {
 /// did, and seals the attempt's context.
 #[test]
 fn after_a_sigkill_another_replica_answers_every_attempt_and_revision_alike() {
-    if !haproxy_available("after_a_sigkill_another_replica_answers_every_attempt_and_revision_alike") {
+    let Some((_db, datastore)) =
+        fresh_store("after_a_sigkill_another_replica_answers_every_attempt_and_revision_alike", "topoattempt", "a")
+    else {
         return;
-    }
-    let Some(db) = earshot_postgres::testing::isolated("topoattempt").expect("PostgreSQL") else { return };
-    create_store(db.options.clone(), "a");
-    let datastore = format!("{}?earshot_prefix={}", earshot_postgres::testing::url(), db.options.table_prefix);
+    };
     let mut t = Topology::start(&datastore, 2, 2);
     let r1 = t.replica(0);
     let mut tokens = Vec::new();

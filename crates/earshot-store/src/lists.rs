@@ -13,7 +13,6 @@
 //! another list or store is refused (`invalid_cursor`) rather than silently misread.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::compose::Snapshot;
 use crate::devices::model::{CapabilityView, ConstraintsView};
@@ -57,21 +56,7 @@ pub struct Page<T> {
 /// of a store deleted and created again is refused with its own error; a store without an
 /// incarnation (created before they were kept) keeps the tag it always had.
 fn tag(store: &str, incarnation: Option<&str>) -> String {
-    let mut h = Sha256::new();
-    h.update(b"earshot.cursor.v1\0");
-    h.update(store.as_bytes());
-    let by_store = h.finalize();
-    match incarnation {
-        None => hex::encode(&by_store[..8]),
-        Some(inc) => {
-            let mut h = Sha256::new();
-            h.update(b"earshot.cursor.incarnation\0");
-            h.update(store.as_bytes());
-            h.update(b"\0");
-            h.update(inc.as_bytes());
-            format!("{}{}", hex::encode(&by_store[..4]), hex::encode(&h.finalize()[..4]))
-        }
-    }
+    crate::kernel::token::store_tag(b"earshot.cursor.v1\0", b"earshot.cursor.incarnation\0", store, incarnation)
 }
 
 /// Reads a page's bounds and the position after which it starts.
@@ -784,6 +769,7 @@ mod tests {
             assert!(matches!(decode_cursor("items", "s", &t, &c), Err(StoreError::CursorIncarnationMismatch(_))));
         }
         // A store without an incarnation keeps the cursor spelling of every earlier release.
+        use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
         h.update(b"earshot.cursor.v1\0s");
         assert_eq!(tag("s", None), hex::encode(&h.finalize()[..8]));

@@ -17,21 +17,28 @@ use crate::error::{Result, StoreError};
 /// The store's tag (the part after the dot), for its incarnation: a running store computes it
 /// once ([`encode_with_tag`]) rather than per read.
 pub(crate) fn tag(store: &str, incarnation: Option<&str>) -> String {
-    // SHA-256 over the label and the id, as every release has spelled it.
+    store_tag(b"earshot.token.v1\0", b"earshot.token.incarnation\0", store, incarnation)
+}
+
+/// A 16-hex-digit tag of `store` in `incarnation` under two labels (tokens and list cursors
+/// each have their own): the first half SHA-256 over the first label and the store id, the
+/// second over the second label, the id and the incarnation; without an incarnation, all 16
+/// digits from the first hash (the spelling of every release before incarnations).
+pub(crate) fn store_tag(by_store: &[u8], by_life: &[u8], store: &str, incarnation: Option<&str>) -> String {
     let mut h = Sha256::new();
-    h.update(b"earshot.token.v1\0");
+    h.update(by_store);
     h.update(store.as_bytes());
-    let by_store: [u8; 32] = h.finalize().into();
+    let store_hash: [u8; 32] = h.finalize().into();
     match incarnation {
-        None => hex::encode(&by_store[..8]),
+        None => hex::encode(&store_hash[..8]),
         Some(inc) => {
             let mut h = Sha256::new();
-            h.update(b"earshot.token.incarnation\0");
+            h.update(by_life);
             h.update(store.as_bytes());
             h.update(b"\0");
             h.update(inc.as_bytes());
             let life: [u8; 32] = h.finalize().into();
-            format!("{}{}", hex::encode(&by_store[..4]), hex::encode(&life[..4]))
+            format!("{}{}", hex::encode(&store_hash[..4]), hex::encode(&life[..4]))
         }
     }
 }

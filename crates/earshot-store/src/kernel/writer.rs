@@ -458,16 +458,14 @@ impl<S: State> Writer<S> {
         let newest = *lock(&self.published);
         let oldest = newest.saturating_sub(self.config.retention_max.saturating_sub(1) as u64).max(1);
         let expired = || StoreError::RevisionExpired { requested: rev, oldest };
-        if rev == newest {
-            return Ok(self.latest());
-        }
         if rev > newest || rev < oldest {
             return Err(expired());
         }
         let window = i64::try_from(self.config.retention_window.as_millis()).unwrap_or(i64::MAX);
         let within = |committed_at_ms: i64| self.clock.now_ms().saturating_sub(committed_at_ms) <= window;
+        // The newest revision is always held (it is published into what is held).
         if let Some(s) = self.held(rev) {
-            return if within(s.committed_at_ms()) { Ok(s) } else { Err(expired()) };
+            return if rev == newest || within(s.committed_at_ms()) { Ok(s) } else { Err(expired()) };
         }
         // Not held here: the log says when it was committed (no build for an expired one).
         let logged = self.backend.get(&self.id, &log_key(rev))?;
@@ -496,9 +494,9 @@ impl<S: State> Writer<S> {
     /// to the next revision held here, every one of them then held (so that the neighbouring
     /// revisions cost nothing more). `RevisionExpired` when the history no longer reaches back.
     pub(crate) fn pinned(&self, rev: u64) -> Result<Arc<S>> {
-        if rev == *lock(&self.published) {
-            return Ok(self.latest());
-        }
+        // A revision this replica has not reached yet is waited for (bounded), never built:
+        // what is held stays a prefix of what is published.
+        self.wait_for(rev)?;
         if let Some(s) = self.held(rev) {
             return Ok(s);
         }

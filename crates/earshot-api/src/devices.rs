@@ -13,13 +13,12 @@ use earshot_store::devices::model::{
     SchemaView,
 };
 use earshot_store::model::Command;
-use earshot_store::{ReadPoint, StoreHandle};
 use serde::Deserialize;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::lists::ReadQuery;
-use crate::reads::{at_revision, read_point, AtRevision};
+use crate::reads::{at_point, read_point, AtRevision};
 use crate::writes::{created, submit, Body, IdempotencyKey, Written};
 use crate::AppState;
 
@@ -56,15 +55,7 @@ pub async fn get_schema(
     let h = st.store(&store).await?;
     let point = read_point(&h, consistency).await?;
     let view = point.snapshot.schema_view()?;
-    Ok(record_at(&h, &point, view))
-}
-
-/// A record view read at `point`: marked by `latest_revision` when the revision read is not one
-/// whose answers may be used now (an `at_exact` read of an older revision: the records of then).
-fn record_at<T>(h: &StoreHandle, point: &ReadPoint, view: T) -> Json<AtRevision<T>> {
-    let Json(mut out) = at_revision(h, &point.snapshot, view);
-    out.latest_revision = point.historical;
-    Json(out)
+    Ok(at_point(&h, &point, view))
 }
 
 pub async fn create_device(
@@ -138,7 +129,7 @@ pub async fn capability_chain(
     let h = st.store(&store).await?;
     let point = read_point(&h, consistency).await?;
     let view = point.snapshot.capability_chain(&c)?;
-    Ok(record_at(&h, &point, view))
+    Ok(at_point(&h, &point, view))
 }
 
 pub async fn capability_dependents(
@@ -152,7 +143,7 @@ pub async fn capability_dependents(
     let h = st.store(&store).await?;
     let point = read_point(&h, consistency).await?;
     let view = point.snapshot.capability_dependents(&c)?;
-    Ok(record_at(&h, &point, view))
+    Ok(at_point(&h, &point, view))
 }
 
 /// `POST /authorize`: pure, over the snapshot `consistency` picks, at the current time.
@@ -174,9 +165,7 @@ pub async fn authorize(
     // usable allow, so a revocation cannot be undone by quoting an older token.
     let view = if point.historical.is_some() { view.into_historical() } else { view };
     st.metrics.record_decision(crate::metrics::DecisionKind::Authorize, &view.reason);
-    let mut out = at_revision(&h, &point.snapshot, view);
-    out.latest_revision = point.historical;
-    Ok(out)
+    Ok(at_point(&h, &point, view))
 }
 
 /// `POST /uses`: decides at the writer and, on an allow, consumes one use (reader scope: it can

@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
-use crate::reads::{at_revision, read_point, AtRevision};
+use crate::reads::{at_point, at_revision, read_point, AtRevision};
 use crate::writes::{blocking, Body};
 use crate::AppState;
 
@@ -152,9 +152,7 @@ where
     let h = st.store(&store).await?;
     let point = read_point(&h, q.consistency).await?;
     let page = read(&point.snapshot, &q.filter, &q.paging, point.at_ms)?;
-    let mut out = at_revision(&h, &point.snapshot, page);
-    out.latest_revision = point.historical;
-    Ok(out)
+    Ok(at_point(&h, &point, page))
 }
 
 pub async fn participants(

@@ -269,6 +269,15 @@ pub(crate) fn at_revision<T>(h: &StoreHandle, snapshot: &Snapshot, body: T) -> J
     })
 }
 
+/// A view read at `point`, with the revision and token it read: marked by `latest_revision`
+/// when the revision's answers may not be used now (`at_exact` of an older revision, or of one
+/// whose windows time has moved past: SPEC §2.6).
+pub(crate) fn at_point<T>(h: &StoreHandle, point: &ReadPoint, view: T) -> Json<AtRevision<T>> {
+    let Json(mut out) = at_revision(h, &point.snapshot, view);
+    out.latest_revision = point.historical;
+    Json(out)
+}
+
 pub async fn check(
     State(st): State<AppState>,
     p: Principal,
@@ -511,9 +520,7 @@ pub async fn expand(
     if point.historical.is_some() {
         view = Expansion { item: view.item.clone(), audiences: Vec::new(), historical: Some(Box::new(view)) };
     }
-    let Json(mut out) = at_revision(&h, &point.snapshot, view);
-    out.latest_revision = point.historical;
-    Ok(Json(out))
+    Ok(at_point(&h, &point, view))
 }
 
 /// `GET /items/{id}`: the admin view of an item at the snapshot the query string's consistency

@@ -51,9 +51,7 @@ pub async fn read(
     let h = st.store(&store).await?;
     let point = crate::reads::read_point(&h, consistency).await?;
     let view = point.snapshot.trust_view(&trust)?;
-    let Json(mut out) = crate::reads::at_revision(&h, &point.snapshot, view);
-    out.latest_revision = point.historical;
-    Ok(Json(out))
+    Ok(crate::reads::at_point(&h, &point, view))
 }
 
 /// `GET /v1/stores/{store}/trust`: the delegations, filtered by `owner`, `participant`, `live`.

@@ -573,11 +573,13 @@ impl<S: State> Writer<S> {
             }
         }
         let rev = last.revision();
+        // A commit of our own moved the head to here, or following reached it. Recorded before
+        // the revision is published, so that a reader woken by it never finds the lag still
+        // waiting for a revision it has just read (and a store unready once it has caught up).
+        lock(&self.sync).lag.applied(rev);
         self.latest.store(last);
         *lock(&self.published) = rev;
         self.published_cv.notify_all();
-        // A commit of our own moved the head to here, or following reached it.
-        lock(&self.sync).lag.applied(rev);
     }
 
     /// Records a poll of the head: its value, or why it failed.

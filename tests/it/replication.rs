@@ -28,6 +28,8 @@ use crate::scenarios::{fixture_files, parse, run_scenario_on};
 fn replica(db: &Isolated, follow_ms: u64, log_retention: u64) -> Arc<Earshot> {
     let config = Config {
         follow_interval: if follow_ms == 0 { Duration::from_secs(3600) } else { Duration::from_millis(follow_ms) },
+        // A replica that follows only when asked hears no notification either.
+        follow_notifications: follow_ms != 0,
         log_retention,
         ..Config::default()
     };
@@ -668,7 +670,8 @@ async fn an_export_is_not_broken_by_another_replicas_writes() {
     let Some(db) = isolated("exportrace").expect("PostgreSQL") else { return };
     let clock = Arc::new(ManualClock::new(T0_MS));
     // Replica A never follows on its own: its state stays the exported revision's.
-    let config = Config { follow_interval: Duration::from_secs(3600), ..Config::default() };
+    let config =
+        Config { follow_interval: Duration::from_secs(3600), follow_notifications: false, ..Config::default() };
     let a = Earshot::open_with(db.backend.clone(), clock.clone(), config).expect("replica a");
     a.create_store("s", None).expect("store");
     let sa = a.store("s").expect("s on a");

@@ -32,6 +32,10 @@ pub struct PgOptions {
     /// attempts after a failover). A store's history is pruned 64 revisions at a time. Zero
     /// keeps none: a replica then answers only the revisions it held itself.
     pub history_revisions: u64,
+    /// Whether a head change notifies the tables' channel at commit (`pg_notify`), so that a
+    /// replica's follower learns of another replica's write within milliseconds rather than at
+    /// its next poll. Off for datastores without `LISTEN`/`NOTIFY` (CockroachDB, YugabyteDB).
+    pub notify: bool,
 }
 
 /// [`PgOptions::history_revisions`] by default: the retention of past snapshots a replica
@@ -53,6 +57,7 @@ impl PgOptions {
             connect_timeout: Duration::from_secs(5),
             pool_wait: Duration::from_secs(5),
             history_revisions: DEFAULT_HISTORY_REVISIONS,
+            notify: true,
         }
     }
 
@@ -66,7 +71,8 @@ impl PgOptions {
 /// Earshot's records in PostgreSQL (or CockroachDB, YugabyteDB). See the crate docs for the
 /// tables and for why racing writers are safe.
 pub struct PgBackend {
-    pool: Pool,
+    pool: std::sync::Arc<Pool>,
+    notify: bool,
     tables: Tables,
     history_revisions: u64,
     /// Why the database is unreachable, set by a failed call and cleared by a successful one.
@@ -109,8 +115,14 @@ impl PgBackend {
         if config.get_application_name().is_none() {
             config.application_name("earshot");
         }
-        let pool = Pool::new(config, Texts::new(&tables), options.pool_size, options.pool_wait);
-        let backend = PgBackend { pool, tables, history_revisions: options.history_revisions, fault: Mutex::new(None) };
+        let pool = Pool::new(config, Texts::new(&tables, options.notify), options.pool_size, options.pool_wait);
+        let backend = PgBackend {
+            pool: std::sync::Arc::new(pool),
+            notify: options.notify,
+            tables,
+            history_revisions: options.history_revisions,
+            fault: Mutex::new(None),
+        };
         off_runtime(|| backend.create_schema())?;
         Ok(backend)
     }
@@ -485,6 +497,30 @@ impl Backend for PgBackend {
     /// The head of the store's log, which followers poll.
     fn head(&self, store: &str) -> earshot_store::Result<Option<Head>> {
         Ok(PgBackend::head(self, store)?)
+    }
+
+    /// One query for a batch of stores (`= ANY`).
+    fn heads(&self, stores: &[&str]) -> earshot_store::Result<Vec<(String, Head)>> {
+        let names: Vec<&str> = stores.to_vec();
+        Ok(self.with_conn(|c| {
+            let rows = c.client.query(&c.st.heads_of, &[&names]).map_err(|e| PgError::from_client("", &e, false))?;
+            rows.into_iter()
+                .map(|r| Ok((r.get::<_, String>(0), Head { revision: to_u64(r.get(1))?, incarnation: r.get(2) })))
+                .collect()
+        })?)
+    }
+
+    /// The heads changed since the last poll, and (`notify`, when the backend notifies) the
+    /// commits' notifications between polls: see [`crate::feed`].
+    fn head_feed(
+        &self,
+        notify: bool,
+    ) -> earshot_store::Result<Option<Box<dyn earshot_store::kernel::backend::HeadFeed>>> {
+        Ok(Some(Box::new(crate::feed::PgFeed::new(
+            self.pool.clone(),
+            self.tables.heads.clone(),
+            notify && self.notify,
+        ))))
     }
 
     /// `INSERT … ON CONFLICT DO NOTHING`: of two replicas writing the key at once, one writes.

@@ -14,7 +14,16 @@
 //! CREATE TABLE IF NOT EXISTS earshot_heads (
 //!   store TEXT PRIMARY KEY, revision BIGINT NOT NULL, incarnation TEXT);
 //! ALTER TABLE earshot_heads ADD COLUMN IF NOT EXISTS incarnation TEXT;  -- tables of an earlier version
+//! CREATE SEQUENCE IF NOT EXISTS earshot_head_changes;
+//! ALTER TABLE earshot_heads ADD COLUMN IF NOT EXISTS changed BIGINT NOT NULL DEFAULT 0;
+//! CREATE INDEX IF NOT EXISTS earshot_heads_changed ON earshot_heads (changed);
 //! ```
+//!
+//! Every head change takes the next `earshot_head_changes` value into `changed` and notifies
+//! channel `earshot_heads` at commit (payload `<revision>/<incarnation>/<store>`): a replica's
+//! one follower reads "which heads changed" with one query per interval for all its stores and
+//! listens between polls ([`feed`]). A deleted store leaves its head as a tombstone (revision
+//! 0), which the feed reports as a deletion.
 //!
 //! `records` holds exactly what the store's `Backend` contract speaks of (one row per key),
 //! including the store's revision log (`l/` + revision, written by the store's kernel in each
@@ -86,6 +95,7 @@
 //!
 mod backend;
 mod error;
+pub mod feed;
 pub mod ops;
 mod pool;
 mod snapshot;

@@ -34,6 +34,9 @@ pub struct Prepared {
     pub prune_history: Statement,
     pub drop_history: Statement,
     pub insert_new: Statement,
+    pub heads_of: Statement,
+    pub changed_since: Statement,
+    pub newest_change: Statement,
 }
 
 impl Prepared {
@@ -55,6 +58,9 @@ impl Prepared {
             prune_history: client.prepare(&t.prune_history)?,
             drop_history: client.prepare(&t.drop_history)?,
             insert_new: client.prepare(&t.insert_new)?,
+            heads_of: client.prepare(&t.heads_of)?,
+            changed_since: client.prepare(&t.changed_since)?,
+            newest_change: client.prepare(&t.newest_change)?,
         })
     }
 }

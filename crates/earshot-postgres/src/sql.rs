@@ -3,11 +3,15 @@
 //! `CREATE TABLE IF NOT EXISTS`, `INSERT … ON CONFLICT`, `UNNEST` of arrays, `= ANY($n)`, and
 //! explicit casts where a parameter's type cannot be inferred from a column.
 //!
-//! Two tables: the records and the heads. The revision log is the store's own `l/` records
+//! Two tables and a sequence: the records, the heads, and the order of head changes. The revision log is the store's own `l/` records
 //! (written by the store's kernel in each revision's commit), so there is no log table; a
 //! `{prefix}log` table left by an earlier version is unused and dropped by `drop_all`. A head
 //! row carries the store's incarnation (NULL for stores created before incarnations were kept;
-//! the column is added to a table of an earlier version).
+//! the column is added to a table of an earlier version). Every change of a head takes the next
+//! value of `{prefix}head_changes` into its `changed` column (and, unless notifications are
+//! off, notifies channel `{prefix}heads` at commit): one query for "which heads changed since"
+//! serves every store a replica follows. A deleted store's head stays as a tombstone
+//! (revision 0, no incarnation), so that the change feed reports the deletion too.
 
 use crate::error::{PgError, Result};
 
@@ -19,6 +23,10 @@ const MAX_PREFIX: usize = 40;
 pub struct Tables {
     pub records: String,
     pub heads: String,
+    /// The sequence that orders head changes (`heads.changed`).
+    pub changes: String,
+    /// The index of heads by change.
+    pub changes_index: String,
     /// Past values of the records, by the revision that overwrote them (multi-version rows).
     pub history: String,
     /// The ops log of an earlier version, only ever dropped.
@@ -41,14 +49,16 @@ impl Tables {
         Ok(Tables {
             records: format!("{prefix}records"),
             heads: format!("{prefix}heads"),
+            changes: format!("{prefix}head_changes"),
+            changes_index: format!("{prefix}heads_changed"),
             history: format!("{prefix}history"),
             legacy_log: format!("{prefix}log"),
         })
     }
 
     /// The schema, one statement each, safe to run again.
-    pub fn schema(&self) -> [String; 4] {
-        let Tables { records, heads, history, .. } = self;
+    pub fn schema(&self) -> [String; 7] {
+        let Tables { records, heads, history, changes, changes_index, .. } = self;
         [
             format!(
                 "CREATE TABLE IF NOT EXISTS {records} (\
@@ -59,6 +69,9 @@ impl Tables {
                 "CREATE TABLE IF NOT EXISTS {heads} (store TEXT PRIMARY KEY, revision BIGINT NOT NULL, incarnation TEXT)"
             ),
             format!("ALTER TABLE {heads} ADD COLUMN IF NOT EXISTS incarnation TEXT"),
+            format!("CREATE SEQUENCE IF NOT EXISTS {changes}"),
+            format!("ALTER TABLE {heads} ADD COLUMN IF NOT EXISTS changed BIGINT NOT NULL DEFAULT 0"),
+            format!("CREATE INDEX IF NOT EXISTS {changes_index} ON {heads} (changed)"),
             // A value a revision overwrote or deleted, as it was before that revision (`value`
             // NULL: the key did not exist). The records of revision `r` are the current ones
             // with each key touched after `r` replaced by its row of the first revision after
@@ -73,8 +86,8 @@ impl Tables {
 
     /// Drops the tables (tests, tools).
     pub fn drop_all(&self) -> String {
-        let Tables { records, heads, history, legacy_log } = self;
-        format!("DROP TABLE IF EXISTS {records}, {heads}, {history}, {legacy_log}")
+        let Tables { records, heads, history, legacy_log, changes, .. } = self;
+        format!("DROP TABLE IF EXISTS {records}, {heads}, {history}, {legacy_log}; DROP SEQUENCE IF EXISTS {changes}")
     }
 }
 
@@ -97,6 +110,12 @@ pub struct Texts {
     pub prune_history: String,
     pub drop_history: String,
     pub insert_new: String,
+    /// The heads of several stores (the follower's sweep).
+    pub heads_of: String,
+    /// Heads changed after a position of the change sequence, in its order (the change feed).
+    pub changed_since: String,
+    /// The newest position of the change sequence in the heads (where a feed starts).
+    pub newest_change: String,
 }
 
 /// The on-demand ranges (`c/`, `l/`, `t/`, `y/`: content, the revision log, sealed contexts,
@@ -114,25 +133,39 @@ fn not_on_demand(first: usize) -> String {
 }
 
 impl Texts {
-    pub fn new(t: &Tables) -> Self {
-        let Tables { records, heads, history, .. } = t;
+    /// The statements under `t`; `notify`: whether a head change notifies `{prefix}heads` at
+    /// commit (PostgreSQL's `pg_notify`, which CockroachDB and YugabyteDB lack).
+    pub fn new(t: &Tables, notify: bool) -> Self {
+        let Tables { records, heads, history, changes, .. } = t;
+        // The payload `<revision>/<incarnation or ->/<store>` (a store id may hold `/`: last).
+        let returning = if notify {
+            format!(
+                " RETURNING pg_notify('{heads}', revision::TEXT || '/' || COALESCE(incarnation, '-') || '/' || store)"
+            )
+        } else {
+            String::new()
+        };
         Texts {
-            stores: format!("SELECT store FROM {heads} ORDER BY store"),
+            stores: format!("SELECT store FROM {heads} WHERE revision > 0 ORDER BY store"),
             // Key order is bytewise on BYTEA. The on-demand records are read one by one, so the
             // load skips their ranges.
             load: format!("SELECT key, value FROM {records} WHERE store = $1 AND {} ORDER BY key", not_on_demand(2)),
             get: format!("SELECT value FROM {records} WHERE store = $1 AND key = $2"),
-            head: format!("SELECT revision, incarnation FROM {heads} WHERE store = $1"),
+            head: format!("SELECT revision, incarnation FROM {heads} WHERE store = $1 AND revision > 0"),
             // The compare-and-set that makes racing writers safe: zero rows means another
             // writer moved the head first, or the store is another incarnation than the
             // writer's (deleted and created again meanwhile).
             cas_head: format!(
-                "UPDATE {heads} SET revision = $3 \
-                   WHERE store = $1 AND revision = $2 AND incarnation IS NOT DISTINCT FROM $4::TEXT"
+                "UPDATE {heads} SET revision = $3, changed = nextval('{changes}') \
+                   WHERE store = $1 AND revision = $2 AND incarnation IS NOT DISTINCT FROM $4::TEXT{returning}"
             ),
+            // A new store, or a new life of a deleted one (its tombstone, revision 0).
             insert_head: format!(
-                "INSERT INTO {heads} (store, revision, incarnation) VALUES ($1, $2, $3::TEXT) \
-                   ON CONFLICT (store) DO NOTHING"
+                "INSERT INTO {heads} AS h (store, revision, incarnation, changed) \
+                   VALUES ($1, $2, $3::TEXT, nextval('{changes}')) \
+                   ON CONFLICT (store) DO UPDATE \
+                     SET revision = excluded.revision, incarnation = excluded.incarnation, changed = excluded.changed \
+                     WHERE h.revision = 0{returning}"
             ),
             upsert: format!(
                 "INSERT INTO {records} (store, key, value) \
@@ -141,7 +174,10 @@ impl Texts {
             ),
             delete: format!("DELETE FROM {records} WHERE store = $1 AND key = ANY($2::BYTEA[])"),
             drop_records: format!("DELETE FROM {records} WHERE store = $1"),
-            drop_head: format!("DELETE FROM {heads} WHERE store = $1"),
+            drop_head: format!(
+                "UPDATE {heads} SET revision = 0, incarnation = NULL, changed = nextval('{changes}') \
+                   WHERE store = $1{returning}"
+            ),
             scan: format!(
                 "SELECT key, value FROM {records} WHERE store = $1 AND key >= $2 AND key < $3 ORDER BY key LIMIT $4"
             ),
@@ -186,6 +222,13 @@ impl Texts {
             insert_new: format!(
                 "INSERT INTO {records} (store, key, value) VALUES ($1, $2, $3) ON CONFLICT (store, key) DO NOTHING"
             ),
+            heads_of: format!(
+                "SELECT store, revision, incarnation FROM {heads} WHERE store = ANY($1::TEXT[]) AND revision > 0"
+            ),
+            changed_since: format!(
+                "SELECT store, revision, incarnation, changed FROM {heads} WHERE changed > $1 ORDER BY changed LIMIT $2"
+            ),
+            newest_change: format!("SELECT COALESCE(MAX(changed), 0)::BIGINT FROM {heads}"),
         }
     }
 }

@@ -74,13 +74,14 @@ impl StoreHandle {
         backend: Arc<dyn Backend>,
         clock: Arc<dyn Clock>,
         config: Config,
+        runtime: &Arc<crate::kernel::Runtime>,
     ) -> Result<Arc<Self>> {
         let state = rebuild(id, records)?;
         let meta: MetaRecord =
             records.meta.clone().ok_or_else(|| StoreError::Integrity(format!("store `{id}` has no meta")))?;
         let metrics = Arc::new(StoreMetrics::default());
         Ok(Arc::new(StoreHandle {
-            core: Writer::start(id, state, meta, backend, clock, config, metrics.clone())?,
+            core: Writer::start(id, state, meta, backend, clock, config, metrics.clone(), runtime)?,
             attempts: DashMap::new(),
             attempts_swept: Mutex::new(Instant::now()),
             search: SearchIndex::new()?,

@@ -54,6 +54,8 @@ pub struct Earshot {
     clock: Arc<dyn Clock>,
     config: Config,
     stores: registry::Registry<Arc<StoreHandle>>,
+    /// The writer pool and the follower every store shares.
+    runtime: Arc<kernel::Runtime>,
     create_lock: Mutex<()>,
     /// Ids being imported: created by no one else until the import ends (see `import_store`).
     importing: Mutex<std::collections::HashSet<String>>,
@@ -78,10 +80,12 @@ impl Earshot {
     /// Starts every store found in `backend`, rebuilding each projection from its records
     /// (none when `config.load_on_first_use`: each is then started by its first use).
     pub fn open_with(backend: Arc<dyn Backend>, clock: Arc<dyn Clock>, config: Config) -> Result<Self> {
+        let runtime = kernel::Runtime::start(&backend, &config)?;
         let e = Earshot {
             backend,
             clock,
             config,
+            runtime,
             stores: registry::Registry::new(),
             create_lock: Mutex::new(()),
             importing: Mutex::default(),
@@ -103,7 +107,8 @@ impl Earshot {
         if records.meta.is_none() {
             return Ok(None);
         }
-        StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone()).map(Some)
+        StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone(), &self.runtime)
+            .map(Some)
     }
 
     /// A fresh in-memory-backed instance in a temporary sled directory (tests, benches).
@@ -159,7 +164,14 @@ impl Earshot {
         }
         let incarnation = meta.incarnation.clone();
         let records = Records { meta: Some(meta), ..Records::default() };
-        let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
+        let h = StoreHandle::start(
+            id,
+            &records,
+            self.backend.clone(),
+            self.clock.clone(),
+            self.config.clone(),
+            &self.runtime,
+        )?;
         self.stores.insert(id.to_string(), h);
         Ok(created_store(id, incarnation.as_deref()))
     }
@@ -190,7 +202,14 @@ impl Earshot {
         }
         let result = export::import(&*self.backend, id, input, self.clock.now_ms()).and_then(|(imported, records)| {
             let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-            let h = StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone())?;
+            let h = StoreHandle::start(
+                id,
+                &records,
+                self.backend.clone(),
+                self.clock.clone(),
+                self.config.clone(),
+                &self.runtime,
+            )?;
             self.stores.insert(id.to_string(), h);
             Ok(imported)
         });
@@ -346,11 +365,12 @@ impl Earshot {
         out
     }
 
-    /// Stops every writer after draining queued writes.
+    /// Stops every writer after draining queued writes, then the writer pool and the follower.
     pub fn shutdown(&self) {
         for h in self.stores.all().values() {
             h.shutdown();
         }
+        self.runtime.stop();
     }
 }
 

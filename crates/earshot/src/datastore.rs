@@ -6,7 +6,9 @@
 //! client: `earshot_prefix=<prefix>`, the prefix of the table names (default `earshot_`;
 //! `[a-z_][a-z0-9_]*`), so that several deployments (or tests) share one database; and
 //! `earshot_history=<revisions>`, how many revisions of past record values each store keeps
-//! (default 10,000; 0 keeps none, and a replica then answers only revisions it held itself).
+//! (default 10,000; 0 keeps none, and a replica then answers only revisions it held itself);
+//! and `earshot_notify=off`, for a datastore without `LISTEN`/`NOTIFY` (CockroachDB,
+//! YugabyteDB): commits then notify no one and followers poll only.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,6 +22,10 @@ pub const PREFIX_PARAM: &str = "earshot_prefix";
 
 /// The query parameter naming how many revisions of history each store keeps.
 pub const HISTORY_PARAM: &str = "earshot_history";
+
+/// The query parameter that turns commit notifications off (`earshot_notify=off`, for a
+/// datastore without `LISTEN`/`NOTIFY`: the follower then polls only).
+pub const NOTIFY_PARAM: &str = "earshot_notify";
 
 /// Whether `datastore` names PostgreSQL (the only datastore besides the embedded directory).
 pub fn is_postgres(datastore: &str) -> bool {
@@ -41,6 +47,7 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
     };
     let mut prefix = None;
     let mut history = None;
+    let mut notify = true;
     let mut kept = Vec::new();
     for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
@@ -48,11 +55,19 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
             Some((HISTORY_PARAM, v)) => {
                 history = Some(v.parse::<u64>().with_context(|| format!("`{HISTORY_PARAM}` must be a whole number"))?)
             }
+            Some((NOTIFY_PARAM, v)) => {
+                notify = match v {
+                    "on" => true,
+                    "off" => false,
+                    _ => bail!("`{NOTIFY_PARAM}` must be `on` or `off`"),
+                }
+            }
             _ => kept.push(pair),
         }
     }
     let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
     let mut options = PgOptions::new(url);
+    options.notify = notify;
     if let Some(h) = history {
         options.history_revisions = h;
     }
@@ -109,6 +124,9 @@ mod tests {
         assert_eq!((o.url.as_str(), o.history_revisions, o.table_prefix.as_str()), ("postgres://u@h/db", 0, "y_"));
         assert_eq!(pg_options("postgres://u@h/db").unwrap().history_revisions, 10_000);
         assert!(pg_options("postgres://u@h/db?earshot_history=many").is_err());
+        assert!(pg_options("postgres://u@h/db").unwrap().notify);
+        assert!(!pg_options("postgres://u@h/db?earshot_notify=off").unwrap().notify);
+        assert!(pg_options("postgres://u@h/db?earshot_notify=maybe").is_err());
         assert!(pg_options("/var/lib/earshot").is_err());
         assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
     }

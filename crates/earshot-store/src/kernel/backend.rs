@@ -67,6 +67,25 @@ pub trait Backend: Send + Sync + 'static {
     fn head(&self, _store: &str) -> Result<Option<Head>> {
         Ok(None)
     }
+    /// The heads of several stores in one round trip (the follower's sweep over every store
+    /// this process has loaded); a store with no head (deleted, or never created) is left out.
+    /// The default asks for each in turn.
+    fn heads(&self, stores: &[&str]) -> Result<Vec<(String, Head)>> {
+        let mut out = Vec::new();
+        for store in stores {
+            if let Some(h) = self.head(store)? {
+                out.push((store.to_string(), h));
+            }
+        }
+        Ok(out)
+    }
+    /// The feed of changed heads across every store, for a shared backend's one follower per
+    /// process (`None`: the follower sweeps the loaded stores' heads at every interval
+    /// instead). `notify`: whether the feed may also wait for the datastore's notifications
+    /// (PostgreSQL `LISTEN`), which deliver a change as it commits.
+    fn head_feed(&self, _notify: bool) -> Result<Option<Box<dyn HeadFeed>>> {
+        Ok(None)
+    }
     /// Removes every record of `store` (and whatever the backend keeps beside them: sled's
     /// watermark entry, PostgreSQL's head row), durably, so that it is not found again, even
     /// after a restart, and its id can be created anew. The caller stops the store's writer
@@ -754,6 +773,26 @@ pub fn new_incarnation() -> String {
 pub struct Head {
     pub revision: u64,
     pub incarnation: Option<String>,
+}
+
+/// A store whose head changed: its new head, or `None` when it was deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    pub store: String,
+    pub head: Option<Head>,
+}
+
+/// Which stores' heads changed, across every store of a shared datastore: what one follower per
+/// process reads instead of polling each store (so that following costs what changed, not how
+/// many stores there are).
+pub trait HeadFeed: Send {
+    /// Every head changed since the previous poll (the first poll: since the feed opened). May
+    /// answer a change more than once, never miss one that committed before the poll began.
+    fn poll(&mut self) -> Result<Vec<Changed>>;
+    /// Waits up to `wait` for notifications of changes and answers them (empty when none came,
+    /// or when the feed has no notifications: it then just waits). A notification may be lost
+    /// (a dropped connection): `poll` is the fallback that finds the change anyway.
+    fn wait(&mut self, wait: std::time::Duration) -> Result<Vec<Changed>>;
 }
 
 pub(crate) fn key(prefix: u8, id: &str) -> Vec<u8> {

@@ -8,17 +8,53 @@
 //! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
 
 pub mod backend;
+pub(crate) mod follower;
 pub(crate) mod lag;
 pub mod log;
 pub mod pin;
+pub(crate) mod pool;
 pub mod token;
 pub mod writer;
 
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Result;
 use backend::Op;
+
+/// What every store of one process shares: the writer pool that runs their writers and, on a
+/// shared datastore, the one follower that learns which of them another replica changed.
+pub(crate) struct Runtime {
+    pub(crate) pool: Arc<pool::Pool>,
+    pub(crate) follower: Option<Arc<follower::Follower>>,
+}
+
+impl Runtime {
+    /// Starts the pool (`config.writer_threads`) and, on a shared backend that is followed,
+    /// the follower.
+    pub(crate) fn start(backend: &Arc<dyn backend::Backend>, config: &Config) -> Result<Arc<Self>> {
+        let failed = |e: std::io::Error| crate::error::StoreError::Storage(format!("cannot start a thread: {e}"));
+        let pool = pool::Pool::start(config.writer_threads).map_err(failed)?;
+        let follower = if backend.shared() && !config.follow_interval.is_zero() {
+            Some(
+                follower::Follower::start(backend.clone(), config.follow_interval, config.follow_notifications)
+                    .map_err(failed)?,
+            )
+        } else {
+            None
+        };
+        Ok(Arc::new(Runtime { pool, follower }))
+    }
+
+    /// Stops the follower and the pool (after every writer drained its own work).
+    pub(crate) fn stop(&self) {
+        if let Some(f) = &self.follower {
+            f.stop();
+        }
+        self.pool.stop();
+    }
+}
 
 /// What applying a command gives: its outcome and, when anything changed, the next state and
 /// what changed.
@@ -139,6 +175,13 @@ pub struct Config {
     /// On a shared backend, how long a store may go without having caught up with the
     /// datastore's head before readiness reports it behind.
     pub ready_max_lag: Duration,
+    /// Threads of the writer pool that runs every store's writer (a store has no thread of
+    /// its own).
+    pub writer_threads: usize,
+    /// On a shared backend, whether the follower also listens for the datastore's
+    /// notifications of commits (PostgreSQL `LISTEN`), which bring another replica's write
+    /// within milliseconds; polling every `follow_interval` stays the fallback.
+    pub follow_notifications: bool,
     /// Start no store when opening: each starts on its first use (a replica among many that
     /// hold more stores than one can, where the load balancer routes by store).
     pub load_on_first_use: bool,

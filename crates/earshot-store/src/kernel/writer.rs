@@ -1,21 +1,25 @@
-//! The writer of one store, generic over its [`State`]: the writer thread (serialised writes,
-//! group commit, the revision log, following other replicas by replaying it), the published
+//! The writer of one store, generic over its [`State`]: serialised writes run on the shared
+//! writer pool (`pool`: a store costs no thread), group commit, the revision log, following
+//! other replicas by replaying it when the follower (`follower`) hands it a change, the published
 //! latest state, the retention window for `at_exact` reads, the bounded waits for `at_least`
 //! and `fully_consistent`, and how far behind the shared datastore the store is.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
 use super::backend::{dec, meta_op, Backend, Head, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES, META_KEY};
+use super::follower::Followed;
 use super::lag::Lag;
 use super::log::{self, log_key, revision_of, LogEntry};
 use super::pin::{PinnedRecords, Pins};
+use super::pool::Task;
 use super::token::{self, Consistency};
-use super::{Clock, Config, State};
+use super::{Clock, Config, Runtime, State};
 use crate::error::{Result, StoreError};
 use crate::metrics::StoreMetrics;
 
@@ -30,12 +34,31 @@ struct Job<S: State> {
     reply: mpsc::SyncSender<Reply<S>>,
 }
 
-/// What the writer thread is asked to do.
+/// What the writer is asked to do.
 enum Msg<S: State> {
     Write(Job<S>),
-    /// Poll the shared backend's head now rather than at the next interval (a
-    /// `fully_consistent` read is waiting).
+    /// Read the shared backend's head and catch up with it (the follower saw it move, or a
+    /// `fully_consistent` read is waiting), or, when a failed commit left the state unsure,
+    /// rebuild it once the datastore answers again.
     Follow,
+}
+
+/// The writer's queue of work, which a store's pool task drains.
+struct Inbox<S: State> {
+    msgs: VecDeque<Msg<S>>,
+    /// Set by `shutdown`: nothing more is queued.
+    closed: bool,
+}
+
+/// What the writer works on, between groups: its state (ahead of what readers see only while
+/// a group is being committed) and whether that state is unsure.
+struct Run<S: State> {
+    snap: S,
+    aside: S::Aside,
+    /// Set when the writer's state may not match the records (a command applied and then
+    /// dropped, or a failed commit): it is rebuilt from the records before the next group.
+    stale: bool,
+    last_reload: Option<Instant>,
 }
 
 /// Revisions applied per log read while following.
@@ -92,8 +115,15 @@ pub(crate) struct Writer<S: State> {
     retained: Mutex<VecDeque<Arc<S>>>,
     published: Mutex<u64>,
     published_cv: Condvar,
-    tx: Mutex<Option<mpsc::Sender<Msg<S>>>>,
-    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// This writer, to queue itself on the pool.
+    me: Weak<Writer<S>>,
+    inbox: Mutex<Inbox<S>>,
+    /// Whether the writer is queued on the pool or running there (at most once at a time).
+    scheduled: AtomicBool,
+    /// The writer's working state; `None` once shut down. Held while a group runs.
+    run: Mutex<Option<Run<S>>>,
+    /// The pool this writer runs on and the follower it is registered with.
+    runtime: Arc<Runtime>,
     /// When the writer entered the commit in progress, if one is: a commit that does not
     /// return (storage hung) makes later writes fail fast instead of queueing behind it.
     committing_since: Mutex<Option<Instant>>,
@@ -115,7 +145,9 @@ pub(crate) struct Writer<S: State> {
 }
 
 impl<S: State> Writer<S> {
-    /// Starts the writer of a store from its projected state and revision record.
+    /// Starts the writer of a store from its projected state and revision record, on the
+    /// runtime's pool (and, on a shared backend, registered with its follower).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         id: &str,
         (mut state, aside): (S, S::Aside),
@@ -124,6 +156,7 @@ impl<S: State> Writer<S> {
         clock: Arc<dyn Clock>,
         config: Config,
         metrics: Arc<StoreMetrics>,
+        runtime: &Arc<Runtime>,
     ) -> Result<Arc<Self>> {
         if meta.committed_at_ms.is_none() {
             // Records from before commit times were kept: the revision counts from now.
@@ -132,8 +165,8 @@ impl<S: State> Writer<S> {
         }
         state.tune(&config);
         let snap = Arc::new(state);
-        let (tx, rx) = mpsc::channel::<Msg<S>>();
-        let handle = Arc::new(Writer {
+        let start = Run { snap: snap.as_ref().clone(), aside, stale: false, last_reload: None };
+        let handle = Arc::new_cyclic(|me| Writer {
             id: Arc::from(id),
             token_tag: token::tag(id, meta.incarnation.as_deref()).into(),
             incarnation: meta.incarnation.as_deref().map(Box::from),
@@ -142,8 +175,11 @@ impl<S: State> Writer<S> {
             retained: Mutex::new(VecDeque::from([snap.clone()])),
             published: Mutex::new(snap.revision()),
             published_cv: Condvar::new(),
-            tx: Mutex::new(Some(tx)),
-            writer: Mutex::new(None),
+            me: me.clone(),
+            inbox: Mutex::new(Inbox { msgs: VecDeque::new(), closed: false }),
+            scheduled: AtomicBool::new(false),
+            run: Mutex::new(Some(start)),
+            runtime: runtime.clone(),
             committing_since: Mutex::new(None),
             refusing: Mutex::new(None),
             backend,
@@ -161,14 +197,31 @@ impl<S: State> Writer<S> {
             pins: Pins::default(),
             building: Mutex::new(()),
         });
-        let weak = Arc::downgrade(&handle);
-        let start = (snap.as_ref().clone(), aside);
-        let thread = std::thread::Builder::new()
-            .name(format!("earshot-writer-{id}"))
-            .spawn(move || writer_loop(weak, rx, start))
-            .map_err(|e| StoreError::Storage(format!("cannot start writer: {e}")))?;
-        *lock(&handle.writer) = Some(thread);
+        if handle.follows() {
+            if let Some(f) = &runtime.follower {
+                let weak: Weak<dyn Followed> = handle.me.clone();
+                f.register(handle.id.clone(), weak);
+            }
+        }
         Ok(handle)
+    }
+
+    /// Queues `msg` and, unless the writer is queued or running already, queues the writer on
+    /// the pool. Refused once the writer is shut down.
+    fn submit(&self, msg: Msg<S>) -> Result<()> {
+        {
+            let mut inbox = lock(&self.inbox);
+            if inbox.closed {
+                return Err(StoreError::Unavailable);
+            }
+            inbox.msgs.push_back(msg);
+        }
+        if !self.scheduled.swap(true, Ordering::AcqRel) {
+            if let Some(me) = self.me.upgrade() {
+                self.runtime.pool.schedule(me);
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn id(&self) -> &str {
@@ -200,11 +253,7 @@ impl<S: State> Writer<S> {
             return Err(StoreError::StorageUnavailable(reason));
         }
         let (reply, rx) = mpsc::sync_channel(1);
-        {
-            let tx = lock(&self.tx);
-            let tx = tx.as_ref().ok_or(StoreError::Unavailable)?;
-            tx.send(Msg::Write(Job { cmd, reply })).map_err(|_| StoreError::Unavailable)?;
-        }
+        self.submit(Msg::Write(Job { cmd, reply }))?;
         // Bounded: a commit stuck in storage must not hang every caller. The write may still
         // become durable after this answer, so the refusal says its outcome is unknown.
         let wait = self.config.write_wait;
@@ -248,8 +297,9 @@ impl<S: State> Writer<S> {
             return None;
         }
         let now = Instant::now();
+        let polled_at = self.polled_at();
         let mut sync = lock(&self.sync);
-        let since_poll = sync.polled_at.map(|t| now.saturating_duration_since(t));
+        let since_poll = polled_at.map(|t| now.saturating_duration_since(t));
         if !sync.lag.unready(now, since_poll, self.config.ready_max_lag) {
             return None;
         }
@@ -264,9 +314,19 @@ impl<S: State> Writer<S> {
         })
     }
 
+    /// When this store's head was last read: by the follower's last successful poll of every
+    /// store's changes, or by this store's own read of it, whichever is newer.
+    fn polled_at(&self) -> Option<Instant> {
+        let own = lock(&self.sync).polled_at;
+        let follower = self.runtime.follower.as_ref().and_then(|f| f.polls().at);
+        own.max(follower)
+    }
+
     /// How this store stands against the shared datastore's head.
     pub(crate) fn replication(&self) -> Replication {
         let applied = *lock(&self.published);
+        let polled_at = self.polled_at();
+        let poll_error = self.runtime.follower.as_ref().and_then(|f| f.polls().error);
         let sync = lock(&self.sync);
         let head = sync.lag.head().max(applied);
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
@@ -275,18 +335,16 @@ impl<S: State> Writer<S> {
             head,
             behind_revisions: head - applied,
             behind_ms: ms(sync.lag.lag(Instant::now())),
-            last_poll_ms: sync.polled_at.map(|t| ms(t.elapsed())),
-            poll_error: sync.poll_error.clone(),
+            last_poll_ms: polled_at.map(|t| ms(t.elapsed())),
+            poll_error: sync.poll_error.clone().or(poll_error),
             replayed: sync.replayed,
             rebuilds: sync.rebuilds,
         }
     }
 
-    /// Asks the writer thread to poll the head now.
+    /// Asks the writer to read the head and catch up now.
     fn nudge(&self) {
-        if let Some(tx) = lock(&self.tx).as_ref() {
-            let _ = tx.send(Msg::Follow);
-        }
+        let _ = self.submit(Msg::Follow);
     }
 
     /// Up to `limit` entries of the revision log after `after`, in order, and the oldest
@@ -552,10 +610,47 @@ impl<S: State> Writer<S> {
 
     /// Stops the writer after it drains queued writes.
     pub(crate) fn shutdown(&self) {
-        lock(&self.tx).take();
-        if let Some(t) = lock(&self.writer).take() {
-            let _ = t.join();
+        lock(&self.inbox).closed = true;
+        // Whatever was queued before the close runs here, on the caller's thread (a pool task
+        // already running holds `run`, and finishes its group first).
+        let mut run = lock(&self.run);
+        if let Some(r) = run.as_mut() {
+            loop {
+                let msgs = self.take_group();
+                if msgs.is_empty() {
+                    break;
+                }
+                self.step(r, msgs);
+            }
         }
+        *run = None;
+        drop(run);
+        self.unregister();
+    }
+
+    /// Stops following: the follower forgets this writer.
+    fn unregister(&self) {
+        if let Some(f) = &self.runtime.follower {
+            let weak: Weak<dyn Followed> = self.me.clone();
+            f.forget(&self.id, &weak);
+        }
+    }
+
+    /// The next group of queued work: up to `MAX_GROUP` writes, and whether to follow first.
+    fn take_group(&self) -> Vec<Msg<S>> {
+        let mut inbox = lock(&self.inbox);
+        let mut msgs = Vec::new();
+        let mut writes = 0;
+        while writes < MAX_GROUP {
+            match inbox.msgs.pop_front() {
+                Some(m) => {
+                    writes += usize::from(matches!(m, Msg::Write(_)));
+                    msgs.push(m);
+                }
+                None => break,
+            }
+        }
+        msgs
     }
 
     fn publish(&self, snaps: Vec<Arc<S>>) {
@@ -600,7 +695,56 @@ impl<S: State> Writer<S> {
 
 impl<S: State> Drop for Writer<S> {
     fn drop(&mut self) {
-        lock(&self.tx).take();
+        self.unregister();
+    }
+}
+
+impl<S: State> Task for Writer<S> {
+    /// One group of the queued work; more is waiting when the inbox is not empty after it.
+    fn run(&self) -> bool {
+        let mut run = lock(&self.run);
+        match run.as_mut() {
+            Some(r) => {
+                let msgs = self.take_group();
+                self.step(r, msgs);
+            }
+            None => {
+                // Shut down: anything queued since is refused.
+                for m in std::mem::take(&mut lock(&self.inbox).msgs) {
+                    if let Msg::Write(job) = m {
+                        let _ = job.reply.send(Err(StoreError::Unavailable));
+                    }
+                }
+            }
+        }
+        drop(run);
+        if !lock(&self.inbox).msgs.is_empty() {
+            return true;
+        }
+        self.scheduled.store(false, Ordering::Release);
+        // A message queued between the look above and the store found the writer still
+        // scheduled and did not queue it: it is this run's to take.
+        !lock(&self.inbox).msgs.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
+    }
+}
+
+impl<S: State> Followed for Writer<S> {
+    fn saw(&self, head: Option<&Head>) {
+        let same = head.is_some_and(|h| h.incarnation.as_deref() == self.incarnation.as_deref());
+        if let Some(h) = head.filter(|_| same) {
+            lock(&self.sync).lag.saw_head(h.revision, Instant::now());
+            if h.revision <= *lock(&self.published) {
+                return;
+            }
+        }
+        // Ahead of what is applied, or another incarnation (or none): `follow` decides.
+        if !self.retired() {
+            self.nudge();
+        }
+    }
+
+    fn retry(&self) {
+        self.nudge();
     }
 }
 
@@ -608,104 +752,75 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The writer: takes a group of queued commands, applies each as its own revision, commits the
-/// group durably in one batch, then publishes the snapshots and acknowledges.
-///
-/// The writer never dies and never waits on storage between groups: when storage cannot make
-/// a write durable (full disk, failed database) it refuses the whole group fast, before applying
-/// anything, and tries again at the next group. After a failed commit its state may be ahead of
-/// the records, so it reloads from them first (once the backend is writable again, since a
-/// failed database may still show the refused batch).
-fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<Msg<S>>, start: (S, S::Aside)) {
-    let (mut snap, mut aside) = start;
-    let mut new_id = || uuid::Uuid::new_v4().to_string();
-    // Set when the writer's state may not match the records (a command applied and then
-    // dropped, or a failed commit): it is rebuilt from the records before the next group.
-    let mut stale = false;
-    let mut last_reload: Option<Instant> = None;
-    // On a shared backend the writer also follows the other replicas: see `follow`.
-    let follow_every = match handle.upgrade() {
-        Some(h) => h.follows().then_some(h.config.follow_interval),
-        None => return,
-    };
-    let mut next_follow = Instant::now();
-    loop {
-        let msg = match follow_every {
-            None => match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => return,
-            },
-            Some(_) => match rx.recv_timeout(next_follow.saturating_duration_since(Instant::now())) {
-                Ok(m) => Some(m),
-                Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            },
-        };
-        let first = match msg {
-            Some(Msg::Write(job)) => Some(job),
-            Some(Msg::Follow) => {
-                next_follow = Instant::now();
-                None
-            }
-            None => None,
-        };
-        let Some(h) = handle.upgrade() else { return };
-        if let Some(every) = follow_every {
-            // A retired store (deleted or created again elsewhere) has nothing left to follow.
-            if Instant::now() >= next_follow && !h.retired() {
-                if !stale {
-                    if let Err(e) = follow(&h, &mut snap, &mut aside) {
-                        tracing::debug!(store = %h.id, error = %e, "following the datastore failed; trying again");
-                    }
-                } else if h.backend.writable().is_ok() && last_reload.is_none_or(|t| t.elapsed() >= RELOAD_INTERVAL) {
-                    // A failed commit left the state unsure. An idle replica must not wait for a
-                    // write (which a load balancer will not send it while it is unready) to
-                    // rebuild: it does so here as soon as the datastore answers again.
-                    last_reload = Some(Instant::now());
-                    match reload(&h) {
-                        Ok(rebuilt) => {
-                            adopt(&h, &mut snap, &mut aside, rebuilt);
-                            stale = false;
-                            if lock(&h.refusing).take().is_some() {
-                                tracing::info!(store = %h.id, "the datastore answers again; accepting writes");
-                            }
-                        }
-                        Err(e) => tracing::debug!(store = %h.id, error = %e, "rebuilding after a failed commit failed"),
-                    }
-                }
-                next_follow = Instant::now() + every;
+impl<S: State> Writer<S> {
+    /// One group of queued work: following first when asked (or rebuilding a state a failed
+    /// commit left unsure), then the writes, applied each as its own revision, committed
+    /// durably in one batch, published and acknowledged.
+    ///
+    /// The writer never waits on storage between groups: when storage cannot make a write
+    /// durable (full disk, failed database) it refuses the whole group fast, before applying
+    /// anything, and tries again at the next group. After a failed commit its state may be ahead
+    /// of the records, so it reloads from them first (once the backend is writable again, since
+    /// a failed database may still show the refused batch).
+    fn step(&self, r: &mut Run<S>, msgs: Vec<Msg<S>>) {
+        let h = self;
+        let mut new_id = || uuid::Uuid::new_v4().to_string();
+        let mut jobs = Vec::new();
+        let mut follow_now = false;
+        for m in msgs {
+            match m {
+                Msg::Write(j) => jobs.push(j),
+                Msg::Follow => follow_now = true,
             }
         }
-        let Some(first) = first else { continue };
-        let mut jobs = vec![first];
-        while jobs.len() < MAX_GROUP {
-            match rx.try_recv() {
-                Ok(Msg::Write(j)) => jobs.push(j),
-                Ok(Msg::Follow) => next_follow = Instant::now(),
-                Err(_) => break,
+        // A retired store (deleted or created again elsewhere) has nothing left to follow.
+        if follow_now && h.follows() && !h.retired() {
+            if !r.stale {
+                if let Err(e) = follow(h, &mut r.snap, &mut r.aside) {
+                    tracing::debug!(store = %h.id, error = %e, "following the datastore failed; trying again");
+                }
+            } else if h.backend.writable().is_ok() && r.last_reload.is_none_or(|t| t.elapsed() >= RELOAD_INTERVAL) {
+                // A failed commit left the state unsure. An idle replica must not wait for a
+                // write (which a load balancer will not send it while it is unready) to
+                // rebuild: it does so here (the follower wakes it at every poll) as soon as the
+                // datastore answers again.
+                r.last_reload = Some(Instant::now());
+                match reload(h) {
+                    Ok(rebuilt) => {
+                        adopt(h, &mut r.snap, &mut r.aside, rebuilt);
+                        h.set_stale(r, false);
+                        if lock(&h.refusing).take().is_some() {
+                            tracing::info!(store = %h.id, "the datastore answers again; accepting writes");
+                        }
+                    }
+                    Err(e) => tracing::debug!(store = %h.id, error = %e, "rebuilding after a failed commit failed"),
+                }
             }
+        }
+        if jobs.is_empty() {
+            return;
         }
         if h.retired() {
             // Nothing of this copy may be written: the caller finds the store as it is now.
             for job in jobs {
                 let _ = job.reply.send(Err(StoreError::StoreReplaced(h.id.to_string())));
             }
-            continue;
+            return;
         }
         let ready = h.backend.writable().and_then(|()| {
-            if !stale {
+            if !r.stale {
                 return Ok(());
             }
             // A reload reads the whole store: at most a few per second while it keeps failing.
-            if last_reload.is_some_and(|t| t.elapsed() < RELOAD_INTERVAL) {
+            if r.last_reload.is_some_and(|t| t.elapsed() < RELOAD_INTERVAL) {
                 return Err(StoreError::StorageUnavailable(
                     lock(&h.refusing).clone().unwrap_or_else(|| "reloading after a failed commit".into()),
                 ));
             }
-            last_reload = Some(Instant::now());
-            let (s, g) = reload(&h)?;
-            (snap, aside) = (s, g);
-            stale = false;
+            r.last_reload = Some(Instant::now());
+            let (s, g) = reload(h)?;
+            (r.snap, r.aside) = (s, g);
+            h.set_stale(r, false);
             Ok(())
         });
         if let Err(e) = ready {
@@ -720,7 +835,7 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
             for job in jobs {
                 let _ = job.reply.send(Err(same_error(&e)));
             }
-            continue;
+            return;
         }
         if lock(&h.refusing).take().is_some() {
             tracing::info!(store = %h.id, "storage is writable again; accepting writes");
@@ -730,29 +845,37 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
         let (cmds, replies): (Vec<S::Command>, Vec<_>) = jobs.into_iter().map(|j| (j.cmd, j.reply)).unzip();
         // On a shared backend the commands and the state before them are kept, to decide them
         // again on the datastore's newest state when this one turns out to be behind it.
-        let again = h.backend.shared().then(|| (cmds.clone(), snap.clone()));
-        let mut group = apply_group(&h, &mut snap, &mut aside, cmds, now_ms, &mut new_id);
+        let again = h.backend.shared().then(|| (cmds.clone(), r.snap.clone()));
+        let mut stale = r.stale;
+        let mut group = apply_group(h, &mut r.snap, &mut r.aside, cmds, now_ms, &mut new_id);
         stale |= group.stale;
         if let Some((cmds, before)) = &again {
             // A write is validated against the newest committed state, never refused (or
             // answered as a no-op) because this replica lags: a group in which a command wrote
             // nothing is decided again once caught up, if another replica has moved the head.
             // (A group that writes learns it at the commit: the head's compare-and-set.)
-            if group.unwritten > 0 && !group.stale && head_moved(&h, before.revision()) {
+            if group.unwritten > 0 && !group.stale && head_moved(h, before.revision()) {
                 tracing::debug!(store = %h.id, "a write refused or answered on a state behind the head; deciding it again at the head");
-                group =
-                    decide_at_head(&h, (&mut snap, &mut aside), before, cmds.clone(), now_ms, &mut new_id, &mut stale);
+                group = decide_at_head(
+                    h,
+                    (&mut r.snap, &mut r.aside),
+                    before,
+                    cmds.clone(),
+                    now_ms,
+                    &mut new_id,
+                    &mut stale,
+                );
             }
         }
         if !group.ops.is_empty() {
-            let mut committed = commit(&h, std::mem::take(&mut group.ops));
+            let mut committed = commit(h, std::mem::take(&mut group.ops));
             if let (Err(StoreError::WriteConflict(why)), Some((cmds, before))) = (&committed, again) {
                 // Another writer committed first: nothing of the group was applied. Catch up
                 // with the head and apply the same commands once more; each re-validates against
                 // the newer state (one that is now invalid is refused with its own error).
                 tracing::info!(store = %h.id, reason = %why, "commit lost a race; applying the group again at the head");
-                group = decide_at_head(&h, (&mut snap, &mut aside), &before, cmds, now_ms, &mut new_id, &mut stale);
-                committed = if group.ops.is_empty() { Ok(()) } else { commit(&h, std::mem::take(&mut group.ops)) };
+                group = decide_at_head(h, (&mut r.snap, &mut r.aside), &before, cmds, now_ms, &mut new_id, &mut stale);
+                committed = if group.ops.is_empty() { Ok(()) } else { commit(h, std::mem::take(&mut group.ops)) };
             }
             match committed {
                 Ok(()) => {
@@ -766,18 +889,36 @@ fn writer_loop<S: State>(handle: std::sync::Weak<Writer<S>>, rx: mpsc::Receiver<
                     // The common case (a backend that refused before writing) is usable at
                     // once: reload now, so the next group does not pay for it.
                     if h.backend.writable().is_ok() {
-                        last_reload = Some(Instant::now());
-                        if let Ok((s, g)) = reload(&h) {
-                            (snap, aside) = (s, g);
+                        r.last_reload = Some(Instant::now());
+                        if let Ok((s, g)) = reload(h) {
+                            (r.snap, r.aside) = (s, g);
                             stale = false;
                         }
                     }
                 }
             }
         }
+        h.set_stale(r, stale);
         let acks = replies.into_iter().zip(group.results);
         for (reply, r) in acks {
             let _ = reply.send(r);
+        }
+    }
+
+    /// Marks the writer's state unsure (or sure again); an unsure state on a followed backend
+    /// asks the follower to wake the writer at every poll, to rebuild it without waiting for a
+    /// write.
+    fn set_stale(&self, r: &mut Run<S>, stale: bool) {
+        if r.stale == stale {
+            return;
+        }
+        r.stale = stale;
+        if let (Some(f), true) = (&self.runtime.follower, self.follows()) {
+            if stale {
+                f.retry(self.id.clone());
+            } else {
+                f.settled(&self.id);
+            }
         }
     }
 }
@@ -1072,6 +1213,10 @@ fn replay<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, head: u64
 }
 
 /// Default bounds for waits and retention.
+/// Threads of the writer pool by default: commits wait on the disk or the database, so a few
+/// more than cores keep several stores committing at once.
+pub const DEFAULT_WRITER_THREADS: usize = 4;
+
 pub(crate) fn default_config() -> Config {
     Config {
         retention_window: Duration::from_secs(300),
@@ -1086,6 +1231,8 @@ pub(crate) fn default_config() -> Config {
         ready_max_lag: Duration::from_secs(2),
         load_on_first_use: false,
         item_lines_off_writer_from: super::DEFAULT_ITEM_LINES_OFF_WRITER_FROM,
+        writer_threads: DEFAULT_WRITER_THREADS,
+        follow_notifications: true,
     }
 }
 

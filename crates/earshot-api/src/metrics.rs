@@ -348,6 +348,50 @@ impl Metrics {
             decisions,
         );
 
+        let t = earshot.tenancy();
+        let gauge = |v: usize| {
+            let g = prometheus_client::metrics::gauge::Gauge::<i64>::default();
+            g.set(i64::try_from(v).unwrap_or(i64::MAX));
+            g
+        };
+        let counter = |v: u64| {
+            let c = prometheus_client::metrics::counter::Counter::<u64>::default();
+            c.inc_by(v);
+            c
+        };
+        registry.register("earshot_stores_loaded", "Stores loaded in memory now", gauge(t.loaded));
+        registry.register(
+            "earshot_stores_unloaded",
+            "Stores known to exist and not loaded in memory (evicted, or beyond the cap at start-up)",
+            gauge(t.unloaded),
+        );
+        registry.register("earshot_store_evictions", "Stores evicted from memory since start-up", counter(t.evictions));
+        registry.register(
+            "earshot_store_reloads",
+            "Stores loaded again on their first use after an eviction (or after start-up)",
+            counter(t.reloads),
+        );
+        let seconds = |micros: u64| {
+            let g = prometheus_client::metrics::gauge::Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+            g.set(micros as f64 / 1e6);
+            g
+        };
+        registry.register(
+            "earshot_store_reload_seconds_sum",
+            "Total time those loads took, in seconds (divide by earshot_store_reloads_total for the mean)",
+            seconds(t.reload_micros),
+        );
+        registry.register(
+            "earshot_store_reload_seconds_max",
+            "The longest of those loads, in seconds",
+            seconds(t.reload_micros_max),
+        );
+        registry.register(
+            "earshot_writer_threads",
+            "Threads of the writer pool that runs every store's writer",
+            gauge(t.writer_threads),
+        );
+
         let mut revision = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
         let mut items = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
         let mut queue = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);

@@ -190,6 +190,7 @@ where
     let Some(handle) = running.get(of.store).filter(|h| !h.retired()) else {
         return Err(decide);
     };
+    handle.touch();
     // The instant first, then the snapshot, as `read_point` does for a latest read.
     let now_ms = handle.now_ms();
     let snapshot = handle.latest_ref();

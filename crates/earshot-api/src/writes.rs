@@ -89,7 +89,21 @@ pub(crate) async fn write(
         Some(k) => earshot_store::idempotency::keyed(k, &p.name, cmd)?,
         None => cmd,
     };
-    blocking(move || handle.write(cmd)).await
+    let again = cmd.clone();
+    let first = blocking(move || {
+        let written = handle.write(cmd);
+        Ok((written.is_err() && handle.evicted(), written))
+    })
+    .await?;
+    match first {
+        // The store was evicted from memory between finding it and writing: the write was
+        // refused before it was applied, so it goes to the store loaded again, once.
+        (true, _) => {
+            let handle = st.store(store).await?;
+            blocking(move || handle.write(again)).await
+        }
+        (false, written) => written.map_err(ApiError::from),
+    }
 }
 
 pub(crate) async fn blocking<T: Send + 'static>(

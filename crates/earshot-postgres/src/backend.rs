@@ -534,6 +534,10 @@ impl Backend for PgBackend {
         })?)
     }
 
+    fn keeps_history(&self) -> bool {
+        self.history_revisions > 0
+    }
+
     /// From the history of past values, as far back as it is kept.
     fn load_at(
         &self,

@@ -64,6 +64,8 @@ pub struct StoreHandle {
     pub(crate) search: SearchIndex,
     /// Writer queue depth, batch sizes and replica lag, for `/metrics`.
     metrics: Arc<StoreMetrics>,
+    /// When this store was last used, on the coarse clock of `crate::tenancy` (eviction).
+    last_used: std::sync::atomic::AtomicU32,
 }
 
 impl StoreHandle {
@@ -86,6 +88,7 @@ impl StoreHandle {
             attempts_swept: Mutex::new(Instant::now()),
             search: SearchIndex::new()?,
             metrics,
+            last_used: std::sync::atomic::AtomicU32::new(crate::tenancy::tick()),
         }))
     }
 
@@ -98,15 +101,62 @@ impl StoreHandle {
         let weak = Arc::downgrade(self);
         let _ = std::thread::Builder::new().name(format!("earshot-index-{}", self.id())).spawn(move || {
             if let Some(h) = weak.upgrade() {
-                if let Err(e) = h.search_ready(&h.latest(), Duration::from_secs(3600)) {
-                    tracing::warn!(store = %h.id(), error = %e, "rebuilding the search index failed");
-                }
+                h.warm_search_now();
             }
         });
     }
 
+    /// Rebuilds the search projection on this thread.
+    pub fn warm_search_now(&self) {
+        if let Err(e) = self.search_ready(&self.latest(), Duration::from_secs(3600)) {
+            tracing::warn!(store = %self.id(), error = %e, "rebuilding the search index failed");
+        }
+    }
+
     pub fn id(&self) -> &str {
         self.core.id()
+    }
+
+    /// Marks the store used now (eviction takes the least recently used first). Costs a load
+    /// of two words on the decision path, and a store at most once a second.
+    #[inline]
+    pub fn touch(&self) {
+        let now = crate::tenancy::tick();
+        if self.last_used.load(std::sync::atomic::Ordering::Relaxed) != now {
+            self.last_used.store(now, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// When the store was last used, on the coarse clock of `crate::tenancy`.
+    pub(crate) fn last_used(&self) -> u32 {
+        self.last_used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Evicts the store from memory if nothing needs it there: no write queued or running, no
+    /// export reading it, no live attempt (an attempt keeps its store loaded until it ends),
+    /// and, on a datastore that keeps no history of past revisions (sled), no past revision
+    /// still inside the retention window (only this copy could answer it). Answers whether it
+    /// evicted; see `Writer::evict_if_idle`.
+    pub(crate) fn evict_if_idle(&self) -> bool {
+        self.core.evict_if_idle(|| {
+            let ttl = self.config().attempt_ttl;
+            self.attempts.retain(|_, a| a.created.elapsed() < ttl);
+            if !self.attempts.is_empty() {
+                return false;
+            }
+            if self.backend().keeps_history() {
+                return true;
+            }
+            let window = i64::try_from(self.config().retention_window.as_millis()).unwrap_or(i64::MAX);
+            let latest = self.latest();
+            latest.revision() <= 1 || self.now_ms().saturating_sub(latest.committed_at_ms()) > window
+        })
+    }
+
+    /// Whether this copy was evicted: a write it refused was never applied, and goes to the
+    /// store loaded again ([`crate::Earshot::store`]).
+    pub fn evicted(&self) -> bool {
+        self.core.evicted()
     }
 
     /// Which life of the store id this is (see `MetaRecord::incarnation`).

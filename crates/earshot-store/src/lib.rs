@@ -25,6 +25,7 @@ pub mod model;
 mod read_tests;
 mod registry;
 pub mod reverse;
+pub mod tenancy;
 mod timeline;
 pub mod tuples;
 
@@ -48,6 +49,10 @@ pub use registry::Running;
 use kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use model::WriteOutcome;
 
+/// Items from which a store's search index is built at start-up rather than on its first
+/// context read.
+const WARM_SEARCH_FROM: usize = 1_000;
+
 /// All stores of one Earshot process over one backend.
 pub struct Earshot {
     backend: Arc<dyn Backend>,
@@ -59,6 +64,10 @@ pub struct Earshot {
     create_lock: Mutex<()>,
     /// Ids being imported: created by no one else until the import ends (see `import_store`).
     importing: Mutex<std::collections::HashSet<String>>,
+    /// Stores that exist and are not loaded here (evicted, or beyond the cap at start-up), so
+    /// that a backend no one else writes to (sled) is asked only about stores that exist.
+    unloaded: Mutex<std::collections::HashSet<String>>,
+    tenancy: tenancy::TenancyStats,
 }
 
 impl Earshot {
@@ -89,12 +98,18 @@ impl Earshot {
             stores: registry::Registry::new(),
             create_lock: Mutex::new(()),
             importing: Mutex::default(),
+            unloaded: Mutex::default(),
+            tenancy: tenancy::TenancyStats::default(),
         };
         if e.config.load_on_first_use {
             return Ok(e);
         }
-        for id in e.backend.stores()? {
-            if let Some(h) = e.start_store(&id)? {
+        // Up to the cap; the rest start on their first use.
+        let cap = if e.config.max_loaded_stores == 0 { usize::MAX } else { e.config.max_loaded_stores };
+        for (n, id) in e.backend.stores()?.into_iter().enumerate() {
+            if n >= cap {
+                lock(&e.unloaded).insert(id);
+            } else if let Some(h) = e.start_store(&id)? {
                 e.stores.insert(id, h);
             }
         }
@@ -130,7 +145,8 @@ impl Earshot {
             Some(v) => Some(dec(META_KEY, &v)?),
             None => None,
         };
-        if self.stores.contains(id) || existing.is_some() || lock(&self.importing).contains(id) {
+        if self.stores.contains(id) || existing.is_some() || lock(&self.importing).contains(id) || self.is_unloaded(id)
+        {
             if let Some(m) = existing.filter(|m| m.name == name) {
                 return Ok(created_store(id, m.incarnation.as_deref()));
             }
@@ -196,7 +212,7 @@ impl Earshot {
         error::check_id("store", id)?;
         {
             let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-            if self.stores.contains(id) || !lock(&self.importing).insert(id.to_string()) {
+            if self.stores.contains(id) || self.is_unloaded(id) || !lock(&self.importing).insert(id.to_string()) {
                 return Err(StoreError::StoreExists(id.to_string()));
             }
         }
@@ -220,7 +236,9 @@ impl Earshot {
     /// A store already running in this process, without starting one (no I/O). A copy that
     /// another replica's delete (or re-creation) of the store retired is not running.
     pub fn running(&self, id: &str) -> Option<Arc<StoreHandle>> {
-        self.stores.get(id).filter(|h| !h.retired())
+        let h = self.stores.get(id).filter(|h| !h.retired())?;
+        h.touch();
+        Some(h)
     }
 
     /// The stores running in this process now, borrowed: no lock and no reference count that
@@ -243,7 +261,8 @@ impl Earshot {
             return Ok(h);
         }
         let missing = || StoreError::StoreNotFound(id.chars().take(128).collect());
-        if !(self.backend.shared() || self.config.load_on_first_use) || error::check_id("store", id).is_err() {
+        let may_exist = self.backend.shared() || self.config.load_on_first_use || self.is_unloaded(id);
+        if !may_exist || error::check_id("store", id).is_err() {
             return Err(missing());
         }
         // One start at a time, so that two first uses do not both build the projection.
@@ -253,14 +272,21 @@ impl Earshot {
                 return Ok(h);
             }
             self.stores.remove(id);
-            h.shutdown();
-            tracing::info!(store = id, "dropped a copy of a store that was deleted or created again elsewhere");
+            if !h.evicted() {
+                h.shutdown();
+                tracing::info!(store = id, "dropped a copy of a store that was deleted or created again elsewhere");
+            }
         }
         if self.backend.shared() && self.backend.head(id)?.is_none() {
             return Err(missing());
         }
+        let started = std::time::Instant::now();
         let h = self.start_store(id)?.ok_or_else(missing)?;
-        tracing::info!(store = id, revision = h.latest().revision, "started a store on its first use");
+        let reloaded = lock(&self.unloaded).remove(id);
+        if reloaded {
+            self.tenancy.reloaded(started.elapsed());
+        }
+        tracing::debug!(store = id, revision = h.latest().revision, reloaded, "started a store on its first use");
         self.stores.insert(id.to_string(), h.clone());
         Ok(h)
     }
@@ -280,6 +306,7 @@ impl Earshot {
         // are all (and sled may keep an empty tree under a name that was only ever asked for).
         let mut ids = if self.lazy() { self.backend.stores()? } else { Vec::new() };
         ids.extend(self.stores.all().keys().cloned());
+        ids.extend(lock(&self.unloaded).iter().cloned());
         ids.sort();
         ids.dedup();
         Ok(ids)
@@ -319,7 +346,9 @@ impl Earshot {
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
         // Asking the backend about a store that never existed would open (create) an empty
         // tree on sled, so it is asked only when a store may exist without running here.
-        let exists = self.stores.contains(id) || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
+        let exists = self.stores.contains(id)
+            || self.is_unloaded(id)
+            || (self.lazy() && self.backend.get(id, META_KEY)?.is_some());
         // A store being imported does not exist yet; its import cleans up after itself.
         if !exists || lock(&self.importing).contains(id) {
             return Err(StoreError::StoreNotFound(id.to_string()));
@@ -334,8 +363,61 @@ impl Earshot {
             }
             return Err(e);
         }
+        lock(&self.unloaded).remove(id);
         tracing::info!(store = id, "deleted a store");
         Ok(())
+    }
+
+    /// Whether `id` is a store that exists and is not loaded here.
+    fn is_unloaded(&self, id: &str) -> bool {
+        lock(&self.unloaded).contains(id)
+    }
+
+    /// One pass of keeping many stores cheap (the server runs it every second): advances the
+    /// coarse clock stores are marked used with, and evicts stores idle for
+    /// `Config::idle_store_after`, then, above `Config::max_loaded_stores`, the least recently
+    /// used ones (see `tenancy::candidates`). A store that may not go now (a write queued, an
+    /// export or a live attempt, a past revision only it can answer) stays. Eviction never
+    /// changes an answer: the store loads again from its records on its next use. Answers how
+    /// many stores it evicted.
+    pub fn housekeep(&self) -> usize {
+        let now = tenancy::advance_tick();
+        let all = self.stores.all();
+        let (idle, cap) = (self.config.idle_store_after, self.config.max_loaded_stores);
+        let over = cap > 0 && all.len() > cap;
+        if !over && idle.is_zero() {
+            return 0;
+        }
+        let used: Vec<(String, u32)> = all.iter().map(|(id, h)| (id.clone(), h.last_used())).collect();
+        drop(all);
+        let mut evicted = 0;
+        for id in tenancy::candidates(used, now, idle, cap) {
+            if self.evict(&id) {
+                evicted += 1;
+            }
+        }
+        evicted
+    }
+
+    /// Evicts one store from memory if it may go now (see [`Earshot::housekeep`]); answers
+    /// whether it did.
+    pub fn evict(&self, id: &str) -> bool {
+        // Under the creation lock: no first use of the same id starts a copy meanwhile.
+        let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(h) = self.stores.get(id) else { return false };
+        if !h.evict_if_idle() {
+            return false;
+        }
+        self.stores.remove(id);
+        lock(&self.unloaded).insert(id.to_string());
+        self.tenancy.evicted();
+        tracing::debug!(store = id, "evicted an idle store from memory");
+        true
+    }
+
+    /// Stores loaded and not, evictions and reloads since start-up.
+    pub fn tenancy(&self) -> tenancy::Tenancy {
+        self.tenancy.figures(self.stores.all().len(), lock(&self.unloaded).len(), self.runtime.pool.threads())
     }
 
     /// Whether a store may exist without running here: on a shared datastore (another replica
@@ -344,10 +426,22 @@ impl Earshot {
         self.backend.shared() || self.config.load_on_first_use
     }
 
-    /// Starts rebuilding every store's search index in the background.
+    /// Starts rebuilding the search index of every loaded store large enough for the first
+    /// context read to notice it (`WARM_SEARCH_FROM` items), one store at a time on one
+    /// background thread; the others index on their first context read.
     pub fn warm_search(&self) {
-        for h in self.stores.all().values() {
-            h.warm_search();
+        let large: Vec<Arc<StoreHandle>> =
+            self.stores.all().values().filter(|h| h.latest().item_count() >= WARM_SEARCH_FROM).cloned().collect();
+        if large.is_empty() {
+            return;
+        }
+        let spawned = std::thread::Builder::new().name("earshot-index".into()).spawn(move || {
+            for h in large {
+                h.warm_search_now();
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot start the search index's warm-up; stores index on first use");
         }
     }
 

@@ -66,6 +66,16 @@ pub struct ServeArgs {
     /// stores routed to them).
     #[arg(long, env = "EARSHOT_LAZY_STORES", default_value_t = false)]
     pub lazy_stores: bool,
+    /// Most stores kept loaded in memory (0: no cap). Above it the least recently used, idle
+    /// for a few seconds, are evicted once a second and load again on their next use.
+    #[arg(long, env = "EARSHOT_MAX_LOADED_STORES", default_value_t = Config::default().max_loaded_stores)]
+    pub max_loaded_stores: usize,
+    /// Seconds after which an unused store is evicted from memory whatever the cap (0: never).
+    #[arg(long, env = "EARSHOT_IDLE_STORE_SECONDS", default_value_t = Config::default().idle_store_after.as_secs())]
+    pub idle_store_seconds: u64,
+    /// Threads of the writer pool that runs every store's writer (at least 1).
+    #[arg(long, env = "EARSHOT_WRITER_THREADS", default_value_t = Config::default().writer_threads)]
+    pub writer_threads: usize,
     /// On SIGTERM or ctrl-c, milliseconds `/readyz` answers 503 `draining` while requests are
     /// still served, so a load balancer stops routing here before the listener closes.
     #[arg(long, env = "EARSHOT_DRAIN_DELAY_MS", default_value_t = 0)]
@@ -116,6 +126,9 @@ pub struct FileConfig {
     pub ready_max_lag_ms: Option<u64>,
     pub log_retention: Option<u64>,
     pub lazy_stores: Option<bool>,
+    pub max_loaded_stores: Option<usize>,
+    pub idle_store_seconds: Option<u64>,
+    pub writer_threads: Option<usize>,
     pub drain_delay_ms: Option<u64>,
     pub min_free_mb: Option<u64>,
     pub max_connections: Option<usize>,
@@ -179,6 +192,12 @@ impl ServeConfig {
             bail!("log_retention must be at least 1");
         }
         let lazy = pick(matches, "lazy_stores", args.lazy_stores, file.lazy_stores);
+        let max_loaded = pick(matches, "max_loaded_stores", args.max_loaded_stores, file.max_loaded_stores);
+        let idle_store = pick(matches, "idle_store_seconds", args.idle_store_seconds, file.idle_store_seconds);
+        let writer_threads = pick(matches, "writer_threads", args.writer_threads, file.writer_threads);
+        if writer_threads == 0 || writer_threads > 256 {
+            bail!("writer_threads must be between 1 and 256");
+        }
         let drain_delay = pick(matches, "drain_delay_ms", args.drain_delay_ms, file.drain_delay_ms);
         let store = Config {
             min_free_bytes: min_free_mb.saturating_mul(MIB),
@@ -188,6 +207,9 @@ impl ServeConfig {
             ready_max_lag: Duration::from_millis(max_lag),
             log_retention,
             load_on_first_use: lazy,
+            max_loaded_stores: max_loaded,
+            idle_store_after: Duration::from_secs(idle_store),
+            writer_threads,
             ..Config::default()
         };
         let mut limits = ServerLimits::default();

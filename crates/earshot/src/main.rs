@@ -325,6 +325,16 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         tracing::warn!("no tokens configured: authentication is OFF; listening on loopback only");
     }
     earshot.warm_search();
+    // Many stores stay cheap: idle ones, and the least recently used above the cap, are evicted
+    // from memory once a second (they load again on their next use).
+    let housekeeper = Arc::downgrade(&earshot);
+    std::thread::Builder::new().name("earshot-housekeeper".into()).spawn(move || {
+        while let Some(earshot) = housekeeper.upgrade() {
+            earshot.housekeep();
+            drop(earshot);
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    })?;
     let state = AppState::new(earshot.clone(), auth);
     let drain = state.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

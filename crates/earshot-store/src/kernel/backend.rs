@@ -99,6 +99,11 @@ pub trait Backend: Send + Sync + 'static {
     fn load_at(&self, _store: &str, _revision: u64) -> Result<Option<Vec<Record>>> {
         Ok(None)
     }
+    /// Whether `load_at` can build past revisions (so that a store evicted from memory loses
+    /// none of the revisions a token may name).
+    fn keeps_history(&self) -> bool {
+        false
+    }
     /// A read-only view of `store`'s records as they are now, which no later commit changes,
     /// whichever process makes it: the datastore's own snapshot (PostgreSQL's `REPEATABLE
     /// READ`). `None` when the datastore has none; an export then pins the records through

@@ -51,8 +51,6 @@ pub(crate) struct Follower {
     stop: Mutex<bool>,
     stopped: Condvar,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// Changes delivered to a loaded store, for `/metrics` and tests.
-    delivered: std::sync::atomic::AtomicU64,
 }
 
 impl Follower {
@@ -65,7 +63,6 @@ impl Follower {
             stop: Mutex::new(false),
             stopped: Condvar::new(),
             thread: Mutex::new(None),
-            delivered: std::sync::atomic::AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&f);
         let thread = std::thread::Builder::new()
@@ -105,11 +102,6 @@ impl Follower {
         lock(&self.polls).clone()
     }
 
-    /// Changes handed to a loaded store since the follower started.
-    pub(crate) fn delivered(&self) -> u64 {
-        self.delivered.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     /// Stops the thread and waits for it.
     pub(crate) fn stop(&self) {
         *lock(&self.stop) = true;
@@ -138,7 +130,6 @@ impl Follower {
         for c in changes {
             let writer = lock(&self.stores).get(c.store.as_str()).and_then(Weak::upgrade);
             if let Some(w) = writer {
-                self.delivered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 w.saw(c.head.as_ref());
             }
         }

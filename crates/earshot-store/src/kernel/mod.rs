@@ -175,6 +175,12 @@ pub struct Config {
     /// On a shared backend, how long a store may go without having caught up with the
     /// datastore's head before readiness reports it behind.
     pub ready_max_lag: Duration,
+    /// Most stores kept loaded in memory (0: no cap). Above it, `Earshot::housekeep` evicts
+    /// the least recently used of those idle for a few seconds; an evicted store is loaded
+    /// again from its records on its next use, with the same answers and tokens.
+    pub max_loaded_stores: usize,
+    /// A store unused for this long is evicted whatever the cap (zero: never for idleness).
+    pub idle_store_after: Duration,
     /// Threads of the writer pool that runs every store's writer (a store has no thread of
     /// its own).
     pub writer_threads: usize,

@@ -75,8 +75,7 @@ impl Pins {
         done
     }
 
-    /// Pins open now.
-    #[cfg(test)]
+    /// Pins open now (an export keeps its store loaded).
     pub(crate) fn open(&self) -> usize {
         lock(&self.open).iter().filter(|w| w.strong_count() > 0).count()
     }

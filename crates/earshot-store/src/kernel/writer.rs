@@ -111,6 +111,10 @@ pub(crate) struct Writer<S: State> {
     /// by another process: this writer then writes nothing more, and the store's registry
     /// starts the store afresh on its next use.
     retired: std::sync::atomic::AtomicBool,
+    /// Set when this copy was evicted from memory (see [`Writer::evict_if_idle`]): it is
+    /// retired too, and a write it refuses was never applied, so the caller may send it to the
+    /// store loaded again.
+    evicted: AtomicBool,
     latest: ArcSwap<S>,
     retained: Mutex<VecDeque<Arc<S>>>,
     published: Mutex<u64>,
@@ -171,6 +175,7 @@ impl<S: State> Writer<S> {
             token_tag: token::tag(id, meta.incarnation.as_deref()).into(),
             incarnation: meta.incarnation.as_deref().map(Box::from),
             retired: std::sync::atomic::AtomicBool::new(false),
+            evicted: AtomicBool::new(false),
             latest: ArcSwap::new(snap.clone()),
             retained: Mutex::new(VecDeque::from([snap.clone()])),
             published: Mutex::new(snap.revision()),
@@ -495,6 +500,10 @@ impl<S: State> Writer<S> {
         let deadline = Instant::now() + self.config.consistency_wait;
         let mut published = lock(&self.published);
         while *published < rev {
+            if self.evicted() {
+                // This copy will publish nothing more: the caller reads the store loaded again.
+                return Err(StoreError::Unavailable);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(StoreError::ConsistencyTimeout { requested: rev, latest: *published });
@@ -626,6 +635,38 @@ impl<S: State> Writer<S> {
         *run = None;
         drop(run);
         self.unregister();
+    }
+
+    /// Evicts this copy of the store from memory if it is idle now: nothing queued or running,
+    /// no export reading its records, and `allowed` (the caller's conditions: no live attempt,
+    /// no past revision that only this copy could answer). Atomic against writes: one queued
+    /// after it is refused (never applied), and the store's state is dropped. Answers whether
+    /// it evicted. Reads holding a snapshot finish on it; the registry loads the store again
+    /// from its records on its next use.
+    pub(crate) fn evict_if_idle(&self, allowed: impl FnOnce() -> bool) -> bool {
+        let mut run = lock(&self.run);
+        if run.is_none() || self.retired() {
+            return false;
+        }
+        let mut inbox = lock(&self.inbox);
+        if !inbox.msgs.is_empty() || self.scheduled.load(Ordering::Acquire) || self.pins.open() > 0 || !allowed() {
+            return false;
+        }
+        inbox.closed = true;
+        drop(inbox);
+        self.evicted.store(true, Ordering::Release);
+        self.retired.store(true, Ordering::Release);
+        *run = None;
+        drop(run);
+        self.unregister();
+        // A reader waiting for a revision this copy will never publish stops waiting.
+        self.published_cv.notify_all();
+        true
+    }
+
+    /// Whether this copy was evicted from memory (see [`Writer::evict_if_idle`]).
+    pub(crate) fn evicted(&self) -> bool {
+        self.evicted.load(Ordering::Acquire)
     }
 
     /// Stops following: the follower forgets this writer.
@@ -1231,6 +1272,8 @@ pub(crate) fn default_config() -> Config {
         ready_max_lag: Duration::from_secs(2),
         load_on_first_use: false,
         item_lines_off_writer_from: super::DEFAULT_ITEM_LINES_OFF_WRITER_FROM,
+        max_loaded_stores: 10_000,
+        idle_store_after: Duration::from_secs(600),
         writer_threads: DEFAULT_WRITER_THREADS,
         follow_notifications: true,
     }

@@ -34,5 +34,6 @@ mod replication;
 mod scenarios;
 mod selection;
 mod storage_faults;
+mod tenancy;
 mod tidy;
 mod topology;

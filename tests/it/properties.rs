@@ -97,6 +97,8 @@ pub(crate) enum Step {
     Tick(u8),
     /// Closes and reopens the store (only where the harness runs on a real directory).
     Reopen,
+    /// Evicts the store from memory and loads it again on its next use (issue 33).
+    Evict,
 }
 
 /// A generated universe: how many of the first participants exist, initial identity bindings
@@ -385,17 +387,23 @@ pub(crate) struct Harness {
     /// Whether each step is compared with the oracle (the differential tests compare with the flat
     /// evaluator instead, but still mirror refusals).
     pub compare_each_step: bool,
+    /// What the instance runs with (and runs with again after a restart).
+    config: earshot_store::Config,
 }
 
-fn open(backing: &Backing, clock: &Arc<ManualClock>) -> Result<Earshot, String> {
-    Earshot::open_with(backing.open()?, clock.clone(), earshot_store::Config::default())
-        .map_err(|e| format!("open: {e}"))
+fn open(backing: &Backing, clock: &Arc<ManualClock>, config: &earshot_store::Config) -> Result<Earshot, String> {
+    Earshot::open_with(backing.open()?, clock.clone(), config.clone()).map_err(|e| format!("open: {e}"))
 }
 
 impl Harness {
     pub fn new(backing: Backing) -> Result<Self, String> {
+        Self::with_config(backing, earshot_store::Config::default())
+    }
+
+    /// A harness whose instance runs with `config`.
+    pub fn with_config(backing: Backing, config: earshot_store::Config) -> Result<Self, String> {
         let clock = Arc::new(ManualClock::new(T0_MS));
-        let earshot = open(&backing, &clock)?;
+        let earshot = open(&backing, &clock, &config)?;
         earshot.create_store(STORE, None).map_err(|e| format!("create store: {e}"))?;
         let store = earshot.store(STORE).map_err(|e| e.to_string())?;
         Ok(Harness {
@@ -411,6 +419,7 @@ impl Harness {
             issued: BTreeMap::new(),
             seen_audiences: BTreeMap::new(),
             compare_each_step: true,
+            config,
         })
     }
 
@@ -518,7 +527,7 @@ impl Harness {
     /// The command a step stands for (`None` for clock moves and reopening).
     fn command(&mut self, s: &Step) -> Option<Command> {
         Some(match s {
-            Step::Tick(_) | Step::Reopen => return None,
+            Step::Tick(_) | Step::Reopen | Step::Evict => return None,
             Step::AddParticipant(i) => Command::CreateParticipant(NewParticipant {
                 id: PARTS[*i as usize % 5].into(),
                 kind: [ParticipantKind::Person, ParticipantKind::Agent, ParticipantKind::Device][*i as usize % 3],
@@ -744,6 +753,7 @@ impl Harness {
                 return Ok(());
             }
             Step::Reopen => return self.reopen(),
+            Step::Evict => return self.evict(),
             _ => {}
         }
         let Some(cmd) = self.command(s) else { return Ok(()) };
@@ -783,7 +793,7 @@ impl Harness {
         placeholder.create_store(STORE, None).map_err(|e| e.to_string())?;
         self.store = placeholder.store(STORE).map_err(|e| e.to_string())?;
         drop(std::mem::replace(&mut self.earshot, placeholder));
-        let earshot = open(&self.backing, &self.clock)?;
+        let earshot = open(&self.backing, &self.clock, &self.config)?;
         let store = earshot.store(STORE).map_err(|e| format!("reopened store: {e}"))?;
         self.store = store;
         self.earshot = earshot;
@@ -797,6 +807,47 @@ impl Harness {
         if before != after {
             let diff: Vec<_> = before.iter().zip(&after).filter(|(a, b)| a != b).take(5).collect();
             return Err(self.explain(format!("decisions changed across a restart: {diff:?}")));
+        }
+        Ok(())
+    }
+
+    /// Evicts the store from memory and uses it again, checking that every decision and lookup,
+    /// the revision and the meaning of its newest token are the same before and after (issue
+    /// 33: eviction never changes an answer). The clock moves 1 ms first, so that the newest
+    /// commit is past a zero retention window (on a datastore without history, a store whose
+    /// past revisions are still readable is not evicted).
+    pub fn evict(&mut self) -> Result<(), String> {
+        self.now += 1;
+        self.clock.set(self.now);
+        let before = self.decisions(&standard_containers())?;
+        let rev = self.store.latest().revision();
+        let token = self.store.token(rev);
+        let old = self.store.clone();
+        if !self.earshot.evict(STORE) {
+            return Err(self.explain("an idle store was not evicted".into()));
+        }
+        if !old.evicted() || self.earshot.running(STORE).is_some() {
+            return Err(self.explain("an evicted store still runs".into()));
+        }
+        self.store = self.earshot.store(STORE).map_err(|e| format!("store after eviction: {e}"))?;
+        self.log.push(format!("Evict at revision {rev}"));
+        let after_rev = self.store.latest().revision();
+        if after_rev != rev || self.store.token(rev) != token {
+            return Err(self.explain(format!("revision {rev} (token {token}) became {after_rev} across an eviction")));
+        }
+        let exact = self
+            .store
+            .read_point(&Consistency::AtExact(token.clone()), self.now)
+            .map_err(|e| self.explain(format!("at_exact of the newest token after an eviction: {e}")))?;
+        if exact.snapshot.revision() != rev {
+            return Err(
+                self.explain(format!("the token of revision {rev} read revision {}", exact.snapshot.revision()))
+            );
+        }
+        let after = self.decisions(&standard_containers())?;
+        if before != after {
+            let diff: Vec<_> = before.iter().zip(&after).filter(|(a, b)| a != b).take(5).collect();
+            return Err(self.explain(format!("decisions changed across an eviction: {diff:?}")));
         }
         Ok(())
     }

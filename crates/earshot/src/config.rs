@@ -51,7 +51,8 @@ pub struct ServeArgs {
     /// Most milliseconds an `at_least` read waits for its revision.
     #[arg(long, env = "EARSHOT_CONSISTENCY_WAIT_MS", default_value_t = millis(Config::default().consistency_wait))]
     pub consistency_wait_ms: u64,
-    /// Over PostgreSQL, how often each store polls for other replicas' writes (0: never).
+    /// Over PostgreSQL, how often the replica's one follower asks which stores other replicas
+    /// changed (one query for all stores; 0: never); between polls it listens for commits.
     #[arg(long, env = "EARSHOT_FOLLOW_INTERVAL_MS", default_value_t = millis(Config::default().follow_interval))]
     pub follow_interval_ms: u64,
     /// Over PostgreSQL, how long a store may trail the datastore's head (the age of the oldest

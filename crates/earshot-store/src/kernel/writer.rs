@@ -648,8 +648,11 @@ impl<S: State> Writer<S> {
         if run.is_none() || self.retired() {
             return false;
         }
+        // Holding `run`, an empty inbox means nothing is in flight: a pool task still queued (the
+        // one that answered the last write clears `scheduled` just after) finds the writer shut
+        // and nothing to refuse.
         let mut inbox = lock(&self.inbox);
-        if !inbox.msgs.is_empty() || self.scheduled.load(Ordering::Acquire) || self.pins.open() > 0 || !allowed() {
+        if !inbox.msgs.is_empty() || self.pins.open() > 0 || !allowed() {
             return false;
         }
         inbox.closed = true;

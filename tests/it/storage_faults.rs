@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use earshot_store::model::{Command, NewItem, NewParticipant, OriginInput, OriginKeyword, ParticipantKind};
-use earshot_store::{Backend, Config, Earshot, ManualClock, Op, SledBackend, StoreError};
+use earshot_store::{Backend, Config, Earshot, ManualClock, Op, SledBackend};
 
 /// A sled backend whose next commits can be made to fail.
 struct Flaky {
@@ -14,19 +14,19 @@ struct Flaky {
 }
 
 impl Backend for Flaky {
-    fn stores(&self) -> earshot_store::Result<Vec<String>> {
+    fn stores(&self) -> earshot_kernel::Result<Vec<String>> {
         self.inner.stores()
     }
-    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn load(&self, store: &str) -> earshot_kernel::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         self.inner.load(store)
     }
-    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
+    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_kernel::Result<()> {
         if self.fail.load(Ordering::SeqCst) {
-            return Err(StoreError::Storage("injected fault".into()));
+            return Err(earshot_kernel::KernelError::Storage("injected fault".into()));
         }
         self.inner.commit(store, ops)
     }
-    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+    fn get(&self, store: &str, key: &[u8]) -> earshot_kernel::Result<Option<Vec<u8>>> {
         self.inner.get(store, key)
     }
     fn scan(
@@ -35,7 +35,7 @@ impl Backend for Flaky {
         from: &[u8],
         to: &[u8],
         limit: usize,
-    ) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    ) -> earshot_kernel::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         self.inner.scan(store, from, to, limit)
     }
 }

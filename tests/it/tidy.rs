@@ -58,31 +58,51 @@ fn the_core_has_no_io_and_no_async_dependencies() {
     }
 }
 
-// ---- the store crate's parts: one kernel, two domains, arrows one way -----------------------
+// ---- the kernel crate, and the store crate's parts: two domains, arrows one way -------------
 
-/// Which part of `earshot-store` a file under its `src/` belongs to: `kernel`, `memory`,
-/// `devices`, `common` (shared below both domains), or `None` for the rest of the crate root
-/// (the composition of the parts, and `error`).
+/// The `[dependencies]` table of a crate's manifest.
+fn dependencies(krate: &str) -> String {
+    let manifest =
+        std::fs::read_to_string(repo_root().join("crates").join(krate).join("Cargo.toml")).expect("manifest");
+    manifest.split("[dependencies]").nth(1).unwrap_or("").split("\n[").next().unwrap_or("").to_string()
+}
+
+/// The kernel is its own crate, so the compiler enforces that it names no domain; these are
+/// the manifests' side of it: the kernel depends on no other Earshot crate, and the PostgreSQL
+/// backend on the kernel alone (not on the store with its domains).
+#[test]
+fn the_kernel_is_a_crate_of_its_own_and_the_postgres_backend_needs_only_it() {
+    let kernel = dependencies("earshot-kernel");
+    assert!(!kernel.contains("earshot-"), "earshot-kernel depends on another Earshot crate:\n{kernel}");
+    let postgres = dependencies("earshot-postgres");
+    assert!(postgres.contains("earshot-kernel"), "earshot-postgres does not depend on the kernel:\n{postgres}");
+    for other in ["earshot-store", "earshot-core", "earshot-api"] {
+        assert!(!postgres.contains(other), "earshot-postgres depends on `{other}`:\n{postgres}");
+    }
+    assert!(
+        !repo_root().join("crates/earshot-store/src/kernel").exists(),
+        "a kernel module is back inside earshot-store"
+    );
+}
+
+/// Which part of `earshot-store` a file under its `src/` belongs to: `memory`, `devices`,
+/// `common` (shared below both domains), or `None` for the rest of the crate root (the
+/// composition of the parts, and `error`).
 fn store_part(rel: &Path) -> Option<&'static str> {
     match rel.components().next()?.as_os_str().to_str()? {
-        "kernel" => Some("kernel"),
         "memory" => Some("memory"),
         "devices" => Some("devices"),
         "common.rs" => Some("common"),
-        "metrics.rs" => Some("metrics"),
         _ => None,
     }
 }
 
-/// What each part may name with a `crate::` path: the kernel only itself and the error type;
-/// `common` itself and the error type; a domain itself, the kernel, the error type and `common`.
-/// Anything else (the other domain, the composition at the crate root or its re-exports)
-/// is an arrow the wrong way. `metrics` (the store's operational counters) is a leaf that names
-/// nothing, so every part may record into it, the kernel included.
+/// What each part may name with a `crate::` path: `common` itself and the error type; a domain
+/// itself, the kernel (the crate `earshot-kernel`, re-exported as `crate::kernel`, with its
+/// `metrics`), the error type and `common`. Anything else (the other domain, the composition at
+/// the crate root or its re-exports) is an arrow the wrong way.
 fn may_name(part: &str, root: &str) -> bool {
     match part {
-        "metrics" => root == "metrics",
-        "kernel" => matches!(root, "kernel" | "error" | "metrics"),
         "common" => matches!(root, "common" | "error" | "metrics"),
         _ => root == part || matches!(root, "kernel" | "error" | "common" | "metrics"),
     }
@@ -142,23 +162,19 @@ fn wrong_way_arrows(src: &Path) -> std::collections::BTreeSet<(String, String)> 
 }
 
 #[test]
-fn store_arrows_run_one_way_kernel_knows_no_domain_and_domains_not_each_other() {
+fn store_arrows_run_one_way_domains_know_not_each_other() {
     let src = repo_root().join("crates/earshot-store/src");
     // Guard against a vacuous pass (a renamed or missing part checks nothing).
-    for part in ["kernel", "memory", "devices"] {
+    for part in ["memory", "devices"] {
         let mut files = Vec::new();
         rust_files(&src.join(part), &mut files);
         assert!(!files.is_empty(), "crates/earshot-store/src/{part}/ holds no source: the layout changed");
     }
     let arrows = wrong_way_arrows(&src);
-    let kernel: Vec<_> = arrows.iter().filter(|(f, _)| f.starts_with("kernel")).collect();
-    assert!(kernel.is_empty(), "the kernel names what it must not (only `kernel`, `error` and `metrics`): {kernel:?}");
-    let domains: Vec<_> = arrows.iter().filter(|(f, _)| !f.starts_with("kernel")).collect();
     assert!(
-        domains.is_empty(),
-        "a domain (or `common`, or the leaf `metrics`) names the other domain or the crate root (a \
-         domain may name itself, `kernel`, `common`, `error` and `metrics`; `common` only `error` \
-         and `metrics`; `metrics` nothing): {domains:?}"
+        arrows.is_empty(),
+        "a domain (or `common`) names the other domain or the crate root (a domain may name \
+         itself, `kernel`, `common`, `error` and `metrics`; `common` only `error` and `metrics`): {arrows:?}"
     );
 }
 
@@ -170,8 +186,7 @@ fn the_arrow_check_sees_plain_grouped_and_inline_paths() {
         ["error", "devices", "kernel"]
     );
     assert_eq!(crate_roots("x: crate::devices::DeviceState,"), ["devices"]);
-    assert!(!may_name("kernel", "memory") && !may_name("kernel", "devices") && !may_name("kernel", "common"));
     assert!(!may_name("memory", "devices") && !may_name("devices", "memory") && !may_name("devices", "model"));
-    assert!(may_name("devices", "kernel") && may_name("memory", "common") && may_name("kernel", "error"));
+    assert!(may_name("devices", "kernel") && may_name("memory", "common") && may_name("memory", "error"));
     assert!(!may_name("common", "memory") && !may_name("common", "devices") && !may_name("memory", "compose"));
 }

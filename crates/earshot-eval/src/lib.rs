@@ -89,7 +89,7 @@ pub fn run(cfg: &EvalConfig) -> Result<Report, EvalError> {
     let world = World::generate(cfg.seed, cfg.histories);
     let records: Records = world.records(STORE);
     let backend = Arc::new(MemoryBackend::default());
-    backend.commit(STORE, encode_records(&records)?)?;
+    backend.commit(STORE, encode_records(&records)?).map_err(earshot_store::StoreError::from)?;
     drop(records);
     let generated = started.elapsed();
     let earshot = Earshot::open_with(backend, Arc::new(Epoch), earshot_store::Config::default())?;

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use earshot_store::{Backend, Head, Op, RecordsView, StoreError};
+use earshot_kernel::{Backend, Head, KernelError, Op, RecordsView};
 
 use crate::error::{PgError, Result};
 use crate::ops;
@@ -218,7 +218,7 @@ impl PgBackend {
     /// history of past values (`None` when the history no longer reaches back to it: the
     /// rebuilt revision record is then of a later revision). In one statement, so of one
     /// instant of the database.
-    pub fn load_at(&self, store: &str, revision: u64) -> Result<Option<Vec<earshot_store::kernel::backend::Record>>> {
+    pub fn load_at(&self, store: &str, revision: u64) -> Result<Option<Vec<earshot_kernel::backend::Record>>> {
         if self.history_revisions == 0 {
             return Ok(None);
         }
@@ -233,7 +233,7 @@ impl PgBackend {
         })?;
         // Every revision writes the revision record: it names the revision the rows are of.
         let meta = rows.iter().find(|(k, _)| k.as_slice() == ops::META_KEY);
-        let meta: Option<earshot_store::durable::MetaRecord> = match meta {
+        let meta: Option<earshot_kernel::backend::MetaRecord> = match meta {
             Some((_, v)) => Some(serde_json::from_slice(v).map_err(|e| {
                 PgError::Corrupt(format!("store `{store}`: a past revision record is unreadable: {e}"))
             })?),
@@ -404,14 +404,14 @@ impl Backend for PgBackend {
     /// Every store with a head, i.e. every store committed with a revision (a store is created
     /// by committing its meta record at revision 1). Read from the small heads table rather
     /// than scanning the records.
-    fn stores(&self) -> earshot_store::Result<Vec<String>> {
+    fn stores(&self) -> earshot_kernel::Result<Vec<String>> {
         Ok(self.with_conn(|c| {
             let rows = c.client.query(&c.st.stores, &[]).map_err(|e| PgError::from_client("", &e, false))?;
             Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
         })?)
     }
 
-    fn load(&self, store: &str) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn load(&self, store: &str) -> earshot_kernel::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let b = crate::sql::ON_DEMAND_RANGES;
         Ok(self.with_conn(|c| {
             let rows = c
@@ -426,14 +426,13 @@ impl Backend for PgBackend {
     /// minus one (see [`PgBackend::commit_at`]). Ops without a meta record (a sealed context)
     /// are outside the revision sequence: applied to the records, atomically, without moving
     /// the head or writing the log.
-    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
+    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_kernel::Result<()> {
         let segments = ops::segments(&ops)?;
         let result = match segments.first() {
             Some(first) => {
-                let expected = first
-                    .revision
-                    .checked_sub(1)
-                    .ok_or_else(|| StoreError::Storage(format!("store `{store}`: a commit cannot be of revision 0")))?;
+                let expected = first.revision.checked_sub(1).ok_or_else(|| {
+                    KernelError::Storage(format!("store `{store}`: a commit cannot be of revision 0"))
+                })?;
                 self.commit_at(store, expected, ops).map(|_| ())
             }
             None => self.transact(store, None, &ops, None),
@@ -446,7 +445,7 @@ impl Backend for PgBackend {
         Ok(result?)
     }
 
-    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+    fn get(&self, store: &str, key: &[u8]) -> earshot_kernel::Result<Option<Vec<u8>>> {
         Ok(self.with_conn(|c| {
             let row =
                 c.client.query_opt(&c.st.get, &[&store, &key]).map_err(|e| PgError::from_client(store, &e, false))?;
@@ -460,7 +459,7 @@ impl Backend for PgBackend {
         from: &[u8],
         to: &[u8],
         limit: usize,
-    ) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    ) -> earshot_kernel::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         if from >= to {
             return Ok(Vec::new());
         }
@@ -475,7 +474,7 @@ impl Backend for PgBackend {
     }
 
     /// Free while the last call succeeded; after a failure, one round trip decides.
-    fn writable(&self) -> earshot_store::Result<()> {
+    fn writable(&self) -> earshot_kernel::Result<()> {
         if self.condition().is_none() {
             return Ok(());
         }
@@ -495,12 +494,12 @@ impl Backend for PgBackend {
     }
 
     /// The head of the store's log, which followers poll.
-    fn head(&self, store: &str) -> earshot_store::Result<Option<Head>> {
+    fn head(&self, store: &str) -> earshot_kernel::Result<Option<Head>> {
         Ok(PgBackend::head(self, store)?)
     }
 
     /// One query for a batch of stores (`= ANY`).
-    fn heads(&self, stores: &[&str]) -> earshot_store::Result<Vec<(String, Head)>> {
+    fn heads(&self, stores: &[&str]) -> earshot_kernel::Result<Vec<(String, Head)>> {
         let names: Vec<&str> = stores.to_vec();
         Ok(self.with_conn(|c| {
             let rows = c.client.query(&c.st.heads_of, &[&names]).map_err(|e| PgError::from_client("", &e, false))?;
@@ -512,10 +511,7 @@ impl Backend for PgBackend {
 
     /// The heads changed since the last poll, and (`notify`, when the backend notifies) the
     /// commits' notifications between polls: see [`crate::feed`].
-    fn head_feed(
-        &self,
-        notify: bool,
-    ) -> earshot_store::Result<Option<Box<dyn earshot_store::kernel::backend::HeadFeed>>> {
+    fn head_feed(&self, notify: bool) -> earshot_kernel::Result<Option<Box<dyn earshot_kernel::backend::HeadFeed>>> {
         Ok(Some(Box::new(crate::feed::PgFeed::new(
             self.pool.clone(),
             self.tables.heads.clone(),
@@ -524,7 +520,7 @@ impl Backend for PgBackend {
     }
 
     /// `INSERT … ON CONFLICT DO NOTHING`: of two replicas writing the key at once, one writes.
-    fn put_new(&self, store: &str, key: Vec<u8>, value: Vec<u8>) -> earshot_store::Result<bool> {
+    fn put_new(&self, store: &str, key: Vec<u8>, value: Vec<u8>) -> earshot_kernel::Result<bool> {
         Ok(self.with_conn(|c| {
             let rows = c
                 .client
@@ -543,20 +539,20 @@ impl Backend for PgBackend {
         &self,
         store: &str,
         revision: u64,
-    ) -> earshot_store::Result<Option<Vec<earshot_store::kernel::backend::Record>>> {
+    ) -> earshot_kernel::Result<Option<Vec<earshot_kernel::backend::Record>>> {
         Ok(PgBackend::load_at(self, store, revision)?)
     }
 
     /// A `REPEATABLE READ READ ONLY` transaction on a connection of its own: an export reads
     /// one instant of the database, whatever any replica commits meanwhile.
-    fn snapshot(&self, store: &str) -> earshot_store::Result<Option<Box<dyn RecordsView>>> {
+    fn snapshot(&self, store: &str) -> earshot_kernel::Result<Option<Box<dyn RecordsView>>> {
         let view = off_runtime(|| PgSnapshot::open(&self.pool, store))?;
         Ok(Some(Box::new(view)))
     }
 
     /// Records and head row in one transaction: the store is gone for every replica at once
     /// (`stores` and first use read the head).
-    fn drop_store(&self, store: &str) -> earshot_store::Result<()> {
+    fn drop_store(&self, store: &str) -> earshot_kernel::Result<()> {
         Ok(self.with_conn(|c| {
             let err = |e: postgres::Error| PgError::from_client(store, &e, false);
             let mut tx = c.client.transaction().map_err(err)?;

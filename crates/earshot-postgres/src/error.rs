@@ -1,7 +1,7 @@
 //! The backend's one error type, how a PostgreSQL client error is classified into it, and how
-//! it becomes the store's [`StoreError`].
+//! it becomes the store's [`KernelError`].
 
-use earshot_store::StoreError;
+use earshot_kernel::KernelError;
 use postgres::error::SqlState;
 
 /// Everything the PostgreSQL backend can refuse.
@@ -75,16 +75,16 @@ impl PgError {
     }
 }
 
-impl From<PgError> for StoreError {
+impl From<PgError> for KernelError {
     /// A lost race becomes `WriteConflict` (nothing was applied; the store's writer reloads and
     /// applies the write once more before answering it); an unreachable database
     /// `StorageUnavailable` marked as the datastore's (code `datastore_unavailable`).
     fn from(e: PgError) -> Self {
         match e {
-            PgError::Conflict { .. } => StoreError::WriteConflict(e.to_string()),
-            PgError::Unavailable { .. } => StoreError::datastore_unavailable(e),
-            PgError::Database(_) | PgError::Invalid(_) => StoreError::Storage(e.to_string()),
-            PgError::Corrupt(m) => StoreError::Integrity(m),
+            PgError::Conflict { .. } => KernelError::WriteConflict(e.to_string()),
+            PgError::Unavailable { .. } => KernelError::datastore_unavailable(e),
+            PgError::Database(_) | PgError::Invalid(_) => KernelError::Storage(e.to_string()),
+            PgError::Corrupt(m) => KernelError::Integrity(m),
         }
     }
 }

@@ -14,8 +14,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use earshot_store::kernel::backend::{Changed, HeadFeed};
-use earshot_store::Head;
+use earshot_kernel::backend::{Changed, HeadFeed};
+use earshot_kernel::Head;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::error::{PgError, Result};
@@ -148,7 +148,7 @@ fn parse(payload: &str) -> Option<Changed> {
 }
 
 impl HeadFeed for PgFeed {
-    fn poll(&mut self) -> earshot_store::Result<Vec<Changed>> {
+    fn poll(&mut self) -> earshot_kernel::Result<Vec<Changed>> {
         let polled = self.poll_once();
         if polled.is_err() {
             // Opened again at the next call; what it missed meanwhile the look-back finds.
@@ -157,7 +157,7 @@ impl HeadFeed for PgFeed {
         Ok(polled?)
     }
 
-    fn wait(&mut self, wait: Duration) -> earshot_store::Result<Vec<Changed>> {
+    fn wait(&mut self, wait: Duration) -> earshot_kernel::Result<Vec<Changed>> {
         let waited = self.wait_once(wait);
         if waited.is_err() {
             self.conn = None;

@@ -1,5 +1,5 @@
 //! PostgreSQL as Earshot's shared durable backend (issue 10): [`PgBackend`] implements the
-//! store's [`earshot_store::Backend`] over two tables, advances each store's head by
+//! store's [`earshot_kernel::Backend`] over two tables, advances each store's head by
 //! compare-and-set so that racing writers (replicas) can never both commit a revision, and
 //! serves the range reads of the store's revision log. Only portable SQL: the same tables and
 //! statements work on PostgreSQL, CockroachDB and YugabyteDB.
@@ -76,7 +76,7 @@
 //!
 //! # Exports
 //!
-//! An export reads one store's records through [`earshot_store::Backend::snapshot`]: a
+//! An export reads one store's records through [`earshot_kernel::Backend::snapshot`]: a
 //! connection of its own (outside the pool, so a long export never holds a writer's) in a
 //! `REPEATABLE READ, READ ONLY` transaction, whose snapshot is taken when the export opens. Every
 //! read of the export, its revision record first and last, sees that instant, whatever any
@@ -88,10 +88,10 @@
 //! [`PgError::Conflict`] for a lost race (CAS miss, 40001, 40P01, 23505);
 //! [`PgError::Unavailable`] for a failed or lost connection (no SQLSTATE, class 08, 53, 57P0x),
 //! noting when it broke during `COMMIT` (the outcome is then unknown). A conflict becomes
-//! `StoreError::WriteConflict` (the store's writer then reloads and applies the same writes once
-//! more before answering it), unavailability `StoreError::StorageUnavailable` marked as the
-//! datastore's (`StoreError::datastore_unavailable`, code `datastore_unavailable`), other database
-//! errors `StoreError::Storage`, undecodable data `StoreError::Integrity`.
+//! `KernelError::WriteConflict` (the store's writer then reloads and applies the same writes once
+//! more before answering it), unavailability `KernelError::StorageUnavailable` marked as the
+//! datastore's (`KernelError::datastore_unavailable`, code `datastore_unavailable`), other database
+//! errors `KernelError::Storage`, undecodable data `KernelError::Integrity`.
 //!
 mod backend;
 mod error;

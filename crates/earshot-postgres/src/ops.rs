@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use earshot_store::durable::MetaRecord;
-use earshot_store::Op;
+use earshot_kernel::backend::MetaRecord;
+use earshot_kernel::Op;
 
 use crate::error::{PgError, Result};
 
@@ -62,8 +62,7 @@ pub fn segments(ops: &[Op]) -> Result<Vec<Segment>> {
 /// Whether `key` is an on-demand record (content, the revision log, sealed contexts, attempts):
 /// never loaded with the rest, so never kept in the history either.
 pub fn on_demand(key: &[u8]) -> bool {
-    key.get(1) == Some(&b'/')
-        && key.first().is_some_and(|p| earshot_store::kernel::backend::ON_DEMAND_PREFIXES.contains(p))
+    key.get(1) == Some(&b'/') && key.first().is_some_and(|p| earshot_kernel::backend::ON_DEMAND_PREFIXES.contains(p))
 }
 
 /// The net effect of ops applied in order: the last op on each key wins (`None` deletes).

@@ -2,7 +2,7 @@
 //! in a `REPEATABLE READ READ ONLY` transaction, which no replica's commit changes while the
 //! export reads. Dropping it ends the transaction and closes the connection.
 
-use earshot_store::RecordsView;
+use earshot_kernel::RecordsView;
 
 use crate::backend::off_runtime;
 use crate::error::{PgError, Result};
@@ -34,7 +34,7 @@ impl PgSnapshot {
 }
 
 impl RecordsView for PgSnapshot {
-    fn get(&mut self, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+    fn get(&mut self, key: &[u8]) -> earshot_kernel::Result<Option<Vec<u8>>> {
         let store = self.store.clone();
         let c = self.conn()?;
         Ok(off_runtime(|| {
@@ -44,7 +44,7 @@ impl RecordsView for PgSnapshot {
         })?)
     }
 
-    fn scan(&mut self, from: &[u8], to: &[u8], limit: usize) -> earshot_store::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(&mut self, from: &[u8], to: &[u8], limit: usize) -> earshot_kernel::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         if from >= to {
             return Ok(Vec::new());
         }

@@ -123,7 +123,7 @@ fn a_stale_or_repeated_revision_is_a_conflict_and_applies_nothing() {
     }
     // Through the trait, the store sees its own conflict (409 `write_conflict`, retryable).
     let e = b.commit("s", vec![put("p/a", "stale"), meta("s", 2)]).unwrap_err();
-    assert_eq!(e.code(), "write_conflict", "{e}");
+    assert_eq!(earshot_store::StoreError::from(e.clone()).code(), "write_conflict", "{e}");
     assert!(e.to_string().contains("conflict"), "{e}");
     assert_eq!(b.load("s").unwrap(), before);
     assert_eq!(b.head("s").unwrap().map(|h| h.revision), Some(2));
@@ -269,7 +269,7 @@ fn an_unreachable_database_is_unavailable() {
     options.connect_timeout = Duration::from_secs(1);
     let e = PgBackend::open(options).err().expect("nothing listens on port 1");
     assert!(e.is_unavailable(), "{e}");
-    assert_eq!(earshot_store::StoreError::from(e).code(), "datastore_unavailable");
+    assert_eq!(earshot_store::StoreError::from(earshot_kernel::KernelError::from(e)).code(), "datastore_unavailable");
     for bad in ["no-dashes", "1digit", "UPPER", "semi;colon"] {
         let e = PgBackend::open(PgOptions::new("postgres://root@127.0.0.1:1/test").with_prefix(bad)).err();
         assert!(matches!(e, Some(PgError::Invalid(_))), "{bad}: {e:?}");

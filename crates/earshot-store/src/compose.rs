@@ -56,7 +56,7 @@ impl std::ops::Deref for Snapshot {
 
 /// The records a command touched, per part.
 #[derive(Debug, Default)]
-pub(crate) struct Dirty {
+pub struct Dirty {
     mem: MemoryDirty,
     dev: DeviceDirty,
     idem: IdempotencyDirty,
@@ -69,6 +69,7 @@ impl Dirty {
 }
 
 impl State for Snapshot {
+    type Error = StoreError;
     type Aside = Provenance;
     type Command = Command;
     type Outcome = WriteOutcome;
@@ -76,6 +77,21 @@ impl State for Snapshot {
 
     fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Provenance)> {
         rebuild(store, &Records::decode(raw)?)
+    }
+    /// Storage conditions keep their variant (and code); anything else becomes a storage
+    /// failure with the same message (`StoreError` is not `Clone`: it carries sources).
+    fn duplicate_error(e: &StoreError) -> StoreError {
+        match e {
+            StoreError::InsufficientStorage { available, required } => {
+                StoreError::InsufficientStorage { available: *available, required: *required }
+            }
+            StoreError::StorageUnavailable(m) => StoreError::StorageUnavailable(m.clone()),
+            StoreError::WriteConflict(m) => StoreError::WriteConflict(m.clone()),
+            StoreError::Integrity(m) => StoreError::Integrity(m.clone()),
+            StoreError::Unavailable => StoreError::Unavailable,
+            StoreError::StoreReplaced(id) => StoreError::StoreReplaced(id.clone()),
+            other => StoreError::Storage(other.to_string()),
+        }
     }
     fn tune(&mut self, config: &crate::Config) {
         self.mem.line_builds = crate::memory::line_build::LineBuilds::from_config(config.item_lines_off_writer_from);

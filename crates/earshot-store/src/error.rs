@@ -143,7 +143,7 @@ pub enum StoreError {
     #[error("search index failure: {0}")]
     Search(String),
     /// An `Idempotency-Key` that is not 1 to 255 visible ASCII characters.
-    #[error("`Idempotency-Key` must be 1 to {max} visible ASCII characters (0x21 to 0x7E)", max = crate::idempotency::MAX_KEY_LEN)]
+    #[error("`Idempotency-Key` must be 1 to {max} visible ASCII characters (0x21 to 0x7E)", max = MAX_IDEMPOTENCY_KEY_LEN)]
     InvalidIdempotencyKey,
     /// The key was recorded, within its window, for a different request (another route, body
     /// or caller): the write was not applied.
@@ -163,12 +163,33 @@ pub enum StoreError {
     TrustSelf(String),
 }
 
-/// Marks a `StoreError::StorageUnavailable` reason as the shared datastore's (see
-/// [`StoreError::datastore_unavailable`]). A marker in the reason rather than a variant of its
-/// own, because the writer passes storage refusals on by variant and wraps a refusal's reason
-/// into later ones ("storage is unavailable: <reason>"): the reason, and so the code, survives
-/// both, while a new variant would be flattened into `storage_failure` there.
-pub(crate) const DATASTORE_UNAVAILABLE: &str = "the datastore is unreachable";
+/// Longest `Idempotency-Key` accepted (here, below every part, so that the error type names
+/// nothing of the crate: `idempotency` takes it from here).
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
+
+/// See [`earshot_kernel::error::DATASTORE_UNAVAILABLE`].
+pub(crate) use earshot_kernel::error::DATASTORE_UNAVAILABLE;
+
+/// A kernel refusal is the store's variant of the same name.
+impl From<earshot_kernel::KernelError> for StoreError {
+    fn from(e: earshot_kernel::KernelError) -> Self {
+        use earshot_kernel::KernelError as K;
+        match e {
+            K::InvalidToken => StoreError::InvalidToken,
+            K::TokenStoreMismatch => StoreError::TokenStoreMismatch,
+            K::TokenIncarnationMismatch(s) => StoreError::TokenIncarnationMismatch(s),
+            K::StoreReplaced(s) => StoreError::StoreReplaced(s),
+            K::RevisionExpired { requested, oldest } => StoreError::RevisionExpired { requested, oldest },
+            K::ConsistencyTimeout { requested, latest } => StoreError::ConsistencyTimeout { requested, latest },
+            K::Integrity(m) => StoreError::Integrity(m),
+            K::Storage(m) => StoreError::Storage(m),
+            K::Unavailable => StoreError::Unavailable,
+            K::InsufficientStorage { available, required } => StoreError::InsufficientStorage { available, required },
+            K::StorageUnavailable(m) => StoreError::StorageUnavailable(m),
+            K::WriteConflict(m) => StoreError::WriteConflict(m),
+        }
+    }
+}
 
 impl StoreError {
     /// The stable snake_case code of this error.
@@ -250,7 +271,7 @@ impl StoreError {
     /// own code, `datastore_unavailable`, so a client or operator behind a load balancer can
     /// tell "the database is down" (every replica answers it) from one replica's local storage.
     pub fn datastore_unavailable(detail: impl std::fmt::Display) -> Self {
-        StoreError::StorageUnavailable(format!("{DATASTORE_UNAVAILABLE}: {detail}"))
+        earshot_kernel::KernelError::datastore_unavailable(detail).into()
     }
 
     pub(crate) fn input(field: &'static str, message: impl Into<String>) -> Self {

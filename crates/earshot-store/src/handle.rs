@@ -174,7 +174,7 @@ impl StoreHandle {
     /// The revision a consistency token of this store names (refusing malformed tokens, and
     /// tokens of another store or of another incarnation of this one).
     pub fn decode_token(&self, token: &str) -> Result<u64> {
-        self.core.decode_token(token)
+        Ok(self.core.decode_token(token)?)
     }
 
     /// The latest published snapshot, borrowed for one read (the decision path): unlike
@@ -239,7 +239,7 @@ impl StoreHandle {
     /// Up to `limit` revisions after `after`, from the revision log, in order (the watch
     /// stream). Refused with `RevisionExpired` when the log no longer reaches back to `after`.
     pub fn changes_after(&self, after: u64, limit: usize) -> Result<Vec<crate::kernel::log::LogEntry>> {
-        self.core.log_after(after, limit)
+        Ok(self.core.log_after(after, limit)?)
     }
 
     /// Blocks until a revision after `rev` is published here or `wait` passes; answers the

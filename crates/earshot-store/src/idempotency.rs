@@ -19,7 +19,7 @@ use crate::kernel::backend::{dec, enc, key, Op};
 use crate::model::{Command, NewItem, WriteOutcome};
 
 /// Longest `Idempotency-Key`, in characters (all ASCII, so also bytes).
-pub const MAX_KEY_LEN: usize = 255;
+pub use crate::error::MAX_IDEMPOTENCY_KEY_LEN as MAX_KEY_LEN;
 
 /// How long a key answers retries: 24 hours after the write that recorded it. A client retries
 /// within seconds or minutes; a day covers an outage and a retry queue drained the next morning.

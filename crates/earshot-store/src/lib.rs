@@ -16,10 +16,11 @@ pub mod error;
 pub mod export;
 mod handle;
 pub mod idempotency;
-pub mod kernel;
+/// The kernel, its own crate (`earshot-kernel`): the paths `crate::kernel::…` name it.
+pub use earshot_kernel as kernel;
 pub mod lists;
 pub mod memory;
-pub mod metrics;
+pub use earshot_kernel::metrics;
 pub mod model;
 #[cfg(test)]
 mod read_tests;
@@ -82,7 +83,8 @@ impl Earshot {
             )),
             other => other,
         };
-        let backend = SledBackend::open_with_reserve(path, config.min_free_bytes).map_err(damaged)?;
+        let backend =
+            SledBackend::open_with_reserve(path, config.min_free_bytes).map_err(StoreError::from).map_err(damaged)?;
         Self::open_with(Arc::new(backend), Arc::new(SystemClock), config).map_err(damaged)
     }
 
@@ -175,7 +177,7 @@ impl Earshot {
         let ops = vec![Op::Put(kernel::log::log_key(1), created.encode()?), meta_op(&meta)?];
         match self.backend.commit(id, ops) {
             // Another replica created it between the check and the commit.
-            Err(StoreError::WriteConflict(_)) => return Err(StoreError::StoreExists(id.to_string())),
+            Err(kernel::KernelError::WriteConflict(_)) => return Err(StoreError::StoreExists(id.to_string())),
             other => other?,
         }
         let incarnation = meta.incarnation.clone();
@@ -361,7 +363,7 @@ impl Earshot {
             if let Ok(Some(h)) = self.start_store(id) {
                 self.stores.insert(id.to_string(), h);
             }
-            return Err(e);
+            return Err(e.into());
         }
         lock(&self.unloaded).remove(id);
         tracing::info!(store = id, "deleted a store");

@@ -10,7 +10,7 @@ use petgraph::visit::Dfs;
 use crate::memory::snapshot::Iid;
 
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Provenance {
+pub struct Provenance {
     graph: DiGraph<(), (), u32>,
 }
 

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::backend::{Backend, Op, RecordsView};
-use crate::error::{Result, StoreError};
+use crate::error::{KernelError, Result};
 
 /// Most bytes (keys and values) a pin keeps for the writes made while it is open.
 pub const MAX_SAVED_BYTES: usize = 256 * 1024 * 1024;
@@ -41,13 +41,13 @@ struct Shared {
 
 /// The open pins of one store, kept by its writer.
 #[derive(Default)]
-pub(crate) struct Pins {
+pub struct Pins {
     open: Mutex<Vec<Weak<Shared>>>,
 }
 
 impl Pins {
     /// Pins the records of `store` as they are now: between two commits of this writer.
-    pub(crate) fn pin(&self, backend: Arc<dyn Backend>, store: &str, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
+    pub fn pin(&self, backend: Arc<dyn Backend>, store: &str, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
         let shared = Arc::new(Shared { wanted, saved: Mutex::default() });
         let mut open = lock(&self.open);
         open.retain(|w| w.strong_count() > 0);
@@ -57,7 +57,7 @@ impl Pins {
 
     /// Commits `ops` with `commit`, first saving for every open pin the value each key it
     /// wants had before (once per key and pin: later values are not the pinned revision's).
-    pub(crate) fn commit(
+    pub fn commit(
         &self,
         backend: &dyn Backend,
         store: &str,
@@ -76,7 +76,7 @@ impl Pins {
     }
 
     /// Pins open now (an export keeps its store loaded).
-    pub(crate) fn open(&self) -> usize {
+    pub fn open(&self) -> usize {
         lock(&self.open).iter().filter(|w| w.strong_count() > 0).count()
     }
 }
@@ -156,7 +156,7 @@ impl PinnedRecords {
 
     fn failed(&self, saved: &Saved) -> Result<()> {
         match &saved.failed {
-            Some(why) => Err(StoreError::WriteConflict(format!(
+            Some(why) => Err(KernelError::WriteConflict(format!(
                 "the read of store `{}` at one revision was given up: {why}; retry",
                 self.store
             ))),
@@ -220,7 +220,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
     use super::*;
-    use crate::kernel::backend::MemoryBackend;
+    use crate::backend::MemoryBackend;
 
     fn put(k: &str, v: &str) -> Op {
         Op::Put(k.as_bytes().to_vec(), v.as_bytes().to_vec())

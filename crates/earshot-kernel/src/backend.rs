@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, StoreError};
+use crate::error::{KernelError, Result};
 
 /// One change to a store's records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
     /// Whether other processes may commit to the same stores, so that a commit can lose a race
-    /// (`StoreError::WriteConflict`) and the writer keeps each group's commands to apply them
+    /// (`KernelError::WriteConflict`) and the writer keeps each group's commands to apply them
     /// once more on the reloaded state. A shared backend's revisioned commit must also refuse
     /// (as a conflict) a commit whose meta record names another incarnation than the head's.
     fn shared(&self) -> bool {
@@ -91,7 +91,7 @@ pub trait Backend: Send + Sync + 'static {
     /// after a restart, and its id can be created anew. The caller stops the store's writer
     /// first. A backend that cannot refuses, and nothing is removed.
     fn drop_store(&self, _store: &str) -> Result<()> {
-        Err(StoreError::StorageUnavailable("this datastore cannot delete a store".into()))
+        Err(KernelError::StorageUnavailable("this datastore cannot delete a store".into()))
     }
     /// Every record of one store as it was at `revision` (the on-demand ones excepted, as for
     /// `load`), for a backend that keeps past values (a shared datastore: so that any replica
@@ -107,7 +107,7 @@ pub trait Backend: Send + Sync + 'static {
     /// A read-only view of `store`'s records as they are now, which no later commit changes,
     /// whichever process makes it: the datastore's own snapshot (PostgreSQL's `REPEATABLE
     /// READ`). `None` when the datastore has none; an export then pins the records through
-    /// this process's writer ([`crate::kernel::pin`]), which sees only this process's commits.
+    /// this process's writer ([`crate::pin`]), which sees only this process's commits.
     fn snapshot(&self, _store: &str) -> Result<Option<Box<dyn RecordsView>>> {
         Ok(None)
     }
@@ -274,7 +274,7 @@ impl SledBackend {
         let guard = self.open.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {
             Some(open) => f(open),
-            None => Err(StoreError::StorageUnavailable(format!(
+            None => Err(KernelError::StorageUnavailable(format!(
                 "the database failed and is not reopened yet: {}",
                 self.fault().as_ref().map_or("", |f| f.reason.as_str())
             ))),
@@ -282,7 +282,7 @@ impl SledBackend {
     }
 
     /// Records that sled failed, and turns its error into the store's.
-    fn failed(&self, during: &str, e: sled::Error) -> StoreError {
+    fn failed(&self, during: &str, e: sled::Error) -> KernelError {
         let full = matches!(&e, sled::Error::Io(io) if is_out_of_space(io));
         let reason = format!("sled failed during {during}: {e}");
         tracing::error!(error = %e, during, "the database failed; it will be reopened once writable");
@@ -293,9 +293,9 @@ impl SledBackend {
         drop(fault);
         if full {
             let available = self.available().unwrap_or(0);
-            StoreError::InsufficientStorage { available, required: self.min_free_bytes.max(available + 1) }
+            KernelError::InsufficientStorage { available, required: self.min_free_bytes.max(available + 1) }
         } else {
-            StoreError::StorageUnavailable(reason)
+            KernelError::StorageUnavailable(reason)
         }
     }
 
@@ -348,7 +348,7 @@ impl SledBackend {
         }
         let required = self.min_free_bytes.saturating_add(extra);
         match self.available() {
-            Some(available) if available < required => Err(StoreError::InsufficientStorage { available, required }),
+            Some(available) if available < required => Err(KernelError::InsufficientStorage { available, required }),
             _ => Ok(()),
         }
     }
@@ -359,7 +359,7 @@ impl SledBackend {
     fn recover(&self) -> Result<()> {
         let mut fault = self.fault();
         let Some(f) = fault.as_mut() else { return Ok(()) };
-        let unavailable = |f: &Fault| StoreError::StorageUnavailable(f.reason.clone());
+        let unavailable = |f: &Fault| KernelError::StorageUnavailable(f.reason.clone());
         if f.restart_required {
             return Err(unavailable(f));
         }
@@ -428,18 +428,18 @@ fn open_db(path: &std::path::Path) -> Result<OpenDb> {
     let db = match opened {
         Ok(Ok(db)) => db,
         Ok(Err(sled::Error::Io(e))) if is_out_of_space(&e) => {
-            return Err(StoreError::InsufficientStorage {
+            return Err(KernelError::InsufficientStorage {
                 available: fs2::available_space(path).unwrap_or(0),
                 required: 1,
             })
         }
         Ok(Err(e)) => return Err(e.into()),
         Err(panic) => {
-            return Err(StoreError::Integrity(format!("the database could not recover its files (sled: {panic})")))
+            return Err(KernelError::Integrity(format!("the database could not recover its files (sled: {panic})")))
         }
     };
     let log_file = std::fs::File::open(path.join("db"))
-        .map_err(|e| StoreError::Storage(format!("cannot open sled's log for syncing: {e}")))?;
+        .map_err(|e| KernelError::Storage(format!("cannot open sled's log for syncing: {e}")))?;
     Ok(OpenDb { db, log_file: Some(log_file) })
 }
 
@@ -477,24 +477,24 @@ fn check_watermark(path: &std::path::Path, db: &sled::Db) -> Result<BTreeMap<Str
     let text = match std::fs::read(&file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => return Err(StoreError::Storage(format!("cannot read {}: {e}", file.display()))),
+        Err(e) => return Err(KernelError::Storage(format!("cannot read {}: {e}", file.display()))),
     };
     let marks: BTreeMap<String, u64> = serde_json::from_slice(&text)
-        .map_err(|e| StoreError::Integrity(format!("{WATERMARK_FILE} is unreadable: {e}")))?;
+        .map_err(|e| KernelError::Integrity(format!("{WATERMARK_FILE} is unreadable: {e}")))?;
     for (store, mark) in &marks {
         let meta = tree(db, store)
             .and_then(|t| t.get(META_KEY))?
             .map(|v| serde_json::from_slice::<MetaRecord>(&v))
             .transpose()
-            .map_err(|e| StoreError::Integrity(format!("the meta record of store `{store}` is unreadable: {e}")))?;
+            .map_err(|e| KernelError::Integrity(format!("the meta record of store `{store}` is unreadable: {e}")))?;
         match meta {
             None => {
-                return Err(StoreError::Integrity(format!(
+                return Err(KernelError::Integrity(format!(
                     "store `{store}` (durable up to revision {mark}) is missing from the database files"
                 )))
             }
             Some(m) if m.revision < *mark => {
-                return Err(StoreError::Integrity(format!(
+                return Err(KernelError::Integrity(format!(
                     "store `{store}` ends at revision {} but revision {mark} was durable: the database files lost data",
                     m.revision
                 )))
@@ -539,7 +539,7 @@ impl Backend for SledBackend {
         // A failed instance may hold a batch that was refused and never made durable; the
         // writer rebuilds from `load`, so it must wait for the reopened database.
         if let Some(f) = self.fault().as_ref() {
-            return Err(StoreError::StorageUnavailable(f.reason.clone()));
+            return Err(KernelError::StorageUnavailable(f.reason.clone()));
         }
         // On-demand records (`c/…`, `l/…`, `t/…`, `y/…`) are never projected, so start-up skips
         // them (`0` follows `/`). No size hint: `Tree::len` is itself a full scan in sled 0.34.
@@ -659,7 +659,7 @@ impl Backend for SledBackend {
             let mut w = self.watermark.lock().unwrap_or_else(|p| p.into_inner());
             if w.revisions.remove(store).is_some() {
                 write_watermark(path, &w.revisions)
-                    .map_err(|e| StoreError::Storage(format!("cannot write the watermark file: {e}")))?;
+                    .map_err(|e| KernelError::Storage(format!("cannot write the watermark file: {e}")))?;
                 w.dirty = false;
                 w.written = Some(std::time::Instant::now());
             }
@@ -744,7 +744,7 @@ impl Backend for MemoryBackend {
 
 // ---- key space and the revision record ------------------------------------------------
 
-pub(crate) const META_KEY: &[u8] = b"m";
+pub const META_KEY: &[u8] = b"m";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetaRecord {
@@ -800,7 +800,7 @@ pub trait HeadFeed: Send {
     fn wait(&mut self, wait: std::time::Duration) -> Result<Vec<Changed>>;
 }
 
-pub(crate) fn key(prefix: u8, id: &str) -> Vec<u8> {
+pub fn key(prefix: u8, id: &str) -> Vec<u8> {
     let mut k = Vec::with_capacity(id.len() + 2);
     k.push(prefix);
     k.push(b'/');
@@ -808,16 +808,16 @@ pub(crate) fn key(prefix: u8, id: &str) -> Vec<u8> {
     k
 }
 
-pub(crate) fn enc<T: Serialize>(v: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec(v).map_err(|e| StoreError::Storage(format!("encode: {e}")))
+pub fn enc<T: Serialize>(v: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec(v).map_err(|e| KernelError::Storage(format!("encode: {e}")))
 }
 
-pub(crate) fn dec<T: for<'de> Deserialize<'de>>(k: &[u8], v: &[u8]) -> Result<T> {
+pub fn dec<T: for<'de> Deserialize<'de>>(k: &[u8], v: &[u8]) -> Result<T> {
     serde_json::from_slice(v)
-        .map_err(|e| StoreError::Integrity(format!("record `{}` is unreadable: {e}", String::from_utf8_lossy(k))))
+        .map_err(|e| KernelError::Integrity(format!("record `{}` is unreadable: {e}", String::from_utf8_lossy(k))))
 }
 
-pub(crate) fn meta_op(meta: &MetaRecord) -> Result<Op> {
+pub fn meta_op(meta: &MetaRecord) -> Result<Op> {
     Ok(Op::Put(META_KEY.to_vec(), enc(meta)?))
 }
 
@@ -840,7 +840,7 @@ mod tests {
         b.commit("s", put("k/1", "before")).unwrap();
 
         let err = b.failed("a test", sled::Error::Io(std::io::Error::other("injected")));
-        assert_eq!(err.code(), "storage_unavailable");
+        assert!(matches!(err, KernelError::StorageUnavailable(_)), "{err}");
         let condition = b.condition().expect("readiness reports the failure");
         assert!(condition.contains("injected"), "{condition}");
 
@@ -855,7 +855,7 @@ mod tests {
         // A second failure within the reopen interval is refused fast, not retried at once.
         b.failed("a test", sled::Error::Io(std::io::Error::other("again")));
         b.fault().as_mut().unwrap().last_attempt = Some(std::time::Instant::now());
-        assert_eq!(b.writable().unwrap_err().code(), "storage_unavailable");
+        assert!(matches!(b.writable().unwrap_err(), KernelError::StorageUnavailable(_)));
         assert!(b.condition().is_some());
         std::thread::sleep(REOPEN_INTERVAL);
         b.writable().unwrap();

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::backend::{Op, META_KEY};
-use crate::error::{Result, StoreError};
+use crate::error::{KernelError, Result};
 
 /// Key prefix of log records (an on-demand prefix: never projected at load).
 pub const LOG_PREFIX: u8 = b'l';
@@ -49,13 +49,13 @@ pub struct LogEntry {
 }
 
 impl LogEntry {
-    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec(self).map_err(|e| StoreError::Storage(format!("cannot encode a log record: {e}")))
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(self).map_err(|e| KernelError::Storage(format!("cannot encode a log record: {e}")))
     }
 
-    pub(crate) fn decode(store: &str, bytes: &[u8]) -> Result<Self> {
+    pub fn decode(store: &str, bytes: &[u8]) -> Result<Self> {
         serde_json::from_slice(bytes)
-            .map_err(|e| StoreError::Integrity(format!("store `{store}`: a revision log record is unreadable: {e}")))
+            .map_err(|e| KernelError::Integrity(format!("store `{store}`: a revision log record is unreadable: {e}")))
     }
 }
 

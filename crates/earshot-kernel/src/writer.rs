@@ -20,14 +20,14 @@ use super::pin::{PinnedRecords, Pins};
 use super::pool::Task;
 use super::token::{self, Consistency};
 use super::{Clock, Config, Runtime, State};
-use crate::error::{Result, StoreError};
+use crate::error::{KernelError, Result};
 use crate::metrics::StoreMetrics;
 
 /// Most commands folded into one durable commit.
 const MAX_GROUP: usize = 256;
 
 /// A write's answer and the revision it committed (the latest when nothing was written).
-type Reply<S> = Result<(<S as State>::Outcome, u64)>;
+type Reply<S> = Result<(<S as State>::Outcome, u64), <S as State>::Error>;
 
 struct Job<S: State> {
     cmd: S::Command,
@@ -101,7 +101,7 @@ struct Sync {
 }
 
 /// The revisions of one running store.
-pub(crate) struct Writer<S: State> {
+pub struct Writer<S: State> {
     id: Arc<str>,
     /// The store's consistency-token tag, computed once (every read answers with a token).
     token_tag: Box<str>,
@@ -151,8 +151,8 @@ pub(crate) struct Writer<S: State> {
 impl<S: State> Writer<S> {
     /// Starts the writer of a store from its projected state and revision record, on the
     /// runtime's pool (and, on a shared backend, registered with its follower).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn start(
+    #[allow(clippy::too_many_arguments, reason = "the parts of a store a writer runs with, each from its own owner")]
+    pub fn start(
         id: &str,
         (mut state, aside): (S, S::Aside),
         meta: MetaRecord,
@@ -217,7 +217,7 @@ impl<S: State> Writer<S> {
         {
             let mut inbox = lock(&self.inbox);
             if inbox.closed {
-                return Err(StoreError::Unavailable);
+                return Err(KernelError::Unavailable);
             }
             inbox.msgs.push_back(msg);
         }
@@ -229,12 +229,12 @@ impl<S: State> Writer<S> {
         Ok(())
     }
 
-    pub(crate) fn id(&self) -> &str {
+    pub fn id(&self) -> &str {
         &self.id
     }
 
     /// The latest published (durable) state. Never blocks on writers.
-    pub(crate) fn latest(&self) -> Arc<S> {
+    pub fn latest(&self) -> Arc<S> {
         self.latest.load_full()
     }
 
@@ -242,20 +242,20 @@ impl<S: State> Writer<S> {
     /// reference count that other cores share is touched (the load is marked in one of the
     /// reading thread's own slots; a thread holding more than a few loads at once falls back
     /// to the count).
-    pub(crate) fn latest_ref(&self) -> arc_swap::Guard<Arc<S>> {
+    pub fn latest_ref(&self) -> arc_swap::Guard<Arc<S>> {
         self.latest.load()
     }
 
     /// The clock's current time.
-    pub(crate) fn now_ms(&self) -> i64 {
+    pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 
     /// Submits a write and blocks until it is durable (or refused), at most `write_wait`.
     /// Answers the outcome and the revision it committed.
-    pub(crate) fn write(&self, cmd: S::Command) -> Reply<S> {
+    pub fn write(&self, cmd: S::Command) -> Reply<S> {
         if let Some(reason) = self.writer_stuck() {
-            return Err(StoreError::StorageUnavailable(reason));
+            return Err(KernelError::StorageUnavailable(reason).into());
         }
         let (reply, rx) = mpsc::sync_channel(1);
         self.submit(Msg::Write(Job { cmd, reply }))?;
@@ -264,11 +264,12 @@ impl<S: State> Writer<S> {
         let wait = self.config.write_wait;
         match rx.recv_timeout(wait) {
             Ok(r) => r,
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(StoreError::StorageUnavailable(format!(
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(KernelError::StorageUnavailable(format!(
                 "the write was not made durable within {} ms; its outcome is unknown",
                 wait.as_millis()
-            ))),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(StoreError::Unavailable),
+            ))
+            .into()),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(KernelError::Unavailable.into()),
         }
     }
 
@@ -285,12 +286,12 @@ impl<S: State> Writer<S> {
     /// or the storage's own condition (a full disk, a failed database), probed now, so that
     /// readiness returns as soon as space does, without waiting for a write. `None` means
     /// healthy. Reads are served in every case.
-    pub(crate) fn condition(&self) -> Option<String> {
+    pub fn condition(&self) -> Option<String> {
         self.writer_stuck().or_else(|| self.backend.condition()).or_else(|| self.lagging())
     }
 
     /// Whether this store follows a shared backend.
-    pub(crate) fn follows(&self) -> bool {
+    pub fn follows(&self) -> bool {
         self.backend.shared() && !self.config.follow_interval.is_zero()
     }
 
@@ -328,7 +329,7 @@ impl<S: State> Writer<S> {
     }
 
     /// How this store stands against the shared datastore's head.
-    pub(crate) fn replication(&self) -> Replication {
+    pub fn replication(&self) -> Replication {
         let applied = *lock(&self.published);
         let polled_at = self.polled_at();
         let poll_error = self.runtime.follower.as_ref().and_then(|f| f.polls().error);
@@ -355,7 +356,7 @@ impl<S: State> Writer<S> {
     /// Up to `limit` entries of the revision log after `after`, in order, and the oldest
     /// revision the log still holds an entry for. An `after` older than the log reaches back is
     /// refused with `RevisionExpired` (the watcher must start again from a fresh read).
-    pub(crate) fn log_after(&self, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+    pub fn log_after(&self, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
         let rows = self.backend.scan(&self.id, &log_key(after.saturating_add(1)), &log_key(u64::MAX), limit)?;
         let mut out = Vec::with_capacity(rows.len());
         for (k, v) in rows {
@@ -363,14 +364,14 @@ impl<S: State> Writer<S> {
             let expected = after.saturating_add(1).saturating_add(out.len() as u64);
             if revision_of(&k) != Some(expected) || entry.revision != expected {
                 let oldest = self.oldest_logged()?.unwrap_or(expected);
-                return Err(StoreError::RevisionExpired { requested: after, oldest: oldest.saturating_sub(1) });
+                return Err(KernelError::RevisionExpired { requested: after, oldest: oldest.saturating_sub(1) });
             }
             out.push(entry);
         }
         if out.is_empty() && after < *lock(&self.published) {
             // Revisions exist after `after` but the log holds none of them: pruned.
             let oldest = self.oldest_logged()?.unwrap_or(*lock(&self.published));
-            return Err(StoreError::RevisionExpired { requested: after, oldest: oldest.saturating_sub(1) });
+            return Err(KernelError::RevisionExpired { requested: after, oldest: oldest.saturating_sub(1) });
         }
         Ok(out)
     }
@@ -383,7 +384,7 @@ impl<S: State> Writer<S> {
 
     /// Waits until the published revision is past `rev` or `wait` elapses; answers the
     /// published revision (watch streams block here between changes).
-    pub(crate) fn wait_past(&self, rev: u64, wait: Duration) -> u64 {
+    pub fn wait_past(&self, rev: u64, wait: Duration) -> u64 {
         let deadline = Instant::now() + wait;
         let mut published = lock(&self.published);
         while *published <= rev {
@@ -400,7 +401,7 @@ impl<S: State> Writer<S> {
     }
 
     /// Consistency token for a revision of this store.
-    pub(crate) fn token(&self, revision: u64) -> String {
+    pub fn token(&self, revision: u64) -> String {
         token::encode_with_tag(&self.token_tag, revision)
     }
 
@@ -408,25 +409,25 @@ impl<S: State> Writer<S> {
     /// incarnation's: see `token`). On a shared backend, a token of another incarnation may be
     /// the new one's while this replica still runs the old: the head decides, and a store found
     /// replaced is retired (`StoreReplaced`, so that the caller finds the store as it is now).
-    pub(crate) fn decode_token(&self, t: &str) -> Result<u64> {
+    pub fn decode_token(&self, t: &str) -> Result<u64> {
         match token::decode_with_tag(&self.id, &self.token_tag, t) {
-            Err(StoreError::TokenIncarnationMismatch(store)) => {
+            Err(KernelError::TokenIncarnationMismatch(store)) => {
                 if self.backend.shared() && !self.still_current()? {
-                    return Err(StoreError::StoreReplaced(self.id.to_string()));
+                    return Err(KernelError::StoreReplaced(self.id.to_string()));
                 }
-                Err(StoreError::TokenIncarnationMismatch(store))
+                Err(KernelError::TokenIncarnationMismatch(store))
             }
             other => other,
         }
     }
 
     /// The incarnation this writer runs.
-    pub(crate) fn incarnation(&self) -> Option<&str> {
+    pub fn incarnation(&self) -> Option<&str> {
         self.incarnation.as_deref()
     }
 
     /// Whether following found the store deleted or replaced by another process.
-    pub(crate) fn retired(&self) -> bool {
+    pub fn retired(&self) -> bool {
         self.retired.load(std::sync::atomic::Ordering::Acquire)
     }
 
@@ -450,20 +451,20 @@ impl<S: State> Writer<S> {
     /// The newest revision of this store anywhere: the datastore's head on a shared backend
     /// (another replica may have committed past what this one has applied), else the published
     /// one. An error when the head cannot be read.
-    pub(crate) fn newest(&self) -> Result<u64> {
+    pub fn newest(&self) -> Result<u64> {
         let published = *lock(&self.published);
         if !self.backend.shared() {
             return Ok(published);
         }
         let head = self.backend.head(&self.id)?;
         if !self.same_store(head.as_ref()) {
-            return Err(StoreError::StoreReplaced(self.id.to_string()));
+            return Err(KernelError::StoreReplaced(self.id.to_string()));
         }
         Ok(head.map_or(published, |head| head.revision.max(published)))
     }
 
     /// The snapshot a read must use, per its consistency requirement (SPEC §1.10).
-    pub(crate) fn snapshot_for(&self, consistency: &Consistency) -> Result<Arc<S>> {
+    pub fn snapshot_for(&self, consistency: &Consistency) -> Result<Arc<S>, S::Error> {
         use Consistency as C;
         match consistency {
             C::Latest => Ok(self.latest()),
@@ -472,7 +473,7 @@ impl<S: State> Writer<S> {
                 // read began is visible (read-your-writes across replicas without a token).
                 let head = self.backend.head(&self.id)?;
                 if self.backend.shared() && !self.same_store(head.as_ref()) {
-                    return Err(StoreError::StoreReplaced(self.id.to_string()));
+                    return Err(KernelError::StoreReplaced(self.id.to_string()).into());
                 }
                 if let Some(head) = head {
                     if head.revision > *lock(&self.published) {
@@ -496,17 +497,17 @@ impl<S: State> Writer<S> {
     }
 
     /// Waits (bounded by configuration) until `rev` is published.
-    pub(crate) fn wait_for(&self, rev: u64) -> Result<()> {
+    pub fn wait_for(&self, rev: u64) -> Result<()> {
         let deadline = Instant::now() + self.config.consistency_wait;
         let mut published = lock(&self.published);
         while *published < rev {
             if self.evicted() {
                 // This copy will publish nothing more: the caller reads the store loaded again.
-                return Err(StoreError::Unavailable);
+                return Err(KernelError::Unavailable);
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(StoreError::ConsistencyTimeout { requested: rev, latest: *published });
+                return Err(KernelError::ConsistencyTimeout { requested: rev, latest: *published });
             }
             published = match self.published_cv.wait_timeout(published, left) {
                 Ok((g, _)) => g,
@@ -521,10 +522,10 @@ impl<S: State> Writer<S> {
     /// (judged when asked, from the revision's own commit time, so that every replica draws
     /// the window alike). One this replica does not hold (it started, or followed, after it)
     /// is built from the datastore's history ([`Writer::pinned`]).
-    pub(crate) fn exact(&self, rev: u64) -> Result<Arc<S>> {
+    pub fn exact(&self, rev: u64) -> Result<Arc<S>, S::Error> {
         let newest = *lock(&self.published);
         let oldest = newest.saturating_sub(self.config.retention_max.saturating_sub(1) as u64).max(1);
-        let expired = || StoreError::RevisionExpired { requested: rev, oldest };
+        let expired = || S::Error::from(KernelError::RevisionExpired { requested: rev, oldest });
         if rev > newest || rev < oldest {
             return Err(expired());
         }
@@ -543,10 +544,8 @@ impl<S: State> Writer<S> {
         if !within(committed_at_ms) {
             return Err(expired());
         }
-        self.pinned(rev).map_err(|e| match e {
-            StoreError::RevisionExpired { .. } => expired(),
-            other => other,
-        })
+        self.wait_for(rev)?;
+        self.build_past(rev)?.ok_or_else(expired)
     }
 
     /// A snapshot this replica holds at exactly `rev`.
@@ -560,24 +559,31 @@ impl<S: State> Writer<S> {
     /// datastore's history gives them (`Backend::load_at`) and the log replayed from there up
     /// to the next revision held here, every one of them then held (so that the neighbouring
     /// revisions cost nothing more). `RevisionExpired` when the history no longer reaches back.
-    pub(crate) fn pinned(&self, rev: u64) -> Result<Arc<S>> {
+    pub fn pinned(&self, rev: u64) -> Result<Arc<S>, S::Error> {
         // A revision this replica has not reached yet is waited for (bounded), never built:
         // what is held stays a prefix of what is published.
         self.wait_for(rev)?;
+        self.build_past(rev)?
+            .ok_or_else(|| KernelError::RevisionExpired { requested: rev, oldest: rev.saturating_add(1) }.into())
+    }
+
+    /// The snapshot at exactly `rev` (published already): held here, or built from the
+    /// datastore's history (see [`Writer::pinned`]); `None` when the history does not reach
+    /// back to it.
+    fn build_past(&self, rev: u64) -> Result<Option<Arc<S>>, S::Error> {
         if let Some(s) = self.held(rev) {
-            return Ok(s);
+            return Ok(Some(s));
         }
         // One build at a time: a second reader of a revision being built then finds it held.
         let _one = lock(&self.building);
         if let Some(s) = self.held(rev) {
-            return Ok(s);
+            return Ok(Some(s));
         }
-        let expired = || StoreError::RevisionExpired { requested: rev, oldest: rev.saturating_add(1) };
-        let raw = self.backend.load_at(&self.id, rev)?.ok_or_else(expired)?;
+        let Some(raw) = self.backend.load_at(&self.id, rev)? else { return Ok(None) };
         let meta =
             raw.iter().find(|(k, _)| k.as_slice() == META_KEY).map(|(k, v)| dec::<MetaRecord>(k, v)).transpose()?;
         if meta.as_ref().map(|m| (m.revision, m.incarnation.as_deref())) != Some((rev, self.incarnation())) {
-            return Err(expired());
+            return Ok(None);
         }
         let (mut state, mut aside) = S::load(&self.id, &raw)?;
         state.tune(&self.config);
@@ -590,7 +596,7 @@ impl<S: State> Writer<S> {
         if next_held > rev + 1 {
             snaps.extend(replay(self, &mut state, &mut aside, next_held - 1)?);
         }
-        let wanted = snaps.first().cloned().ok_or_else(expired)?;
+        let wanted = snaps.first().cloned();
         let mut retained = lock(&self.retained);
         for s in snaps {
             if let Err(i) = retained.binary_search_by_key(&s.revision(), |x| x.revision()) {
@@ -603,22 +609,22 @@ impl<S: State> Writer<S> {
 
     /// The records of this store as they are now, read as such however long the reading takes
     /// while writes go on (see `pin`): `wanted` names the keys the reader reads.
-    pub(crate) fn pin(&self, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
+    pub fn pin(&self, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
         self.pins.pin(self.backend.clone(), &self.id, wanted)
     }
 
     /// The backend this store's records live in.
-    pub(crate) fn backend(&self) -> &dyn Backend {
+    pub fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()
     }
 
     /// The configured bounds.
-    pub(crate) fn config(&self) -> &Config {
+    pub fn config(&self) -> &Config {
         &self.config
     }
 
     /// Stops the writer after it drains queued writes.
-    pub(crate) fn shutdown(&self) {
+    pub fn shutdown(&self) {
         lock(&self.inbox).closed = true;
         // Whatever was queued before the close runs here, on the caller's thread (a pool task
         // already running holds `run`, and finishes its group first).
@@ -643,7 +649,7 @@ impl<S: State> Writer<S> {
     /// after it is refused (never applied), and the store's state is dropped. Answers whether
     /// it evicted. Reads holding a snapshot finish on it; the registry loads the store again
     /// from its records on its next use.
-    pub(crate) fn evict_if_idle(&self, allowed: impl FnOnce() -> bool) -> bool {
+    pub fn evict_if_idle(&self, allowed: impl FnOnce() -> bool) -> bool {
         let mut run = lock(&self.run);
         if run.is_none() || self.retired() {
             return false;
@@ -668,7 +674,7 @@ impl<S: State> Writer<S> {
     }
 
     /// Whether this copy was evicted from memory (see [`Writer::evict_if_idle`]).
-    pub(crate) fn evicted(&self) -> bool {
+    pub fn evicted(&self) -> bool {
         self.evicted.load(Ordering::Acquire)
     }
 
@@ -756,7 +762,7 @@ impl<S: State> Task for Writer<S> {
                 // Shut down: anything queued since is refused.
                 for m in std::mem::take(&mut lock(&self.inbox).msgs) {
                     if let Msg::Write(job) = m {
-                        let _ = job.reply.send(Err(StoreError::Unavailable));
+                        let _ = job.reply.send(Err(KernelError::Unavailable.into()));
                     }
                 }
             }
@@ -847,19 +853,20 @@ impl<S: State> Writer<S> {
         if h.retired() {
             // Nothing of this copy may be written: the caller finds the store as it is now.
             for job in jobs {
-                let _ = job.reply.send(Err(StoreError::StoreReplaced(h.id.to_string())));
+                let _ = job.reply.send(Err(KernelError::StoreReplaced(h.id.to_string()).into()));
             }
             return;
         }
-        let ready = h.backend.writable().and_then(|()| {
+        let ready = h.backend.writable().map_err(S::Error::from).and_then(|()| {
             if !r.stale {
                 return Ok(());
             }
             // A reload reads the whole store: at most a few per second while it keeps failing.
             if r.last_reload.is_some_and(|t| t.elapsed() < RELOAD_INTERVAL) {
-                return Err(StoreError::StorageUnavailable(
+                return Err(KernelError::StorageUnavailable(
                     lock(&h.refusing).clone().unwrap_or_else(|| "reloading after a failed commit".into()),
-                ));
+                )
+                .into());
             }
             r.last_reload = Some(Instant::now());
             let (s, g) = reload(h)?;
@@ -877,7 +884,7 @@ impl<S: State> Writer<S> {
             *refusing = Some(reason);
             drop(refusing);
             for job in jobs {
-                let _ = job.reply.send(Err(same_error(&e)));
+                let _ = job.reply.send(Err(S::duplicate_error(&e)));
             }
             return;
         }
@@ -913,7 +920,7 @@ impl<S: State> Writer<S> {
         }
         if !group.ops.is_empty() {
             let mut committed = commit(h, std::mem::take(&mut group.ops));
-            if let (Err(StoreError::WriteConflict(why)), Some((cmds, before))) = (&committed, again) {
+            if let (Err(KernelError::WriteConflict(why)), Some((cmds, before))) = (&committed, again) {
                 // Another writer committed first: nothing of the group was applied. Catch up
                 // with the head and apply the same commands once more; each re-validates against
                 // the newer state (one that is now invalid is refused with its own error).
@@ -928,7 +935,7 @@ impl<S: State> Writer<S> {
                 }
                 Err(e) => {
                     tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
-                    group.results = group.results.into_iter().map(|r| r.and(Err(same_error(&e)))).collect();
+                    group.results = group.results.into_iter().map(|r| r.and(Err(e.clone().into()))).collect();
                     stale = true;
                     // The common case (a backend that refused before writing) is usable at
                     // once: reload now, so the next group does not pay for it.
@@ -997,7 +1004,7 @@ fn decide_at_head<S: State>(
                 tracing::error!(store = %h.id, error = %e, "rebuilding before deciding a group again failed");
                 *stale = true;
                 let mut g = Group::empty(lock(&h.meta).clone());
-                g.results = cmds.iter().map(|_| Err(same_error(&e))).collect();
+                g.results = cmds.iter().map(|_| Err(S::duplicate_error(&e))).collect();
                 return g;
             }
         }
@@ -1071,7 +1078,7 @@ fn apply_group<S: State>(
                         revision,
                         committed_at_ms: now_ms,
                         command: serde_json::to_value(&logged)
-                            .map_err(|e| StoreError::Storage(format!("cannot log a command: {e}")))?,
+                            .map_err(|e| KernelError::Storage(format!("cannot log a command: {e}")))?,
                         ids,
                         digest: log::digest(&o),
                         change: S::change(&logged, &out),
@@ -1112,33 +1119,16 @@ fn commit<S: State>(h: &Writer<S>, ops: Vec<Op>) -> Result<()> {
 /// Least time between two reloads of a writer's state while they keep failing.
 const RELOAD_INTERVAL: Duration = Duration::from_millis(250);
 
-/// The same refusal for every write of a group (`StoreError` is not `Clone`: it carries
-/// sources). Storage conditions keep their variant; anything else becomes a storage failure
-/// with the same message.
-fn same_error(e: &StoreError) -> StoreError {
-    match e {
-        StoreError::InsufficientStorage { available, required } => {
-            StoreError::InsufficientStorage { available: *available, required: *required }
-        }
-        StoreError::StorageUnavailable(m) => StoreError::StorageUnavailable(m.clone()),
-        StoreError::WriteConflict(m) => StoreError::WriteConflict(m.clone()),
-        StoreError::Integrity(m) => StoreError::Integrity(m.clone()),
-        StoreError::Unavailable => StoreError::Unavailable,
-        StoreError::StoreReplaced(id) => StoreError::StoreReplaced(id.clone()),
-        other => StoreError::Storage(other.to_string()),
-    }
-}
-
 /// Rebuilds the writer's state from the durable records (after a failed commit or encode).
 ///
 /// Only this incarnation's records: a store deleted (no revision record) or created again (another
 /// incarnation) by another process retires the writer instead (`StoreReplaced`).
-fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
+fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside), S::Error> {
     let raw = h.backend.load(&h.id)?;
     let meta = raw.iter().find(|(k, _)| k.as_slice() == META_KEY).map(|(k, v)| dec::<MetaRecord>(k, v)).transpose()?;
     if meta.as_ref().map(|m| m.incarnation.as_deref()) != Some(h.incarnation()) {
         h.retired.store(true, std::sync::atomic::Ordering::Release);
-        return Err(StoreError::StoreReplaced(h.id.to_string()));
+        return Err(KernelError::StoreReplaced(h.id.to_string()).into());
     }
     let (mut state, aside) = S::load(&h.id, &raw)?;
     state.tune(&h.config);
@@ -1154,17 +1144,17 @@ fn reload<S: State>(h: &Writer<S>) -> Result<(S, S::Aside)> {
 /// writer did), the state is rebuilt from the records instead. Runs on the writer thread, so
 /// the writer's state and the published snapshot stay one; revisions only move forward.
 /// Answers whether the state moved.
-fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result<bool> {
+fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result<bool, S::Error> {
     let head = match h.backend.head(&h.id) {
         Ok(head) => head,
         Err(e) => {
-            h.polled(Err(same_error(&e)), snap.revision());
-            return Err(e);
+            h.polled(Err(e.clone()), snap.revision());
+            return Err(e.into());
         }
     };
     if h.backend.shared() && !h.same_store(head.as_ref()) {
         // Deleted, or created again, by another process: nothing of it is this store's.
-        return Err(StoreError::StoreReplaced(h.id.to_string()));
+        return Err(KernelError::StoreReplaced(h.id.to_string()).into());
     }
     let Some(head) = head.map(|h| h.revision) else {
         h.polled(Ok(snap.revision()), snap.revision());
@@ -1191,11 +1181,12 @@ fn follow<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside) -> Result
     }
     let (s, g) = reload(h)?;
     if s.revision() < head {
-        return Err(StoreError::Integrity(format!(
+        return Err(KernelError::Integrity(format!(
             "store `{}`: the records are at revision {} but the head is at {head}",
             h.id,
             s.revision()
-        )));
+        ))
+        .into());
     }
     lock(&h.sync).rebuilds += 1;
     adopt(h, snap, aside, (s, g));
@@ -1214,21 +1205,21 @@ fn adopt<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, (s, g): (S
 /// Applies the logged revisions after `snap`'s up to `head` to `snap`, checking each against
 /// its log record; answers the snapshot of each. Any mismatch is an error, after which the
 /// caller rebuilds (the aside may have grown, which a rebuild undoes).
-fn replay<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, head: u64) -> Result<Vec<Arc<S>>> {
+fn replay<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, head: u64) -> Result<Vec<Arc<S>>, S::Error> {
     let mut snaps = Vec::new();
     let mut next_rev = snap.revision() + 1;
     while next_rev <= head {
         let rows = h.backend.scan(&h.id, &log_key(next_rev), &log_key(head.saturating_add(1)), REPLAY_BATCH)?;
         if rows.is_empty() {
-            return Err(StoreError::Integrity(format!("revision {next_rev} is not in the log")));
+            return Err(KernelError::Integrity(format!("revision {next_rev} is not in the log")).into());
         }
         for (key, value) in rows {
             let entry = LogEntry::decode(&h.id, &value)?;
             if revision_of(&key) != Some(next_rev) || entry.revision != next_rev {
-                return Err(StoreError::Integrity(format!("the log skips from revision {} on", next_rev - 1)));
+                return Err(KernelError::Integrity(format!("the log skips from revision {} on", next_rev - 1)).into());
             }
             let cmd: S::Command = serde_json::from_value(entry.command).map_err(|e| {
-                StoreError::Integrity(format!("revision {next_rev}: the logged command is unreadable: {e}"))
+                KernelError::Integrity(format!("revision {next_rev}: the logged command is unreadable: {e}"))
             })?;
             let mut ids = entry.ids.into_iter();
             let mut short = false;
@@ -1239,14 +1230,16 @@ fn replay<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, head: u64
                 })
             })?;
             if short || ids.next().is_some() {
-                return Err(StoreError::Integrity(format!("revision {next_rev}: the replay used other ids")));
+                return Err(KernelError::Integrity(format!("revision {next_rev}: the replay used other ids")).into());
             }
             let Some((mut next, dirty)) = applied.1 else {
-                return Err(StoreError::Integrity(format!("revision {next_rev}: the replay changed nothing")));
+                return Err(KernelError::Integrity(format!("revision {next_rev}: the replay changed nothing")).into());
             };
             next.stamp(next_rev, entry.committed_at_ms);
             if log::digest(&next.encode(&dirty)?) != entry.digest {
-                return Err(StoreError::Integrity(format!("revision {next_rev}: the replay wrote other records")));
+                return Err(
+                    KernelError::Integrity(format!("revision {next_rev}: the replay wrote other records")).into()
+                );
             }
             *snap = next;
             snaps.push(Arc::new(snap.clone()));
@@ -1261,7 +1254,7 @@ fn replay<S: State>(h: &Writer<S>, snap: &mut S, aside: &mut S::Aside, head: u64
 /// more than cores keep several stores committing at once.
 pub const DEFAULT_WRITER_THREADS: usize = 4;
 
-pub(crate) fn default_config() -> Config {
+pub fn default_config() -> Config {
     Config {
         retention_window: Duration::from_secs(300),
         retention_max: 10_000,

@@ -12,11 +12,11 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::{Result, StoreError};
+use crate::error::{KernelError, Result};
 
 /// The store's tag (the part after the dot), for its incarnation: a running store computes it
 /// once ([`encode_with_tag`]) rather than per read.
-pub(crate) fn tag(store: &str, incarnation: Option<&str>) -> String {
+pub fn tag(store: &str, incarnation: Option<&str>) -> String {
     store_tag(b"earshot.token.v1\0", b"earshot.token.incarnation\0", store, incarnation)
 }
 
@@ -24,7 +24,7 @@ pub(crate) fn tag(store: &str, incarnation: Option<&str>) -> String {
 /// each have their own): the first half SHA-256 over the first label and the store id, the
 /// second over the second label, the id and the incarnation; without an incarnation, all 16
 /// digits from the first hash (the spelling of every release before incarnations).
-pub(crate) fn store_tag(by_store: &[u8], by_life: &[u8], store: &str, incarnation: Option<&str>) -> String {
+pub fn store_tag(by_store: &[u8], by_life: &[u8], store: &str, incarnation: Option<&str>) -> String {
     let mut h = Sha256::new();
     h.update(by_store);
     h.update(store.as_bytes());
@@ -51,7 +51,7 @@ pub fn encode(store: &str, incarnation: Option<&str>, revision: u64) -> String {
 /// The token for `revision` of the store whose [`tag`] is `tag` (equal to [`encode`]'s). Every
 /// read's answer carries one, so the decimal is written by hand rather than through
 /// `core::fmt`, whose machinery costs several times the few digits.
-pub(crate) fn encode_with_tag(tag: &str, revision: u64) -> String {
+pub fn encode_with_tag(tag: &str, revision: u64) -> String {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
     let mut rest = revision;
@@ -77,21 +77,21 @@ pub fn decode(store: &str, incarnation: Option<&str>, token: &str) -> Result<u64
 }
 
 /// [`decode`] against the store's precomputed [`tag`].
-pub(crate) fn decode_with_tag(store: &str, tag: &str, token: &str) -> Result<u64> {
+pub fn decode_with_tag(store: &str, tag: &str, token: &str) -> Result<u64> {
     if token.len() > 64 {
-        return Err(StoreError::InvalidToken);
+        return Err(KernelError::InvalidToken);
     }
-    let (rev, t) = token.split_once('.').ok_or(StoreError::InvalidToken)?;
-    let rev: u64 = rev.parse().map_err(|_| StoreError::InvalidToken)?;
+    let (rev, t) = token.split_once('.').ok_or(KernelError::InvalidToken)?;
+    let rev: u64 = rev.parse().map_err(|_| KernelError::InvalidToken)?;
     if t.len() != 16 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(StoreError::InvalidToken);
+        return Err(KernelError::InvalidToken);
     }
     if t != tag {
         // The first half names the store id, the second its incarnation.
         if t.get(..8) == tag.get(..8) {
-            return Err(StoreError::TokenIncarnationMismatch(store.chars().take(128).collect()));
+            return Err(KernelError::TokenIncarnationMismatch(store.chars().take(128).collect()));
         }
-        return Err(StoreError::TokenStoreMismatch);
+        return Err(KernelError::TokenStoreMismatch);
     }
     Ok(rev)
 }
@@ -184,13 +184,13 @@ mod tests {
     fn round_trip_and_refusals() {
         let t = encode("s1", Some("a1"), 42);
         assert_eq!(decode("s1", Some("a1"), &t).ok(), Some(42));
-        assert!(matches!(decode("s2", Some("a1"), &t), Err(StoreError::TokenStoreMismatch)));
+        assert!(matches!(decode("s2", Some("a1"), &t), Err(KernelError::TokenStoreMismatch)));
         for (old, new) in [(Some("a1"), Some("b2")), (None, Some("b2")), (Some("a1"), None)] {
             let t = encode("s1", old, 42);
-            assert!(matches!(decode("s1", new, &t), Err(StoreError::TokenIncarnationMismatch(_))), "{old:?} {new:?}");
+            assert!(matches!(decode("s1", new, &t), Err(KernelError::TokenIncarnationMismatch(_))), "{old:?} {new:?}");
         }
         for bad in ["", "42", "x.0011223344556677", "42.zz", &"9".repeat(80)] {
-            assert!(matches!(decode("s1", None, bad), Err(StoreError::InvalidToken)), "{bad}");
+            assert!(matches!(decode("s1", None, bad), Err(KernelError::InvalidToken)), "{bad}");
         }
     }
 }

@@ -1,18 +1,23 @@
-//! The kernel of a store, which knows nothing of what its records mean: the storage seam
-//! (`backend`), revisions and consistency tokens (`token`), the revision log (`log`), and the
-//! writer thread with group commit, following, snapshot publication, retention and waits
-//! (`writer`), over any `State`, and reads of the records at one revision while writes go on
-//! (`pin`).
+//! The kernel of an Earshot store, which knows nothing of what its records mean: the storage
+//! seam (`backend`: sled and in memory here, PostgreSQL in `earshot-postgres`), revisions and
+//! consistency tokens (`token`), the revision log (`log`), the writer of each store with group
+//! commit, snapshot publication, retention and waits (`writer`), run on a pool of threads that
+//! every store shares (`pool`), following other replicas through the datastore's feed of
+//! changed heads (`follower`, `lag`), reads of the records at one revision while writes go on
+//! (`pin`), and each store's operational figures (`metrics`), over any [`State`].
 //!
-//! Arrows run one way: the domains and the composition at the crate root use the kernel; the
-//! kernel names none of them, only itself and `crate::error` (checked by `tests/it/tidy.rs`).
+//! Arrows run one way: `earshot-store` (the domains and their composition) and
+//! `earshot-postgres` use the kernel; the kernel names neither (the compiler enforces it: this
+//! crate does not depend on them).
 
 pub mod backend;
-pub(crate) mod follower;
-pub(crate) mod lag;
+pub mod error;
+pub mod follower;
+pub mod lag;
 pub mod log;
+pub mod metrics;
 pub mod pin;
-pub(crate) mod pool;
+pub mod pool;
 pub mod token;
 pub mod writer;
 
@@ -20,21 +25,22 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::Result;
-use backend::Op;
+pub use backend::Op;
+pub use backend::{Backend, Head, MemoryBackend, RecordsView, SledBackend};
+pub use error::{KernelError, Result};
 
 /// What every store of one process shares: the writer pool that runs their writers and, on a
 /// shared datastore, the one follower that learns which of them another replica changed.
-pub(crate) struct Runtime {
-    pub(crate) pool: Arc<pool::Pool>,
-    pub(crate) follower: Option<Arc<follower::Follower>>,
+pub struct Runtime {
+    pub pool: Arc<pool::Pool>,
+    pub follower: Option<Arc<follower::Follower>>,
 }
 
 impl Runtime {
     /// Starts the pool (`config.writer_threads`) and, on a shared backend that is followed,
     /// the follower.
-    pub(crate) fn start(backend: &Arc<dyn backend::Backend>, config: &Config) -> Result<Arc<Self>> {
-        let failed = |e: std::io::Error| crate::error::StoreError::Storage(format!("cannot start a thread: {e}"));
+    pub fn start(backend: &Arc<dyn backend::Backend>, config: &Config) -> Result<Arc<Self>> {
+        let failed = |e: std::io::Error| KernelError::Storage(format!("cannot start a thread: {e}"));
         let pool = pool::Pool::start(config.writer_threads).map_err(failed)?;
         let follower = if backend.shared() && !config.follow_interval.is_zero() {
             Some(
@@ -48,7 +54,7 @@ impl Runtime {
     }
 
     /// Stops the follower and the pool (after every writer drained its own work).
-    pub(crate) fn stop(&self) {
+    pub fn stop(&self) {
         if let Some(f) = &self.follower {
             f.stop();
         }
@@ -58,12 +64,15 @@ impl Runtime {
 
 /// What applying a command gives: its outcome and, when anything changed, the next state and
 /// what changed.
-pub(crate) type Applied<S> = (<S as State>::Outcome, Option<(S, <S as State>::Dirty)>);
+pub type Applied<S> = (<S as State>::Outcome, Option<(S, <S as State>::Dirty)>);
 
 /// What the writer keeps and publishes: one revision of a store's state, as the domains compose
 /// it. The kernel clones it (which must be cheap: persistent maps), applies one command to the
 /// clone, asks it to encode what the command touched, commits, and publishes the clone.
-pub(crate) trait State: Clone + Send + Sync + 'static {
+pub trait State: Clone + Send + Sync + 'static {
+    /// Every way loading, applying or encoding a state may be refused (the domains' error,
+    /// which takes the kernel's refusals as its own).
+    type Error: From<KernelError> + std::fmt::Display + Send + 'static;
     /// What the writer holds beside the published state and readers never see (an index only
     /// writes need), rebuilt with the state.
     type Aside: Send + 'static;
@@ -77,7 +86,7 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
 
     /// Projects a store's records (as `Backend::load` returns them) into a state and its aside,
     /// refusing records that do not add up.
-    fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Self::Aside)>;
+    fn load(store: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<(Self, Self::Aside), Self::Error>;
     /// The revision this state is.
     fn revision(&self) -> u64;
     /// When this revision was committed (retention, and the time `at_exact` reads judge at).
@@ -93,12 +102,15 @@ pub(crate) trait State: Clone + Send + Sync + 'static {
         cmd: Self::Command,
         now_ms: i64,
         new_id: &mut dyn FnMut() -> String,
-    ) -> Result<Applied<Self>>;
+    ) -> Result<Applied<Self>, Self::Error>;
     /// Brings `aside` back to what it is for this state, after applies to copies of this state
     /// that were not kept (a group decided again once the writer caught up with the datastore).
     fn rewind(&self, aside: &mut Self::Aside);
     /// The ops that write every record `dirty` names, as they are in `self`.
-    fn encode(&self, dirty: &Self::Dirty) -> Result<Vec<Op>>;
+    fn encode(&self, dirty: &Self::Dirty) -> Result<Vec<Op>, Self::Error>;
+    /// The same refusal again, for every write of a group one refusal answers (the domains'
+    /// error need not be `Clone`: it may carry sources).
+    fn duplicate_error(e: &Self::Error) -> Self::Error;
     /// What a command that made a revision changed, as watchers see it: kinds and ids, never
     /// content (the revision log keeps it for the watch stream).
     fn change(cmd: &Self::Command, outcome: &Self::Outcome) -> serde_json::Value;
@@ -201,7 +213,7 @@ pub struct Config {
 
 /// The default of `Config::item_lines_off_writer_from`: below it a rebuild of the item lines
 /// costs the write that needs it less than 50 ms.
-pub(crate) const DEFAULT_ITEM_LINES_OFF_WRITER_FROM: usize = 1 << 16;
+pub const DEFAULT_ITEM_LINES_OFF_WRITER_FROM: usize = 1 << 16;
 
 impl Default for Config {
     fn default() -> Self {

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Work a pool runs: one store's writer.
-pub(crate) trait Task: Send + Sync {
+pub trait Task: Send + Sync {
     /// Runs one slice of the task's work; answers whether more is waiting (the pool then
     /// queues the task again, behind the others).
     fn run(&self) -> bool;
@@ -21,7 +21,7 @@ struct Queue {
 }
 
 /// A fixed set of worker threads over one queue of tasks.
-pub(crate) struct Pool {
+pub struct Pool {
     queue: Mutex<Queue>,
     ready: Condvar,
     workers: Mutex<Vec<std::thread::JoinHandle<()>>>,
@@ -29,7 +29,7 @@ pub(crate) struct Pool {
 
 impl Pool {
     /// Starts `threads` workers (at least one).
-    pub(crate) fn start(threads: usize) -> std::io::Result<Arc<Pool>> {
+    pub fn start(threads: usize) -> std::io::Result<Arc<Pool>> {
         let pool = Arc::new(Pool {
             queue: Mutex::new(Queue { tasks: VecDeque::new(), stopping: false }),
             ready: Condvar::new(),
@@ -45,7 +45,7 @@ impl Pool {
     }
 
     /// Queues `task` to run on a worker. The caller guarantees it is not queued already.
-    pub(crate) fn schedule(&self, task: Arc<dyn Task>) {
+    pub fn schedule(&self, task: Arc<dyn Task>) {
         let mut q = lock(&self.queue);
         q.tasks.push_back(task);
         drop(q);
@@ -75,7 +75,7 @@ impl Pool {
 
     /// Stops the workers once the queue is empty, and waits for them. Tasks queued after this
     /// are run by whoever drains them (a writer's shutdown drains its own work).
-    pub(crate) fn stop(&self) {
+    pub fn stop(&self) {
         lock(&self.queue).stopping = true;
         self.ready.notify_all();
         let workers = std::mem::take(&mut *lock(&self.workers));
@@ -89,7 +89,7 @@ impl Pool {
     }
 
     /// Worker threads running.
-    pub(crate) fn threads(&self) -> usize {
+    pub fn threads(&self) -> usize {
         lock(&self.workers).len()
     }
 }

@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 use super::backend::{Backend, Changed, Head, HeadFeed};
 
 /// How often every loaded store's head is read, in batches, whatever the feed said.
-pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(30);
+pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// Stores per query of a sweep.
 const SWEEP_BATCH: usize = 1_000;
 /// Longest the follower waits in one go (so that it stops promptly).
 const MAX_WAIT: Duration = Duration::from_millis(100);
 
 /// What the follower asks of a writer.
-pub(crate) trait Followed: Send + Sync {
+pub trait Followed: Send + Sync {
     /// Another replica moved the store's head to `head` (`None`: deleted it): the writer
     /// catches up, or retires, on the pool.
     fn saw(&self, head: Option<&Head>);
@@ -35,15 +35,15 @@ pub(crate) trait Followed: Send + Sync {
 
 /// The state of the follower's polls, which every loaded store's readiness reads.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Polls {
+pub struct Polls {
     /// When the last poll of the feed succeeded.
-    pub(crate) at: Option<Instant>,
+    pub at: Option<Instant>,
     /// Why the last poll failed, if it did.
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
 }
 
 /// The follower of one process.
-pub(crate) struct Follower {
+pub struct Follower {
     stores: Mutex<HashMap<Arc<str>, Weak<dyn Followed>>>,
     /// Writers to wake at every poll (see `Followed::retry`).
     retrying: Mutex<HashSet<Arc<str>>>,
@@ -55,7 +55,7 @@ pub(crate) struct Follower {
 
 impl Follower {
     /// Starts following `backend` every `interval` (and on its notifications when `notify`).
-    pub(crate) fn start(backend: Arc<dyn Backend>, interval: Duration, notify: bool) -> std::io::Result<Arc<Self>> {
+    pub fn start(backend: Arc<dyn Backend>, interval: Duration, notify: bool) -> std::io::Result<Arc<Self>> {
         let f = Arc::new(Follower {
             stores: Mutex::new(HashMap::new()),
             retrying: Mutex::new(HashSet::new()),
@@ -73,12 +73,12 @@ impl Follower {
     }
 
     /// A writer starts following its store.
-    pub(crate) fn register(&self, store: Arc<str>, writer: Weak<dyn Followed>) {
+    pub fn register(&self, store: Arc<str>, writer: Weak<dyn Followed>) {
         lock(&self.stores).insert(store, writer);
     }
 
     /// A writer stops following its store (unless another writer of the same id replaced it).
-    pub(crate) fn forget(&self, store: &str, writer: &Weak<dyn Followed>) {
+    pub fn forget(&self, store: &str, writer: &Weak<dyn Followed>) {
         let mut stores = lock(&self.stores);
         if stores.get(store).is_some_and(|w| Weak::ptr_eq(w, writer)) {
             stores.remove(store);
@@ -88,22 +88,22 @@ impl Follower {
     }
 
     /// Wakes `store`'s writer at every poll until `settled`.
-    pub(crate) fn retry(&self, store: Arc<str>) {
+    pub fn retry(&self, store: Arc<str>) {
         lock(&self.retrying).insert(store);
     }
 
     /// Stops waking `store`'s writer at every poll.
-    pub(crate) fn settled(&self, store: &str) {
+    pub fn settled(&self, store: &str) {
         lock(&self.retrying).remove(store);
     }
 
     /// The state of the follower's polls.
-    pub(crate) fn polls(&self) -> Polls {
+    pub fn polls(&self) -> Polls {
         lock(&self.polls).clone()
     }
 
     /// Stops the thread and waits for it.
-    pub(crate) fn stop(&self) {
+    pub fn stop(&self) {
         *lock(&self.stop) = true;
         self.stopped.notify_all();
         if let Some(t) = lock(&self.thread).take() {

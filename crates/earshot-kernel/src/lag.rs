@@ -25,7 +25,7 @@ const MAX_SEEN: usize = 64;
 
 /// One store's lag and readiness.
 #[derive(Debug)]
-pub(crate) struct Lag {
+pub struct Lag {
     /// Heads seen and not yet applied, oldest first, each with when it was first seen.
     seen: VecDeque<(u64, Instant)>,
     /// The newest revision applied here.
@@ -36,12 +36,12 @@ pub(crate) struct Lag {
 
 impl Lag {
     /// A store loaded at `applied` (from the datastore: at its head then, so caught up).
-    pub(crate) fn new(applied: u64) -> Self {
+    pub fn new(applied: u64) -> Self {
         Lag { seen: VecDeque::new(), applied, unready: false }
     }
 
     /// A poll read `head` at `now`.
-    pub(crate) fn saw_head(&mut self, head: u64, now: Instant) {
+    pub fn saw_head(&mut self, head: u64, now: Instant) {
         if head <= self.applied || self.seen.back().is_some_and(|(h, _)| *h >= head) {
             return;
         }
@@ -55,7 +55,7 @@ impl Lag {
     }
 
     /// `revision` was applied (committed here, or replayed from another replica's).
-    pub(crate) fn applied(&mut self, revision: u64) {
+    pub fn applied(&mut self, revision: u64) {
         self.applied = self.applied.max(revision);
         while self.seen.front().is_some_and(|(h, _)| *h <= self.applied) {
             self.seen.pop_front();
@@ -63,17 +63,17 @@ impl Lag {
     }
 
     /// The newest head seen (at least what is applied).
-    pub(crate) fn head(&self) -> u64 {
+    pub fn head(&self) -> u64 {
         self.seen.back().map_or(self.applied, |(h, _)| *h).max(self.applied)
     }
 
     /// The age of the oldest head seen and not applied (zero when caught up).
-    pub(crate) fn lag(&self, now: Instant) -> Duration {
+    pub fn lag(&self, now: Instant) -> Duration {
         self.seen.front().map_or(Duration::ZERO, |(_, t)| now.saturating_duration_since(*t))
     }
 
     /// Whether every head seen has been applied.
-    pub(crate) fn caught_up(&self) -> bool {
+    pub fn caught_up(&self) -> bool {
         self.seen.is_empty()
     }
 
@@ -81,7 +81,7 @@ impl Lag {
     /// (`None`: never polled), given the limit: unready from when the lag (or the time without
     /// a poll) exceeds `limit`, ready again once caught up after a poll within the limit.
     /// Answers whether the store is unready now.
-    pub(crate) fn unready(&mut self, now: Instant, since_poll: Option<Duration>, limit: Duration) -> bool {
+    pub fn unready(&mut self, now: Instant, since_poll: Option<Duration>, limit: Duration) -> bool {
         let stale = since_poll.is_some_and(|d| d > limit);
         if self.unready {
             if self.caught_up() && !stale {

@@ -9,10 +9,17 @@
 //! holding one participant and 10 items with short content, each store read once (a check of
 //! every item) before counting, so that what a first read builds is counted too.
 //!
+//! Two ways to a store: `written` (created and written by this instance, so its writer still
+//! retains every past revision: the clock stands still, none leaves the retention window) and
+//! `loaded` (the same stores started by a new instance from the backend: one revision each,
+//! as after a restart or a first use). For `loaded`, the instance is opened over N stores and
+//! over 2N, and the difference of what each open keeps is divided by N.
+//!
 //! The records the in-memory backend holds are storage, not the store's footprint (with sled
 //! or PostgreSQL they are not in this process's heap): allocations made inside the backend's
 //! calls are counted apart (see `Apart`), and shown in their own column. Thread stacks are
-//! not heap and never reach a global allocator.
+//! not heap and never reach a global allocator. `EARSHOT_BENCH_FOOTPRINT_ONLY=empty` (or
+//! `items`) measures one kind alone, for a heap profiler's view of it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -165,10 +172,6 @@ const OWNER: &str = "p0";
 
 /// Creates stores `from..to`, each empty or with one owner and `ITEMS` items read once.
 fn populate(e: &Earshot, from: usize, to: usize, items: bool) {
-    let container = ContainerInput {
-        owner: OWNER.into(),
-        viewers: ViewersInput { participants: vec![OWNER.into()], ..ViewersInput::default() },
-    };
     for s in from..to {
         let id = format!("s{s:06}");
         e.create_store(&id, None).expect("store is created");
@@ -194,8 +197,20 @@ fn populate(e: &Earshot, from: usize, to: usize, items: bool) {
             }))
             .expect("item is written");
         }
-        // One read of every item, so that what a first read builds is in the count.
-        let snap = h.latest();
+    }
+    if items {
+        read_all(e, from, to);
+    }
+}
+
+/// One check of every item of stores `from..to`, so that what a first read builds is counted.
+fn read_all(e: &Earshot, from: usize, to: usize) {
+    let container = ContainerInput {
+        owner: OWNER.into(),
+        viewers: ViewersInput { participants: vec![OWNER.into()], ..ViewersInput::default() },
+    };
+    for s in from..to {
+        let snap = e.store(&format!("s{s:06}")).expect("store runs").latest();
         let rc = snap.resolve_container(&container).expect("container resolves");
         for i in 0..ITEMS {
             let d = snap.check(&format!("i{i}"), &rc, NOW_MS).expect("check");
@@ -204,10 +219,16 @@ fn populate(e: &Earshot, from: usize, to: usize, items: bool) {
     }
 }
 
-/// Bytes per store (outside the backend) and the backend's bytes per store, by store count.
-fn per_store(n: usize, items: bool) -> (f64, f64) {
+fn open(backend: &Arc<Apart>) -> Earshot {
+    Earshot::open_with(backend.clone(), Arc::new(ManualClock::new(NOW_MS)), Config::default()).expect("opens")
+}
+
+/// Stores as written: bytes per store (outside the backend) and the backend's bytes per store.
+/// Every revision a store has written is still retained by its writer (the clock stands
+/// still, so none leaves the retention window).
+fn written(n: usize, items: bool) -> (f64, f64) {
     let backend = Arc::new(Apart(MemBackend::default()));
-    let e = Earshot::open_with(backend, Arc::new(ManualClock::new(NOW_MS)), Config::default()).expect("opens");
+    let e = open(&backend);
     populate(&e, 0, n, items);
     let (l0, b0) = (live(), backend_live());
     populate(&e, n, 2 * n, items);
@@ -215,6 +236,31 @@ fn per_store(n: usize, items: bool) -> (f64, f64) {
     e.shutdown();
     drop(e);
     ((l1 - l0) as f64 / n as f64, (b1 - b0) as f64 / n as f64)
+}
+
+/// Stores as loaded: bytes per store of an instance started over a backend holding the stores
+/// (each rebuilt from its records, with no past revision), and read once.
+fn loaded(n: usize, items: bool) -> f64 {
+    let backend = Arc::new(Apart(MemBackend::default()));
+    let kept = |stores: usize| {
+        let before = live();
+        let e = open(&backend);
+        if items {
+            read_all(&e, 0, stores);
+        }
+        let kept = live() - before;
+        e.shutdown();
+        kept
+    };
+    let e = open(&backend);
+    populate(&e, 0, n, items);
+    drop(e);
+    let one = kept(n);
+    let e = open(&backend);
+    populate(&e, n, 2 * n, items);
+    drop(e);
+    let two = kept(2 * n);
+    (two - one) as f64 / n as f64
 }
 
 fn main() {
@@ -230,19 +276,34 @@ fn main() {
         "footprint: live heap bytes per store (delta from N to 2N stores / N); targets: empty {} B, {ITEMS} items {} B",
         EMPTY_TARGET, SMALL_TARGET
     );
+    println!("written: created and written here, every revision retained; loaded: started from the backend");
     println!(
-        "{:>8} {:>14} {:>14} {:>16} {:>16}  {:>8}",
-        "stores", "B/empty store", "B/10-item", "backend B/empty", "backend B/10-item", "took"
+        "{:>8} {:>19} {:>19} {:>19} {:>19} {:>16} {:>17}  {:>8}",
+        "stores",
+        "B/empty, written",
+        "B/10-item, written",
+        "B/empty, loaded",
+        "B/10-item, loaded",
+        "backend B/empty",
+        "backend B/10-item",
+        "took"
     );
+    // For profiling one kind alone (under heaptrack, say): `empty` or `items`.
+    let only = std::env::var("EARSHOT_BENCH_FOOTPRINT_ONLY").unwrap_or_default();
     for n in counts {
         let t = Instant::now();
-        let (empty, empty_backend) = per_store(n, false);
-        let (small, small_backend) = per_store(n, true);
+        let (empty, empty_backend) = if only == "items" { (f64::NAN, f64::NAN) } else { written(n, false) };
+        let (small, small_backend) = if only == "empty" { (f64::NAN, f64::NAN) } else { written(n, true) };
+        let empty_loaded = if only == "items" { f64::NAN } else { loaded(n, false) };
+        let small_loaded = if only == "empty" { f64::NAN } else { loaded(n, true) };
         let verdict = |b: f64, target: usize| if b <= target as f64 { "pass" } else { "MISS" };
         println!(
-            "{n:>8} {empty:>9.0} {:>4} {small:>9.0} {:>4} {empty_backend:>16.0} {small_backend:>17.0}  {:>8.1?}",
+            "{n:>8} {empty:>14.0} {:>4} {small:>14.0} {:>4} {empty_loaded:>14.0} {:>4} {small_loaded:>14.0} {:>4} \
+             {empty_backend:>16.0} {small_backend:>17.0}  {:>8.1?}",
             verdict(empty, EMPTY_TARGET),
             verdict(small, SMALL_TARGET),
+            verdict(empty_loaded, EMPTY_TARGET),
+            verdict(small_loaded, SMALL_TARGET),
             t.elapsed()
         );
     }

@@ -36,13 +36,13 @@ pub(crate) type NameKey = InlineStr<INLINE_NAME>;
 /// Smallest overlay worth folding.
 const FOLD_MIN: usize = 4096;
 
-impl<V: Clone> Default for NameMap<V> {
+impl<V: Clone + Send + Sync + 'static> Default for NameMap<V> {
     fn default() -> Self {
         NameMap { base: Arc::new(HashMap::default()), overlay: Map::default() }
     }
 }
 
-impl<V: Clone> NameMap<V> {
+impl<V: Clone + Send + Sync + 'static> NameMap<V> {
     /// A map whose base is `base` (the start-up rebuild).
     pub fn from_base(base: HashMap<Arc<str>, V, FxBuildHasher>) -> Self {
         let mut keyed = HashMap::with_capacity_and_hasher(base.len(), FxBuildHasher);
@@ -144,7 +144,10 @@ impl<T: Clone> ChunkedVec<T> {
     pub fn push_back(&mut self, v: T) {
         let chunks = Arc::make_mut(&mut self.chunks);
         if self.len.is_multiple_of(CHUNK) {
-            chunks.push(Arc::new(Vec::with_capacity(CHUNK)));
+            // Grown as it fills, not made whole: a store's first chunk of audiences (one, the
+            // public audience, in a new store) would cost 32 KiB at once (issue 33). A chunk
+            // another snapshot shares is copied by `make_mut` below at its length anyway.
+            chunks.push(Arc::new(Vec::new()));
         }
         if let Some(last) = chunks.last_mut() {
             Arc::make_mut(last).push(v);
@@ -272,7 +275,7 @@ impl<T: Clone> Slabs<T> {
     }
 }
 
-impl<T: Clone> Default for FlatVec<T> {
+impl<T: Clone + Send + Sync + 'static> Default for FlatVec<T> {
     fn default() -> Self {
         FlatVec {
             base: Slabs::new(Vec::new()),
@@ -284,7 +287,7 @@ impl<T: Clone> Default for FlatVec<T> {
     }
 }
 
-impl<T: Clone> FlatVec<T> {
+impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
     pub fn len(&self) -> usize {
         self.base.len() + self.tail.len()
     }

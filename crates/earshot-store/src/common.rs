@@ -12,9 +12,98 @@ use crate::error::{Result, StoreError};
 /// Interned participant (an incarnation: a removed and re-created id gets a new `Pid`).
 pub type Pid = u32;
 
-pub(crate) type Map<K, V> = imbl::GenericHashMap<K, V, FxBuildHasher, DefaultSharedPtr>;
+pub(crate) type Map<K, V> = Empty<imbl::GenericHashMap<K, V, FxBuildHasher, DefaultSharedPtr>>;
 pub(crate) type Vector<A> = imbl::Vector<A>;
-pub(crate) type OrdSet<A> = imbl::OrdSet<A>;
+pub(crate) type OrdSet<A> = Empty<imbl::OrdSet<A>>;
+
+/// A persistent collection whose empty value costs no allocation of its own: every empty one
+/// of a type is a clone of one process-wide empty value, and the first insert copies its root
+/// (as a write to any shared root does). Why: an imbl map or ordered set allocates a full root
+/// node when it is made (a HAMT node of 32 entries, a B-tree node of 64 keys: 0.5 to 2.5 KiB),
+/// and a store holds a few dozen of them, most of them empty for good (no devices, no trust,
+/// no idempotency keys): that was most of an idle store's footprint (issue 33,
+/// `benches/footprint.rs`). Reads and writes go to the imbl collection through `Deref`.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Empty<T>(T);
+
+impl<T: Default + Clone + Send + Sync + 'static> Default for Empty<T> {
+    fn default() -> Self {
+        Empty(shared_empty())
+    }
+}
+
+impl<T> Empty<T> {
+    /// The collection itself, for its methods that take it by value.
+    pub(crate) fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for Empty<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Empty<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Empty<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: FromIterator<A>, A> FromIterator<A> for Empty<T> {
+    fn from_iter<I: IntoIterator<Item = A>>(iter: I) -> Self {
+        Empty(iter.into_iter().collect())
+    }
+}
+
+impl<T: IntoIterator> IntoIterator for Empty<T> {
+    type Item = T::Item;
+    type IntoIter = T::IntoIter;
+    fn into_iter(self) -> T::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Empty<T>
+where
+    &'a T: IntoIterator,
+{
+    type Item = <&'a T as IntoIterator>::Item;
+    type IntoIter = <&'a T as IntoIterator>::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        (&self.0).into_iter()
+    }
+}
+
+impl<T: Extend<A>, A> Extend<A> for Empty<T> {
+    fn extend<I: IntoIterator<Item = A>>(&mut self, iter: I) {
+        self.0.extend(iter)
+    }
+}
+
+/// A clone of the one empty `T` of the process (made on first use). Cloning a persistent
+/// collection shares its root, so this allocates nothing once the type has been seen.
+fn shared_empty<T: Default + Clone + Send + Sync + 'static>() -> T {
+    use std::any::{Any, TypeId};
+    use std::sync::{OnceLock, RwLock};
+    type Empties = RwLock<std::collections::HashMap<TypeId, Box<dyn Any + Send + Sync>, FxBuildHasher>>;
+    static EMPTIES: OnceLock<Empties> = OnceLock::new();
+    let empties = EMPTIES.get_or_init(Empties::default);
+    let id = TypeId::of::<T>();
+    if let Some(t) = empties.read().unwrap_or_else(|p| p.into_inner()).get(&id).and_then(|b| b.downcast_ref::<T>()) {
+        return t.clone();
+    }
+    let mut all = empties.write().unwrap_or_else(|p| p.into_inner());
+    all.entry(id).or_insert_with(|| Box::new(T::default())).downcast_ref::<T>().map_or_else(T::default, T::clone)
+}
 
 /// The participants' names, as a domain that refers to participants without owning them (the
 /// device domain: owners, devices, holders and issuers are participants) reads them.

@@ -42,8 +42,8 @@ impl Timeline {
     /// Drops the instants up to `t` included (the commit time of the revision being stamped).
     pub(crate) fn prune_through(&mut self, t: i64) {
         if self.instants.get_min().is_some_and(|&m| m <= t) {
-            let (_, _, rest) = std::mem::take(&mut self.instants).split_member(&t);
-            self.instants = rest;
+            let (_, _, rest) = std::mem::take(&mut self.instants).into_inner().split_member(&t);
+            *self.instants = rest;
         }
     }
 

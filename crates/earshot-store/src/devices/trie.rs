@@ -235,8 +235,12 @@ pub(crate) struct CapTrie {
 }
 
 impl Default for CapTrie {
+    /// A clone of one empty table the whole process shares: its first write copies what it
+    /// writes to (`slot_mut`), as for any table a snapshot shares. Most stores hold no
+    /// capability, and an empty table of their own cost each about 3 KiB (issue 33).
     fn default() -> Self {
-        Self::with_slots(MIN_SLOTS)
+        static EMPTY: std::sync::OnceLock<CapTrie> = std::sync::OnceLock::new();
+        EMPTY.get_or_init(|| Self::with_slots(MIN_SLOTS)).clone()
     }
 }
 

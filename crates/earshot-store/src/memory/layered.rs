@@ -36,13 +36,13 @@ pub(crate) type NameKey = InlineStr<INLINE_NAME>;
 /// Smallest overlay worth folding.
 const FOLD_MIN: usize = 4096;
 
-impl<V: Clone> Default for NameMap<V> {
+impl<V: Clone + Send + Sync + 'static> Default for NameMap<V> {
     fn default() -> Self {
         NameMap { base: Arc::new(HashMap::default()), overlay: Map::default() }
     }
 }
 
-impl<V: Clone> NameMap<V> {
+impl<V: Clone + Send + Sync + 'static> NameMap<V> {
     /// A map whose base is `base` (the start-up rebuild).
     pub fn from_base(base: HashMap<Arc<str>, V, FxBuildHasher>) -> Self {
         let mut keyed = HashMap::with_capacity_and_hasher(base.len(), FxBuildHasher);
@@ -144,7 +144,10 @@ impl<T: Clone> ChunkedVec<T> {
     pub fn push_back(&mut self, v: T) {
         let chunks = Arc::make_mut(&mut self.chunks);
         if self.len.is_multiple_of(CHUNK) {
-            chunks.push(Arc::new(Vec::with_capacity(CHUNK)));
+            // Grown as it fills, not made whole: a store's first chunk of audiences (one, the
+            // public audience, in a new store) would cost 32 KiB at once (issue 33). A chunk
+            // another snapshot shares is copied by `make_mut` below at its length anyway.
+            chunks.push(Arc::new(Vec::new()));
         }
         if let Some(last) = chunks.last_mut() {
             Arc::make_mut(last).push(v);
@@ -180,7 +183,92 @@ pub(crate) struct FlatVec<T: Clone> {
     /// Bit `i` is set when `changed` holds base record `i`.
     changed_bits: ChunkedVec<u64>,
     changed: Map<u32, T>,
-    tail: crate::common::Vector<T>,
+    tail: Tail<T>,
+}
+
+/// Records a [`Tail`] keeps in one exact-size slice before it becomes an imbl vector: imbl's
+/// chunk length, below which the slice is never the larger of the two.
+const SMALL_TAIL: usize = 64;
+
+/// The records appended to a [`FlatVec`] since its last fold. An imbl vector allocates a whole
+/// chunk of 64 records (4 KiB of items) however few it holds, and every write copies it for
+/// the new snapshot, so each retained revision of a small store kept 4 KiB of items (issue
+/// 33). A short tail is an exact-size shared slice instead, copied whole on a write: no more
+/// than the chunk copy the imbl vector makes at the same length, and no bigger than it.
+#[derive(Clone)]
+enum Tail<T: Clone> {
+    Small(Arc<[T]>),
+    Large(crate::common::Vector<T>),
+}
+
+impl<T: Clone> Default for Tail<T> {
+    fn default() -> Self {
+        Tail::Small(Arc::from(Vec::new()))
+    }
+}
+
+impl<T: Clone> Tail<T> {
+    fn len(&self) -> usize {
+        match self {
+            Tail::Small(s) => s.len(),
+            Tail::Large(v) => v.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get(&self, i: usize) -> Option<&T> {
+        match self {
+            Tail::Small(s) => s.get(i),
+            Tail::Large(v) => v.get(i),
+        }
+    }
+
+    /// Replaces record `i`, if there is one.
+    fn set(&mut self, i: usize, v: T) {
+        match self {
+            Tail::Small(s) => {
+                if i < s.len() {
+                    let mut copy = s.to_vec();
+                    if let Some(slot) = copy.get_mut(i) {
+                        *slot = v;
+                    }
+                    *s = Arc::from(copy);
+                }
+            }
+            Tail::Large(l) => {
+                if let Some(slot) = l.get_mut(i) {
+                    *slot = v;
+                }
+            }
+        }
+    }
+
+    fn push_back(&mut self, v: T) {
+        match self {
+            Tail::Small(s) if s.len() < SMALL_TAIL => {
+                let mut grown = Vec::with_capacity(s.len() + 1);
+                grown.extend(s.iter().cloned());
+                grown.push(v);
+                *s = Arc::from(grown);
+            }
+            Tail::Small(s) => {
+                let mut large: crate::common::Vector<T> = s.iter().cloned().collect();
+                large.push_back(v);
+                *self = Tail::Large(large);
+            }
+            Tail::Large(l) => l.push_back(v),
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = &T> + '_> {
+        match self {
+            Tail::Small(s) => Box::new(s.iter()),
+            Tail::Large(v) => Box::new(v.iter()),
+        }
+    }
 }
 
 /// Bits of an index that select a record inside a [`Slabs`] slab: 65,536 records (4 MiB of
@@ -272,19 +360,19 @@ impl<T: Clone> Slabs<T> {
     }
 }
 
-impl<T: Clone> Default for FlatVec<T> {
+impl<T: Clone + Send + Sync + 'static> Default for FlatVec<T> {
     fn default() -> Self {
         FlatVec {
             base: Slabs::new(Vec::new()),
             generation: 0,
             changed_bits: ChunkedVec::new(),
             changed: Map::default(),
-            tail: crate::common::Vector::new(),
+            tail: Tail::default(),
         }
     }
 }
 
-impl<T: Clone> FlatVec<T> {
+impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
     pub fn len(&self) -> usize {
         self.base.len() + self.tail.len()
     }
@@ -316,9 +404,7 @@ impl<T: Clone> FlatVec<T> {
     /// Replaces element `i`; an index past the end is ignored (callers index what they read).
     pub fn set(&mut self, i: usize, v: T) {
         if i >= self.base.len() {
-            if let Some(slot) = self.tail.get_mut(i - self.base.len()) {
-                *slot = v;
-            }
+            self.tail.set(i - self.base.len(), v);
             return;
         }
         if !self.is_changed(i) {

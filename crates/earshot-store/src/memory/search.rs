@@ -22,7 +22,7 @@
 //! never a candidate); with candidate statistics, how much more than the candidates the index
 //! holds changes no score.
 
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use rustc_hash::FxHashMap;
@@ -98,11 +98,11 @@ impl Bm25StatisticsProvider for CandidateStatistics {
 
 /// The BM25 index of one store.
 pub struct SearchIndex {
-    index: Index,
-    iid_field: Field,
-    text_field: Field,
+    /// The tantivy index, made by the first catch-up or search that needs it: a store that no
+    /// context read has reached (most stores of a replica holding many, issue 33) pays only
+    /// for the fields below, not for a schema, a RAM directory and a reader (about 3 KiB).
+    tantivy: OnceLock<Tantivy>,
     writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
-    reader: IndexReader,
     progress: Mutex<Progress>,
     progress_cv: Condvar,
     /// Content digest of every indexed item (`None`: no content), by item id.
@@ -111,23 +111,35 @@ pub struct SearchIndex {
     segment_maps: Mutex<FxHashMap<tantivy::index::SegmentId, Arc<SegmentMap>>>,
 }
 
-fn search_err(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Search(e.to_string())
+/// The tantivy side of a [`SearchIndex`], made when first needed.
+struct Tantivy {
+    index: Index,
+    iid_field: Field,
+    text_field: Field,
+    reader: IndexReader,
 }
 
-impl SearchIndex {
-    pub(crate) fn new() -> Result<Self> {
+impl Tantivy {
+    fn new() -> Result<Self> {
         let mut schema = Schema::builder();
         let iid_field = schema.add_u64_field("iid", INDEXED | FAST);
         let text_field = schema.add_text_field("text", TEXT);
         let index = Index::create_in_ram(schema.build());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(search_err)?;
+        Ok(Tantivy { index, iid_field, text_field, reader })
+    }
+}
+
+fn search_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Search(e.to_string())
+}
+
+impl SearchIndex {
+    /// An empty index; nothing of tantivy is made until it is first used (see the field).
+    pub(crate) fn new() -> Result<Self> {
         Ok(SearchIndex {
-            index,
-            iid_field,
-            text_field,
+            tantivy: OnceLock::new(),
             writer: Mutex::new(None),
-            reader,
             progress: Mutex::new(Progress { indexed: 0, busy: false }),
             progress_cv: Condvar::new(),
             digests: RwLock::new(Vec::new()),
@@ -151,6 +163,18 @@ impl SearchIndex {
         // No other thread can be catching up on a fresh index, so the deadline never binds.
         index.ensure(n, n, Instant::now(), &Fixed(contents))?;
         Ok(index)
+    }
+
+    /// The tantivy index, made now if this is its first use. Two threads making it at once
+    /// each build one and the first stored wins; the other's is dropped unused (nothing is
+    /// written to an index before it is stored here).
+    fn tantivy(&self) -> Result<&Tantivy> {
+        if let Some(t) = self.tantivy.get() {
+            return Ok(t);
+        }
+        let made = Tantivy::new()?;
+        let _ = self.tantivy.set(made);
+        self.tantivy.get().ok_or_else(|| StoreError::Search("no index".into()))
     }
 
     /// How many items (a prefix of the item ids) are searchable.
@@ -192,9 +216,10 @@ impl SearchIndex {
 
     /// Indexes items `from..to`, committing every [`COMMIT_EVERY`] documents; returns `to`.
     fn catch_up(&self, from: Iid, to: Iid, source: &dyn ContentSource) -> Result<Iid> {
+        let t = self.tantivy()?;
         let mut guard = lock(&self.writer);
         if guard.is_none() {
-            *guard = Some(self.index.writer_with_num_threads(1, WRITER_HEAP).map_err(search_err)?);
+            *guard = Some(t.index.writer_with_num_threads(1, WRITER_HEAP).map_err(search_err)?);
         }
         let Some(writer) = guard.as_mut() else { return Err(StoreError::Search("no index writer".into())) };
         let mut at = from;
@@ -205,9 +230,9 @@ impl SearchIndex {
                 let mut digests = Vec::with_capacity(texts.len());
                 for (n, text) in texts.iter().enumerate() {
                     let mut doc = TantivyDocument::default();
-                    doc.add_u64(self.iid_field, u64::from(at) + n as u64);
-                    if let Some(t) = text {
-                        doc.add_text(self.text_field, t);
+                    doc.add_u64(t.iid_field, u64::from(at) + n as u64);
+                    if let Some(text) = text {
+                        doc.add_text(t.text_field, text);
                     }
                     writer.add_document(doc).map_err(search_err)?;
                     digests.push(text.as_deref().map(content_digest));
@@ -223,7 +248,7 @@ impl SearchIndex {
                     return Err(e);
                 }
             };
-            self.reader.reload().map_err(search_err)?;
+            t.reader.reload().map_err(search_err)?;
             {
                 let mut d = self.digests.write().unwrap_or_else(|p| p.into_inner());
                 d.truncate(at as usize);
@@ -235,10 +260,10 @@ impl SearchIndex {
         // A large catch-up (a rebuild) leaves many segments; every query pays per segment, so
         // fold them into one. Small catch-ups leave merging to tantivy's merge policy.
         if to.saturating_sub(from) >= MERGE_AFTER {
-            let segments = self.index.searchable_segment_ids().map_err(search_err)?;
+            let segments = t.index.searchable_segment_ids().map_err(search_err)?;
             if segments.len() > 1 {
                 writer.merge(&segments).wait().map_err(search_err)?;
-                self.reader.reload().map_err(search_err)?;
+                t.reader.reload().map_err(search_err)?;
             }
         }
         Ok(to)
@@ -250,12 +275,12 @@ impl SearchIndex {
     }
 
     /// The distinct terms of a query, as the index's analyzer produces them.
-    fn terms(&self, query: &str) -> Result<Vec<Term>> {
-        let mut analyzer = self.index.tokenizer_for_field(self.text_field).map_err(search_err)?;
+    fn terms(t: &Tantivy, query: &str) -> Result<Vec<Term>> {
+        let mut analyzer = t.index.tokenizer_for_field(t.text_field).map_err(search_err)?;
         let mut stream = analyzer.token_stream(query);
         let mut terms: Vec<Term> = Vec::new();
         while stream.advance() {
-            let t = Term::from_field_text(self.text_field, &stream.token().text);
+            let t = Term::from_field_text(t.text_field, &stream.token().text);
             if !terms.contains(&t) {
                 terms.push(t);
             }
@@ -272,15 +297,16 @@ impl SearchIndex {
 
     /// [`SearchIndex::score`] with a choice of corpus statistics (the control of the tests).
     pub fn score_with(&self, query: &str, candidates: &[Iid], statistics: Statistics) -> Result<Vec<(Iid, f32)>> {
-        let terms = self.terms(query)?;
+        let t = self.tantivy()?;
+        let terms = Self::terms(t, query)?;
         if terms.is_empty() || candidates.is_empty() {
             return Ok(Vec::new());
         }
-        let searcher = self.reader.searcher();
+        let searcher = t.reader.searcher();
         // The candidates' documents, per segment, in document order.
         let mut per_segment: Vec<Vec<(DocId, Iid)>> = Vec::with_capacity(searcher.segment_readers().len());
         for segment in searcher.segment_readers() {
-            let map = self.segment_map(segment)?;
+            let map = self.segment_map(t, segment)?;
             let mut docs: Vec<(DocId, Iid)> = candidates.iter().filter_map(|i| map.get(i).map(|d| (*d, *i))).collect();
             docs.sort_unstable();
             per_segment.push(docs);
@@ -292,7 +318,7 @@ impl SearchIndex {
         let stats;
         let scoring = match statistics {
             Statistics::Candidates => {
-                stats = self.candidate_statistics(&searcher, &per_segment, terms.clone())?;
+                stats = Self::candidate_statistics(t, &searcher, &per_segment, terms.clone())?;
                 EnableScoring::enabled_from_statistics_provider(&stats, &searcher)
             }
             Statistics::WholeIndex => EnableScoring::enabled_from_searcher(&searcher),
@@ -337,7 +363,7 @@ impl SearchIndex {
     /// documents: a pass over their field norms and, per term, a seek through its postings to
     /// each candidate (both linear in the candidates, not in the index).
     fn candidate_statistics(
-        &self,
+        t: &Tantivy,
         searcher: &tantivy::Searcher,
         per_segment: &[Vec<(DocId, Iid)>],
         terms: Vec<Term>,
@@ -349,9 +375,9 @@ impl SearchIndex {
                 continue;
             }
             stats.docs += docs.len() as u64;
-            let norms = segment.get_fieldnorms_reader(self.text_field).map_err(search_err)?;
+            let norms = segment.get_fieldnorms_reader(t.text_field).map_err(search_err)?;
             stats.tokens += docs.iter().map(|(doc, _)| u64::from(norms.fieldnorm(*doc))).sum::<u64>();
-            let inverted = segment.inverted_index(self.text_field).map_err(search_err)?;
+            let inverted = segment.inverted_index(t.text_field).map_err(search_err)?;
             for (term, freq) in &mut stats.doc_freqs {
                 let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic).map_err(search_err)?
                 else {
@@ -374,7 +400,7 @@ impl SearchIndex {
         Ok(stats)
     }
 
-    fn segment_map(&self, segment: &tantivy::SegmentReader) -> Result<Arc<SegmentMap>> {
+    fn segment_map(&self, t: &Tantivy, segment: &tantivy::SegmentReader) -> Result<Arc<SegmentMap>> {
         let id = segment.segment_id();
         if let Some(m) = lock(&self.segment_maps).get(&id) {
             return Ok(m.clone());
@@ -390,7 +416,7 @@ impl SearchIndex {
         let map = Arc::new(map);
         let mut maps = lock(&self.segment_maps);
         // Merged-away segments leave entries behind; forget them all now and then.
-        if maps.len() > 4 * searcher_segments(&self.reader).max(8) {
+        if maps.len() > 4 * searcher_segments(&t.reader).max(8) {
             maps.clear();
         }
         maps.insert(id, map.clone());
@@ -402,7 +428,7 @@ impl SearchIndex {
     /// content was deleted since it was indexed is allowed to keep its old digest).
     pub(crate) fn agreement(&self, source: &dyn ContentSource) -> Result<String> {
         let indexed = self.indexed();
-        let searcher = self.reader.searcher();
+        let searcher = self.tantivy()?.reader.searcher();
         let mut seen = vec![false; indexed as usize];
         let mut docs = 0u64;
         for segment in searcher.segment_readers() {

@@ -125,10 +125,10 @@ struct Apart(MemBackend);
 
 type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn out<T: Clone>(r: earshot_store::Result<T>) -> earshot_store::Result<T> {
+fn out<T: Clone>(r: earshot_store::kernel::Result<T>) -> earshot_store::kernel::Result<T> {
     let copy = r.as_ref().map(T::clone).map_err(|e| e.to_string());
     in_backend(|| drop(r));
-    copy.map_err(earshot_store::StoreError::Storage)
+    copy.map_err(earshot_store::kernel::KernelError::Storage)
 }
 
 fn copy_ops(ops: &[Op]) -> Vec<Op> {
@@ -141,27 +141,27 @@ fn copy_ops(ops: &[Op]) -> Vec<Op> {
 }
 
 impl Backend for Apart {
-    fn stores(&self) -> earshot_store::Result<Vec<String>> {
+    fn stores(&self) -> earshot_store::kernel::Result<Vec<String>> {
         out(in_backend(|| self.0.stores()))
     }
-    fn load(&self, store: &str) -> earshot_store::Result<Rows> {
+    fn load(&self, store: &str) -> earshot_store::kernel::Result<Rows> {
         out(in_backend(|| self.0.load(store)))
     }
-    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::Result<()> {
+    fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::kernel::Result<()> {
         let inside = in_backend(|| copy_ops(&ops));
         drop(ops);
         in_backend(|| self.0.commit(store, inside))
     }
-    fn get(&self, store: &str, key: &[u8]) -> earshot_store::Result<Option<Vec<u8>>> {
+    fn get(&self, store: &str, key: &[u8]) -> earshot_store::kernel::Result<Option<Vec<u8>>> {
         out(in_backend(|| self.0.get(store, key)))
     }
-    fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> earshot_store::Result<Rows> {
+    fn scan(&self, store: &str, from: &[u8], to: &[u8], limit: usize) -> earshot_store::kernel::Result<Rows> {
         out(in_backend(|| self.0.scan(store, from, to, limit)))
     }
-    fn head(&self, store: &str) -> earshot_store::Result<Option<Head>> {
+    fn head(&self, store: &str) -> earshot_store::kernel::Result<Option<Head>> {
         out(in_backend(|| self.0.head(store)))
     }
-    fn drop_store(&self, store: &str) -> earshot_store::Result<()> {
+    fn drop_store(&self, store: &str) -> earshot_store::kernel::Result<()> {
         in_backend(|| self.0.drop_store(store))
     }
 }

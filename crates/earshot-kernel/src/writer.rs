@@ -700,23 +700,32 @@ impl<S: State> Writer<S> {
                 None => break,
             }
         }
+        if inbox.msgs.is_empty() && inbox.msgs.capacity() > 0 {
+            // An idle store keeps no buffer (a queued command is hundreds of bytes).
+            inbox.msgs = VecDeque::new();
+        }
         msgs
+    }
+
+    /// Drops the past revisions held here that are out of the retention window or beyond
+    /// `retention_max` (the newest is always kept). Done at every publish, and for an idle store
+    /// by housekeeping, so that its past revisions do not outlive the window in memory.
+    pub fn prune_retained(&self) {
+        let mut retained = lock(&self.retained);
+        let now = self.clock.now_ms();
+        let window = i64::try_from(self.config.retention_window.as_millis()).unwrap_or(i64::MAX);
+        while retained.len() > 1
+            && (retained.len() > self.config.retention_max
+                || retained.front().is_some_and(|s| now.saturating_sub(s.committed_at_ms()) > window))
+        {
+            retained.pop_front();
+        }
     }
 
     fn publish(&self, snaps: Vec<Arc<S>>) {
         let Some(last) = snaps.last().cloned() else { return };
-        {
-            let mut retained = lock(&self.retained);
-            retained.extend(snaps);
-            let now = self.clock.now_ms();
-            let window = i64::try_from(self.config.retention_window.as_millis()).unwrap_or(i64::MAX);
-            while retained.len() > 1
-                && (retained.len() > self.config.retention_max
-                    || retained.front().is_some_and(|s| now.saturating_sub(s.committed_at_ms()) > window))
-            {
-                retained.pop_front();
-            }
-        }
+        lock(&self.retained).extend(snaps);
+        self.prune_retained();
         let rev = last.revision();
         // A commit of our own moved the head to here, or following reached it. Recorded before
         // the revision is published, so that a reader woken by it never finds the lag still

@@ -385,6 +385,9 @@ impl Earshot {
     pub fn housekeep(&self) -> usize {
         let now = tenancy::advance_tick();
         let all = self.stores.all();
+        for h in all.values() {
+            h.prune_retained();
+        }
         let (idle, cap) = (self.config.idle_store_after, self.config.max_loaded_stores);
         let over = cap > 0 && all.len() > cap;
         if !over && idle.is_zero() {

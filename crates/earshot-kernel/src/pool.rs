@@ -12,6 +12,9 @@ pub trait Task: Send + Sync {
     /// Runs one slice of the task's work; answers whether more is waiting (the pool then
     /// queues the task again, behind the others).
     fn run(&self) -> bool;
+    /// `run` panicked (a bug): the task puts itself back in a state from which it can run
+    /// again, and answers whether more is waiting. The worker lives on.
+    fn recover(&self) -> bool;
 }
 
 /// The queue the workers share.
@@ -67,7 +70,16 @@ impl Pool {
                     q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            if task.run() {
+            // A panic in one store's work must not take a worker (and every store's progress)
+            // with it.
+            let more = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.run())) {
+                Ok(more) => more,
+                Err(_) => {
+                    tracing::error!("a writer panicked; its store reloads before its next write");
+                    task.recover()
+                }
+            };
+            if more {
                 self.schedule(task);
             }
         }
@@ -116,6 +128,9 @@ mod tests {
             let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
             self.running.store(false, Ordering::SeqCst);
             n <= self.more
+        }
+        fn recover(&self) -> bool {
+            false
         }
     }
 

@@ -785,6 +785,24 @@ impl<S: State> Task for Writer<S> {
         // scheduled and did not queue it: it is this run's to take.
         !lock(&self.inbox).msgs.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
     }
+
+    fn recover(&self) -> bool {
+        self.recover_after_panic()
+    }
+}
+
+impl<S: State> Writer<S> {
+    /// After a panic in `run`: the state may be half-changed, so it is rebuilt from the records
+    /// before the next group (writes of the group that panicked got no answer: their callers
+    /// see the writer gone, `Unavailable`, outcome unknown).
+    fn recover_after_panic(&self) -> bool {
+        if let Some(r) = lock(&self.run).as_mut() {
+            r.stale = true;
+            r.last_reload = None;
+        }
+        self.scheduled.store(false, Ordering::Release);
+        !lock(&self.inbox).msgs.is_empty() && !self.scheduled.swap(true, Ordering::AcqRel)
+    }
 }
 
 impl<S: State> Followed for Writer<S> {

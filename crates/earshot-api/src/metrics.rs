@@ -402,7 +402,8 @@ impl Metrics {
             if !visible(&id) {
                 continue;
             }
-            let Ok(h) = earshot.store(&id) else { continue };
+            // Not a use: a scrape must not keep idle stores loaded.
+            let Some(h) = earshot.loaded(&id) else { continue };
             let snap = h.latest();
             let label = || StoreLabels { store: id.clone() };
             revision.rows.push((label(), Gauge(i64::try_from(snap.revision()).unwrap_or(i64::MAX))));

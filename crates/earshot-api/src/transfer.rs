@@ -134,7 +134,7 @@ pub(crate) async fn import(
     // Refused without importing when it is plain that the store exists here; the body is still
     // read and dropped (bounded), so that a client sending it whole gets the answer rather than
     // a broken connection.
-    if st.earshot.running(&store).is_some() {
+    if st.earshot.loaded(&store).is_some() {
         drain(body, idle).await;
         return Err(earshot_store::StoreError::StoreExists(store).into());
     }

@@ -238,9 +238,15 @@ impl Earshot {
     /// A store already running in this process, without starting one (no I/O). A copy that
     /// another replica's delete (or re-creation) of the store retired is not running.
     pub fn running(&self, id: &str) -> Option<Arc<StoreHandle>> {
-        let h = self.stores.get(id).filter(|h| !h.retired())?;
+        let h = self.loaded(id)?;
         h.touch();
         Some(h)
+    }
+
+    /// A store loaded in this process, without marking it used (listings, metrics and
+    /// readiness look at every store: that is not a use, and must not keep idle stores loaded).
+    pub fn loaded(&self, id: &str) -> Option<Arc<StoreHandle>> {
+        self.stores.get(id).filter(|h| !h.retired())
     }
 
     /// The stores running in this process now, borrowed: no lock and no reference count that
@@ -329,7 +335,7 @@ impl Earshot {
             .into_iter()
             .filter(|id| visible(id) && pager.past(id.as_bytes()))
             .map(|id| {
-                let running = self.running(&id);
+                let running = self.loaded(&id);
                 let revision = running.as_ref().map(|h| h.latest().revision());
                 let token = running.as_ref().zip(revision).map(|(h, r)| h.token(r));
                 let summary = lists::StoreSummary { token, revision, id: id.clone() };

@@ -396,7 +396,10 @@ impl Earshot {
         }
         let (idle, cap) = (self.config.idle_store_after, self.config.max_loaded_stores);
         let over = cap > 0 && all.len() > cap;
-        if !over && idle.is_zero() {
+        let idle_secs = u32::try_from(idle.as_secs()).unwrap_or(u32::MAX);
+        // Most passes find nothing to do: checked without allocating.
+        let any_idle = idle_secs > 0 && all.values().any(|h| now.saturating_sub(h.last_used()) >= idle_secs);
+        if !over && !any_idle {
             return 0;
         }
         let used: Vec<(String, u32)> = all.iter().map(|(id, h)| (id.clone(), h.last_used())).collect();

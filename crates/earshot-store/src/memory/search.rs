@@ -266,6 +266,10 @@ impl SearchIndex {
                 t.reader.reload().map_err(search_err)?;
             }
         }
+        // The writer goes once caught up: it holds threads of its own (indexing and merging)
+        // and an arena, which, kept per store, made every store that ever answered a context
+        // read cost threads (issue 33). The next catch-up makes a new one.
+        *guard = None;
         Ok(to)
     }
 

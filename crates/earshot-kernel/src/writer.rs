@@ -722,6 +722,13 @@ impl<S: State> Writer<S> {
         }
     }
 
+    /// Whether this replica holds a past revision (besides the newest) that `at_exact` may
+    /// still read: one only it can answer on a datastore that keeps no history.
+    pub fn holds_past_revisions(&self) -> bool {
+        self.prune_retained();
+        lock(&self.retained).len() > 1
+    }
+
     fn publish(&self, snaps: Vec<Arc<S>>) {
         let Some(last) = snaps.last().cloned() else { return };
         lock(&self.retained).extend(snaps);

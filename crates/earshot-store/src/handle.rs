@@ -146,12 +146,9 @@ impl StoreHandle {
             if !self.attempts.is_empty() {
                 return false;
             }
-            if self.backend().keeps_history() {
-                return true;
-            }
-            let window = i64::try_from(self.config().retention_window.as_millis()).unwrap_or(i64::MAX);
-            let latest = self.latest();
-            latest.revision() <= 1 || self.now_ms().saturating_sub(latest.committed_at_ms()) > window
+            // A store loaded from its records holds only its newest revision, which loading
+            // again gives back alike; a past one it holds inside the window would be lost.
+            self.backend().keeps_history() || !self.core.holds_past_revisions()
         })
     }
 

@@ -97,7 +97,7 @@ pub(crate) fn candidates(
     idle_after: Duration,
     max_loaded: usize,
 ) -> Vec<String> {
-    stores.sort_by_key(|(id, used)| (*used, id.clone()));
+    stores.sort_unstable_by(|(a, used_a), (b, used_b)| used_a.cmp(used_b).then_with(|| a.cmp(b)));
     let idle_secs = u32::try_from(idle_after.as_secs()).unwrap_or(u32::MAX);
     let total = stores.len();
     let mut out = Vec::new();

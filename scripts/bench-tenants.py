@@ -5,7 +5,8 @@ Per datastore (sled in a data directory under target/bench-tenants/, PostgreSQL 
 prefixed `bench_tenants_`), one server is started with a cap on loaded stores and idle eviction
 (--max-loaded-stores, --idle-store-seconds), and the script measures, over HTTP on loopback:
 
-  1. create rate: N sequential `POST /v1/stores` on one keep-alive connection (p50/p99, creates/s);
+  1. create rate: N sequential `POST /v1/stores` on one keep-alive connection (p50/p99, creates/s),
+     on the server holding no store yet and again right after the fill (step 2);
   2. bulk fill: STORES stores of 1 participant and 10 short items each, imported on 16 threads
      from the export of one template store built over the API (the import takes an export of
      another store as it is: the new store is the one the path names);
@@ -17,7 +18,9 @@ prefixed `bench_tenants_`), one server is started with a cap on loaded stores an
   6. the check p50 of one hot 1,000-item store beside all the cold ones vs a fresh server holding
      only that store (rounds alternate between the two servers so machine noise hits both
      alike; every answer is verified: status 200 and the expected `admitted`);
-  7. PostgreSQL only: three replicas on the same tables, each touching every store once (up to
+  7. a restart: seconds until ready, and threads and VmRSS with the stores it loads at start-up
+     (up to the cap), a clean figure of memory per loaded store;
+  8. PostgreSQL only: three replicas on the same tables, each touching every store once (up to
      its cap, --replica-max-loaded-stores), then the idle CPU, threads and VmRSS of each.
 
 Two things about the server shape how it waits. An import keeps its export's last commit time,
@@ -381,16 +384,16 @@ def importer(port, body, records):
     return work
 
 
-def phase_create(server, n):
+def phase_create(server, n, prefix):
     client, lat = Client(server.port), []
     t0 = time.monotonic()
     for i in range(n):
-        body = json.dumps({"id": f"new-{i:06d}"}).encode()
+        store = f"{prefix}-{i:06d}"
         s0 = time.perf_counter_ns()
-        status, data = client.request("POST", "/v1/stores", body)
+        status, data = client.request("POST", "/v1/stores", json.dumps({"id": store}).encode())
         lat.append(time.perf_counter_ns() - s0)
         if status != 201:
-            raise Misbehaved(f"create new-{i:06d} answered {status}: {data[:500]!r}")
+            raise Misbehaved(f"create {store} answered {status}: {data[:500]!r}")
     wall = time.monotonic() - t0
     client.close()
     tenth = max(1, n // 10)
@@ -602,8 +605,8 @@ def run_datastore(kind, args, results):
         (small, small_records), big = templates(server, args.big_items)
         templates_done = time.monotonic()
 
-        progress(f"{kind}: creating {args.creates} stores one after another")
-        r["create"] = phase_create(server, args.creates)
+        progress(f"{kind}: creating {args.creates} stores one after another, on a server holding none")
+        r["create"] = phase_create(server, args.creates, "new")
         progress(f"{kind}: create p50 {r['create']['p50_ms']} ms, {r['create']['per_second']}/s")
 
         # An import keeps its export's last commit time. On sled, a store whose last commit is
@@ -616,11 +619,14 @@ def run_datastore(kind, args, results):
                      "retention window (until then no copy of them can be evicted)")
             time.sleep(wait)
         r["fill"], small_ids = phase_fill(server, args.stores, args.threads, small, small_records)
-        fill_end = time.monotonic()
         progress(f"{kind}: fill {r['fill']['per_second']} stores/s")
         r["after_fill"] = server.snapshot()
         progress(f"{kind}: after the fill: {fmt_snap(r['after_fill'])}")
-        not_before = fill_end + (idle + 3 if idle > 0 else 5)
+        # Creation again, now beside every filled store (while idle eviction takes them).
+        r["create_after_fill"] = phase_create(server, args.creates, "late")
+        progress(f"{kind}: create beside {args.stores} stores: p50 {r['create_after_fill']['p50_ms']} ms")
+        last_write = time.monotonic()
+        not_before = last_write + (idle + 3 if idle > 0 else 5)
         r["settle_seconds"] = settle(server, not_before, idle)
         r["settled"] = server.snapshot()
         progress(f"{kind}: settled after {r['settle_seconds']} s: {fmt_snap(r['settled'])}")
@@ -661,11 +667,20 @@ def run_datastore(kind, args, results):
         solo.stop()
 
         # tpl-small, tpl-big and hot besides the created, filled and evicted ones
-        total = args.creates + args.stores + (args.big_stores if idle > 0 else 0) + 3
+        total = 2 * args.creates + args.stores + (args.big_stores if idle > 0 else 0) + 3
         r["total_stores"] = total
         r["end"] = server.snapshot()
         verify_stores(server, small_ids, total)
         progress(f"{kind}: all {total} stores listed; a sample of 200 filled ones answers")
+        server.stop()
+
+        # A restart loads stores up to the cap at start-up, nothing else running: how long it
+        # takes, and a clean figure of memory per loaded store.
+        server = Server(f"{kind}-restarted", args.bin, args.port, main_args, server_flags)
+        t0 = time.monotonic()
+        server.wait_ready(120 + total / 50)
+        r["restart"] = {"ready_seconds": round(time.monotonic() - t0, 1), **server.snapshot()}
+        progress(f"{kind}: restarted in {r['restart']['ready_seconds']} s: {fmt_snap(r['restart'])}")
         server.stop()
 
         if kind == "postgres":
@@ -747,15 +762,17 @@ def report(results):
         if not r or "settled" not in r:
             continue
         create_target = 2 if kind == "sled" else 5
-        c = r["create"]
-        rows.append((kind, "create p50 / p99", f"{c['p50_ms']} / {c['p99_ms']} ms", f"p50 <= {create_target} ms",
-                     verdict(c["p50_ms"] <= create_target)))
-        rows.append((kind, "creates per second", f"{c['per_second']} (p50 first tenth {c['p50_first_tenth_ms']} ms, "
-                     f"last tenth {c['p50_last_tenth_ms']} ms)", "", ""))
+        for label, c in (("create (no store yet)", r["create"]), ("create (after the fill)", r.get("create_after_fill"))):
+            if not c:
+                continue
+            rows.append((kind, f"{label} p50 / p99", f"{c['p50_ms']} / {c['p99_ms']} ms, {c['per_second']}/s "
+                         f"(p50 first tenth {c['p50_first_tenth_ms']}, last {c['p50_last_tenth_ms']})",
+                         f"p50 <= {create_target} ms", verdict(c["p50_ms"] <= create_target)))
         f = r["fill"]
         rows.append((kind, f"fill {f['stores']} stores (10 items)", f"{f['per_second']} stores/s in {f['seconds']} s",
                      "", ""))
-        for label, snap in (("after fill", r["after_fill"]), ("settled", r["settled"]), ("end", r.get("end"))):
+        for label, snap in (("after fill", r["after_fill"]), ("settled", r["settled"]), ("end", r.get("end")),
+                            ("restarted", r.get("restart"))):
             if not snap:
                 continue
             m = snap["metrics"]
@@ -766,11 +783,6 @@ def report(results):
                          f"{m.get('earshot_stores_loaded')}/{m.get('earshot_stores_unloaded')}, evictions "
                          f"{m.get('earshot_store_evictions_total')}, reloads {m.get('earshot_store_reloads_total')}, "
                          f"writer threads {m.get('earshot_writer_threads')}", "", ""))
-        loaded = r["after_fill"]["metrics"].get("earshot_stores_loaded") or 0
-        if loaded:
-            grown = r["after_fill"]["rss_mib"] - r["started"]["rss_mib"]
-            rows.append((kind, "VmRSS growth per loaded store", f"{1024 * grown / loaded:.0f} KiB "
-                         f"({grown:.0f} MiB over {loaded} loaded after the fill)", "", ""))
         rows.append((kind, "idle CPU", f"{r['idle_cpu_pct']}% of a core, "
                      f"{r['settled']['metrics'].get('earshot_stores_loaded')} stores loaded", "<= 2%",
                      verdict(r["idle_cpu_pct"] <= 2)))
@@ -780,6 +792,12 @@ def report(results):
                          f"p50 {fu['first_check']['p50_ms']} / p99 {fu['first_check']['p99_ms']} ms "
                          f"(then {fu['second_check']['p50_ms']} ms; reload mean {fu['reload_mean_ms']} ms)",
                          "p50 <= 20 ms", verdict(fu["first_check"]["p50_ms"] <= 20)))
+        rs = r.get("restart")
+        if rs and rs["metrics"].get("earshot_stores_loaded"):
+            loaded = rs["metrics"]["earshot_stores_loaded"]
+            grown = rs["rss_mib"] - r["started"]["rss_mib"]
+            rows.append((kind, "restart: ready, VmRSS per loaded store", f"{rs['ready_seconds']} s; "
+                         f"{1024 * grown / loaded:.0f} KiB ({grown:.0f} MiB over the {loaded} loaded at start-up)", "", ""))
         h = r.get("hot")
         if not h:
             continue
@@ -792,7 +810,10 @@ def report(results):
                          f"{a['metrics'].get('earshot_stores_loaded')} stores loaded", "<= 2%",
                          verdict(rep["idle_cpu_pct"] <= 2)))
             rows.append((kind, f"{name} threads", str(a["threads"]), "<= 64", verdict(a["threads"] <= 64)))
-            rows.append((kind, f"{name} VmRSS", f"{a['rss_mib']} MiB", "<= 2 GB", verdict(a["rss_mib"] <= 2048)))
+            loaded = a["metrics"].get("earshot_stores_loaded") or 1
+            per = 1024 * (a["rss_mib"] - r["started"]["rss_mib"]) / loaded
+            rows.append((kind, f"{name} VmRSS", f"{a['rss_mib']} MiB ({per:.0f} KiB per loaded store)", "<= 2 GB",
+                         verdict(a["rss_mib"] <= 2048)))
     widths = [max(len(str(row[i])) for row in rows) for i in range(5)] if rows else [0] * 5
     print()
     for row in rows:

@@ -23,11 +23,10 @@ prefixed `bench_tenants_`), one server is started with a cap on loaded stores an
   8. PostgreSQL only: three replicas on the same tables, each touching every store once (up to
      its cap, --replica-max-loaded-stores), then the idle CPU, threads and VmRSS of each.
 
-Two things about the server shape how it waits. An import keeps its export's last commit time,
-and on sled a store whose last commit is inside --retention-seconds is never evicted (only it
-could answer a past revision), so on sled the fill waits until the template is older than that
-(300 s by default). And both `/metrics` and `GET /v1/stores` mark every loaded store as used, so
-the script looks at what is loaded no more often than the idle eviction delay allows.
+Looking at what is loaded (`/metrics`, `GET /v1/stores`) does not count as using a store, and a
+store loaded from its records (an import, a restart) holds no past revision, so it is evicted
+like any other on sled too (a store written here stays loaded while a past revision of it is
+still readable with `at_exact`).
 
 Targets (issue 33): <= 64 threads, <= 2 GB resident, <= 2% of a core idle, hot check within 10%
 of a server holding only that store, store creation p50 <= 2 ms (sled) / 5 ms (PostgreSQL),
@@ -47,7 +46,7 @@ Options (all with defaults; --help lists them): --bin PATH ($EARSHOT_BIN, else
 target/release/earshot), --port P (uses P..P+4), --pg URL (postgres://root@127.0.0.1:5432/test),
 --creates N, --big-stores K, --big-items N, --hot-checks N, --threads T, --max-loaded-stores N,
 --idle-store-seconds S, --retention-seconds S, --replica-max-loaded-stores N.
-Runs take a while: on sled about 5 minutes go to the retention wait, and each idle window is
+Runs take a while: each idle window is
 --idle-seconds (60) long.
 """
 
@@ -265,7 +264,7 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
     def metrics(self):
-        """The TENANCY_METRICS lines of /metrics (which marks every loaded store as used)."""
+        """The TENANCY_METRICS lines of /metrics."""
         client = Client(self.port)
         data = client.expect("GET", "/metrics")
         client.close()
@@ -429,9 +428,7 @@ def phase_fill(server, stores, threads, body, records):
 def templates(server, big_items):
     """The two template stores, built over the API, and their exports: `tpl-small` (the owner and
     10 items) for the fill, `tpl-big` (owner, guest and `big_items` items) for the evicted stores
-    and the hot one. An import keeps its export's last commit time, and on sled a store whose
-    last commit is younger than --retention-seconds is never evicted (only it could answer a
-    past revision), so they are built first: the import copies become evictable sooner."""
+    and the hot one."""
     client = Client(server.port)
     build_store(client, "tpl-small", 10, participants=("owner",))
     small = export(client, "tpl-small")
@@ -444,10 +441,8 @@ def templates(server, big_items):
 
 
 def quiet_poll_seconds(idle_store_seconds):
-    """How long to leave the server alone between two looks at what is loaded. Both ways to look
-    (`/metrics` and `GET /v1/stores`) mark every loaded store as used, which restarts its idle
-    clock (and eviction above the cap spares a store used in the last 2 s); polling faster than
-    this would keep idle stores loaded forever."""
+    """How long to wait between two looks at what is loaded: an idle window and a little more,
+    so that each look can see the evictions the previous one waited for."""
     return max(idle_store_seconds, 2) + 3
 
 
@@ -469,7 +464,7 @@ def settle(server, not_before, idle_store_seconds, limit=900):
 
 def loaded_ids(server, wanted):
     """Of `wanted`, the stores loaded now. `GET /v1/stores` gives no revision for a store that is
-    not loaded and does not load it (it marks every loaded one as used: see quiet_poll_seconds)."""
+    not loaded and does not load it."""
     client, cursor, loaded = Client(server.port), None, set()
     while True:
         path = "/v1/stores?limit=1000" + (f"&cursor={cursor}" if cursor else "")
@@ -587,9 +582,8 @@ def run_datastore(kind, args, results):
             shutil.rmtree(d, ignore_errors=True)
         main_args, solo_args = ["--data", data], ["--data", solo_data]
         cleanup = lambda: [shutil.rmtree(d, ignore_errors=True) for d in (data, solo_data)]
-        # sled keeps no history of past revisions: a store stays loaded while its last commit is
-        # inside the retention window, whatever the cap or its idleness.
-        pinned_for = retention
+        # An imported store holds only its newest revision: evictable at once on sled too.
+        pinned_for = 0
     else:
         for p in (PG_PREFIX, PG_SOLO_PREFIX):
             pg_drop(args.pg, p)
@@ -612,10 +606,7 @@ def run_datastore(kind, args, results):
         r["create"] = phase_create(server, args.creates, "new")
         progress(f"{kind}: create p50 {r['create']['p50_ms']} ms, {r['create']['per_second']}/s")
 
-        # An import keeps its export's last commit time. On sled, a store whose last commit is
-        # inside the retention window is never evicted, whatever the cap: filling before the
-        # template leaves the window would hold every filled store in memory at once (about
-        # 165 KiB each on sled, measured: 100,000 of them would not fit this machine).
+        # (Kept for a server that pins stores whose last commit is inside the retention window.)
         wait = templates_done + pinned_for + 1 - time.monotonic()
         if pinned_for and wait > 0:
             progress(f"{kind}: waiting {wait:.0f} s for the templates' last commit to leave the {retention} s "

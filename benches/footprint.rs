@@ -126,9 +126,9 @@ struct Apart(MemBackend);
 type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn out<T: Clone>(r: earshot_store::kernel::Result<T>) -> earshot_store::kernel::Result<T> {
-    let copy = r.as_ref().map(T::clone).map_err(|e| e.to_string());
+    let copy = r.clone();
     in_backend(|| drop(r));
-    copy.map_err(earshot_store::kernel::KernelError::Storage)
+    copy
 }
 
 fn copy_ops(ops: &[Op]) -> Vec<Op> {

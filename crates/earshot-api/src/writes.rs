@@ -92,7 +92,10 @@ pub(crate) async fn write(
     let again = cmd.clone();
     let first = blocking(move || {
         let written = handle.write(cmd);
-        Ok((written.is_err() && handle.evicted(), written))
+        // Only the refusal of a closed writer: a write that timed out (outcome unknown) may
+        // have been applied, and is never sent again.
+        let refused_unapplied = matches!(written, Err(earshot_store::StoreError::Unavailable));
+        Ok((refused_unapplied && handle.evicted(), written))
     })
     .await?;
     match first {

@@ -115,6 +115,10 @@ pub struct Writer<S: State> {
     /// retired too, and a write it refuses was never applied, so the caller may send it to the
     /// store loaded again.
     evicted: AtomicBool,
+    /// The newest revision this writer is committing (or has committed): the follower, told of
+    /// it by the datastore's notification before the commit returns here, has nothing to
+    /// catch up with.
+    committing_to: std::sync::atomic::AtomicU64,
     latest: ArcSwap<S>,
     retained: Mutex<VecDeque<Arc<S>>>,
     published: Mutex<u64>,
@@ -176,6 +180,7 @@ impl<S: State> Writer<S> {
             incarnation: meta.incarnation.as_deref().map(Box::from),
             retired: std::sync::atomic::AtomicBool::new(false),
             evicted: AtomicBool::new(false),
+            committing_to: std::sync::atomic::AtomicU64::new(0),
             latest: ArcSwap::new(snap.clone()),
             retained: Mutex::new(VecDeque::from([snap.clone()])),
             published: Mutex::new(snap.revision()),
@@ -658,9 +663,12 @@ impl<S: State> Writer<S> {
         // one that answered the last write clears `scheduled` just after) finds the writer shut
         // and nothing to refuse.
         let mut inbox = lock(&self.inbox);
-        if !inbox.msgs.is_empty() || self.pins.open() > 0 || !allowed() {
+        // A queued write keeps the store; a queued catch-up does not (the store loads again
+        // from the datastore as it is then).
+        if inbox.msgs.iter().any(|m| matches!(m, Msg::Write(_))) || self.pins.open() > 0 || !allowed() {
             return false;
         }
+        inbox.msgs.clear();
         inbox.closed = true;
         drop(inbox);
         self.evicted.store(true, Ordering::Release);
@@ -816,6 +824,10 @@ impl<S: State> Followed for Writer<S> {
     fn saw(&self, head: Option<&Head>) {
         let same = head.is_some_and(|h| h.incarnation.as_deref() == self.incarnation.as_deref());
         if let Some(h) = head.filter(|_| same) {
+            if h.revision <= self.committing_to.load(Ordering::Acquire) {
+                // This writer's own commit, notified before it returned here.
+                return;
+            }
             lock(&self.sync).lag.saw_head(h.revision, Instant::now());
             if h.revision <= *lock(&self.published) {
                 return;
@@ -953,14 +965,23 @@ impl<S: State> Writer<S> {
             }
         }
         if !group.ops.is_empty() {
+            h.committing_to.fetch_max(group.meta.revision, Ordering::AcqRel);
             let mut committed = commit(h, std::mem::take(&mut group.ops));
             if let (Err(KernelError::WriteConflict(why)), Some((cmds, before))) = (&committed, again) {
                 // Another writer committed first: nothing of the group was applied. Catch up
                 // with the head and apply the same commands once more; each re-validates against
                 // the newer state (one that is now invalid is refused with its own error).
                 tracing::info!(store = %h.id, reason = %why, "commit lost a race; applying the group again at the head");
+                // Those revisions are another writer's now: the follower must not take them
+                // for this writer's own.
+                h.committing_to.store(*lock(&h.published), Ordering::Release);
                 group = decide_at_head(h, (&mut r.snap, &mut r.aside), &before, cmds, now_ms, &mut new_id, &mut stale);
-                committed = if group.ops.is_empty() { Ok(()) } else { commit(h, std::mem::take(&mut group.ops)) };
+                committed = if group.ops.is_empty() {
+                    Ok(())
+                } else {
+                    h.committing_to.fetch_max(group.meta.revision, Ordering::AcqRel);
+                    commit(h, std::mem::take(&mut group.ops))
+                };
             }
             match committed {
                 Ok(()) => {
@@ -968,6 +989,8 @@ impl<S: State> Writer<S> {
                     h.publish(group.snaps);
                 }
                 Err(e) => {
+                    // Not committed: a head at those revisions is not this writer's.
+                    h.committing_to.store(*lock(&h.published), Ordering::Release);
                     tracing::error!(store = %h.id, error = %e, "commit failed; reloading from durable state");
                     group.results = group.results.into_iter().map(|r| r.and(Err(e.clone().into()))).collect();
                     stale = true;

@@ -124,8 +124,12 @@ impl Earshot {
         if records.meta.is_none() {
             return Ok(None);
         }
-        StoreHandle::start(id, &records, self.backend.clone(), self.clock.clone(), self.config.clone(), &self.runtime)
-            .map(Some)
+        self.handle_from(id, &records).map(Some)
+    }
+
+    /// Starts a store's handle from its records, on this process's writer pool and follower.
+    fn handle_from(&self, id: &str, records: &Records) -> Result<Arc<StoreHandle>> {
+        StoreHandle::start(id, records, self.backend.clone(), self.clock.clone(), self.config.clone(), &self.runtime)
     }
 
     /// A fresh in-memory-backed instance in a temporary sled directory (tests, benches).
@@ -182,14 +186,7 @@ impl Earshot {
         }
         let incarnation = meta.incarnation.clone();
         let records = Records { meta: Some(meta), ..Records::default() };
-        let h = StoreHandle::start(
-            id,
-            &records,
-            self.backend.clone(),
-            self.clock.clone(),
-            self.config.clone(),
-            &self.runtime,
-        )?;
+        let h = self.handle_from(id, &records)?;
         self.stores.insert(id.to_string(), h);
         Ok(created_store(id, incarnation.as_deref()))
     }
@@ -220,14 +217,7 @@ impl Earshot {
         }
         let result = export::import(&*self.backend, id, input, self.clock.now_ms()).and_then(|(imported, records)| {
             let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
-            let h = StoreHandle::start(
-                id,
-                &records,
-                self.backend.clone(),
-                self.clock.clone(),
-                self.config.clone(),
-                &self.runtime,
-            )?;
+            let h = self.handle_from(id, &records)?;
             self.stores.insert(id.to_string(), h);
             Ok(imported)
         });

@@ -23,6 +23,7 @@ mod hostile;
 mod http;
 mod idempotency;
 mod integrity;
+mod layout;
 mod lists;
 mod model;
 mod observability;

@@ -18,6 +18,8 @@ pub mod log;
 pub mod metrics;
 pub mod pin;
 pub mod pool;
+pub mod sled_backend;
+mod sled_migrate;
 pub mod token;
 pub mod writer;
 

@@ -166,6 +166,7 @@ impl OpenDb {
         // loss, not only a process crash. It costs one more disk flush per group commit.
         if let Some(f) = &self.log_file {
             f.sync_data()?;
+            LOG_SYNCS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
     }
@@ -182,6 +183,15 @@ impl OpenDb {
             set.remove(store);
         }
     }
+}
+
+/// Syncs of sled's log by this process, every database counted (see [`log_syncs`]).
+static LOG_SYNCS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times this process has made sled's log durable (`fdatasync`) after a commit: with
+/// the number of commits, how many commits one sync covered (`benches/commits.rs`).
+pub fn log_syncs() -> u64 {
+    LOG_SYNCS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The commit sequence `records` holds (0 when none was written).

@@ -9,6 +9,9 @@
 //! syncs of sled's log those writes took (writes per sync: how many commits, of one store's
 //! group or of several stores, one sync made durable).
 //!
+//! `EARSHOT_BENCH_COMMITS_WRITERS` sets the writer pool's threads (default: the service's
+//! default, `Config::default().writer_threads`).
+//!
 //! `cargo bench -p earshot-benches --bench commits`
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,9 +41,11 @@ fn main() {
 fn run(threads: usize, stores: usize, duration: Duration) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let backend = Arc::new(SledBackend::open(dir.path()).expect("sled opens"));
-    let e = Arc::new(
-        Earshot::open_with(backend, Arc::new(ManualClock::new(NOW_MS)), Config::default()).expect("instance opens"),
-    );
+    let mut config = Config::default();
+    if let Some(n) = std::env::var("EARSHOT_BENCH_COMMITS_WRITERS").ok().and_then(|s| s.parse().ok()) {
+        config.writer_threads = n;
+    }
+    let e = Arc::new(Earshot::open_with(backend, Arc::new(ManualClock::new(NOW_MS)), config).expect("instance opens"));
     for s in 0..stores {
         let id = format!("s{s}");
         e.create_store(&id, None).expect("store is created");

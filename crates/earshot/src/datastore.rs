@@ -77,14 +77,10 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
     })
 }
 
-/// The URL with any password replaced, for messages and logs.
+/// The datastore as messages and logs show it: every password masked, whatever its form
+/// ([`earshot_postgres::redacted`]).
 pub fn redact(datastore: &str) -> String {
-    let Some((scheme, rest)) = datastore.split_once("://") else { return datastore.to_string() };
-    let Some((userinfo, host)) = rest.split_once('@') else { return datastore.to_string() };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => datastore.to_string(),
-    }
+    earshot_postgres::redacted(datastore)
 }
 
 /// Opens every store: over PostgreSQL when `datastore` is given, else the sled directory
@@ -129,5 +125,21 @@ mod tests {
         assert!(pg_options("postgres://u@h/db?earshot_notify=maybe").is_err());
         assert!(pg_options("/var/lib/earshot").is_err());
         assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+    }
+
+    /// A refused datastore is named without its password, whatever the form: the key=value
+    /// form (quoted or not), a URL of another scheme, a password in the query string.
+    #[test]
+    fn a_refused_datastore_is_named_without_its_password() {
+        for given in [
+            "host=db.internal password=hunter2-secret dbname=earshot",
+            "host=db.internal password='hunter2 secret' dbname=earshot",
+            "mysql://u:hunter2-secret@db.internal/earshot",
+            "POSTGRES://u@db.internal/earshot?password=hunter2-secret",
+        ] {
+            let e = format!("{:#}", pg_options(given).unwrap_err());
+            assert!(e.contains("unsupported datastore") && e.contains("db.internal"), "{e}");
+            assert!(!e.contains("hunter2"), "the password was echoed: {e}");
+        }
     }
 }

@@ -121,7 +121,7 @@ pub enum ConfigError {
     EmptyName { index: usize },
     #[error("token `{name}` is shorter than {min} characters")]
     TooShort { name: String, min: usize },
-    #[error("token `{name}` has characters a client cannot send in a header (only visible ASCII is allowed, no surrounding spaces)")]
+    #[error("token `{name}` has characters other than visible ASCII (0x21 to 0x7E; no spaces)")]
     Unsendable { name: String },
     #[error("tokens `{first}` and `{second}` have the same secret; each token must be different")]
     DuplicateToken { first: String, second: String },
@@ -133,8 +133,9 @@ pub enum ConfigError {
 
 impl Auth {
     /// The configured tokens, checked: each has a name and a secret of at least
-    /// [`MIN_TOKEN_LEN`] visible ASCII characters, names and secrets are unique, and a `stores`
-    /// list, when present, is not empty. No tokens means authentication is off.
+    /// [`MIN_TOKEN_LEN`] visible ASCII characters (0x21 to 0x7E, so no space), names and
+    /// secrets are unique, and a `stores` list, when present, is not empty. No tokens means
+    /// authentication is off.
     pub fn from_config(tokens: Vec<TokenConfig>) -> Result<Auth, ConfigError> {
         for (i, t) in tokens.iter().enumerate() {
             if t.name.trim().is_empty() {
@@ -143,9 +144,9 @@ impl Auth {
             if t.token.chars().count() < MIN_TOKEN_LEN {
                 return Err(ConfigError::TooShort { name: t.name.clone(), min: MIN_TOKEN_LEN });
             }
-            // `authenticate` reads the header as visible ASCII and trims the presented token, so
-            // anything else could never match.
-            if !t.token.bytes().all(|b| b.is_ascii_graphic() || b == b' ') || t.token.trim() != t.token {
+            // Visible ASCII only, no space anywhere: `authenticate` reads the header as visible
+            // ASCII and trims the presented token, and a secret is one word a client can paste.
+            if !t.token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(ConfigError::Unsendable { name: t.name.clone() });
             }
             if t.stores.as_ref().is_some_and(Vec::is_empty) {
@@ -269,6 +270,16 @@ mod tests {
         assert!(refused(vec![tok("ops", &format!(" {A}"), None)]).contains("`ops` has characters"));
         assert!(refused(vec![tok("ops", &format!("{A}\u{e9}"), None)]).contains("`ops` has characters"));
         assert!(refused(vec![tok("ops", &format!("{A}\t"), None)]).contains("`ops` has characters"));
+    }
+
+    /// The rule is the message's: visible ASCII only, so a space inside a secret is refused
+    /// too, and the refusal names the entry, never the secret.
+    #[test]
+    fn a_secret_with_an_inner_space_is_refused_as_the_message_says() {
+        let e = refused(vec![tok("ops", "aaaaaaaa bbbbbbbb-secret", None)]);
+        assert_eq!(e, "token `ops` has characters other than visible ASCII (0x21 to 0x7E; no spaces)");
+        assert!(!e.contains("bbbbbbbb"));
+        assert!(Auth::from_config(vec![tok("ops", "!aaaaaaaaaaaaaaa~", None)]).is_ok(), "0x21 and 0x7E are visible");
     }
 
     #[test]

@@ -225,13 +225,22 @@ async fn every_answer_carries_a_request_id_and_a_plain_caller_id_is_kept() {
     assert_ne!(send(None).await.expect("id"), fresh, "request ids repeat");
 }
 
+/// JSON log lines: one object per line; one request line per request, naming the token that
+/// made it by its `name` (on a refusal too, once the token is known), never by its secret.
 #[test]
 fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("earshot.toml");
     let secret = "json-log-secret-0123456789";
-    std::fs::write(&config, format!("[[tokens]]\nname = \"ops\"\ntoken = \"{secret}\"\nscope = \"admin\"\n"))
-        .expect("config");
+    let reader_secret = "json-log-reader-0123456789";
+    std::fs::write(
+        &config,
+        format!(
+            "[[tokens]]\nname = \"ops\"\ntoken = \"{secret}\"\nscope = \"admin\"\n\n\
+             [[tokens]]\nname = \"reader-bot\"\ntoken = \"{reader_secret}\"\nscope = \"reader\"\n"
+        ),
+    )
+    .expect("config");
     let server = Server::start_with_env(&dir.path().join("data"), Some(&config), &[("EARSHOT_LOG_FORMAT", "json")])
         .expect("server starts");
     let c = server.client().with_token(secret);
@@ -239,9 +248,15 @@ fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     assert_eq!(r.0, 201, "{}", r.1);
     let r = c.try_call("GET", "/v1/stores/logs", None).expect("store info");
     assert_eq!(r.0, 200, "{}", r.1);
-    // The request line is written after the response: wait for it, bounded.
+    let reader = server.client().with_token(reader_secret);
+    let r = reader.try_call("DELETE", "/v1/stores/logs?confirm=logs", None).expect("delete as a reader");
+    assert_eq!(r.0, 403, "{}", r.1);
+    let stranger = server.client().with_token("json-log-unknown-0123456789");
+    let r = stranger.try_call("GET", "/v1/stores/logs/participants", None).expect("an unknown token");
+    assert_eq!(r.0, 401, "{}", r.1);
+    // The request lines are written after the responses: wait for the last, bounded.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !server.log().contains("/v1/stores/{store}") && std::time::Instant::now() < deadline {
+    while !server.log().contains("/v1/stores/{store}/participants") && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let log = server.log();
@@ -253,13 +268,26 @@ fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     assert!(lines.iter().any(|l| l["message"] == "earshot listening"), "{log}");
     let line = lines
         .iter()
-        .find(|l| l["message"] == "request" && l["route"] == "/v1/stores/{store}")
+        .find(|l| l["message"] == "request" && l["route"] == "/v1/stores/{store}" && l["method"] == "GET")
         .unwrap_or_else(|| panic!("no request line for GET /v1/stores/{{store}}:\n{log}"));
     assert_eq!((line["level"].as_str(), line["method"].as_str()), (Some("INFO"), Some("GET")), "{line}");
     assert_eq!((line["status"].as_u64(), line["store"].as_str()), (Some(200), Some("logs")), "{line}");
     assert!(line["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{line}");
     assert!(line["request_id"].as_str().is_some_and(|id| !id.is_empty()), "{line}");
-    assert!(!log.contains(secret), "a token reached the log:\n{log}");
+    assert_eq!(line["token"].as_str(), Some("ops"), "the request line names its token: {line}");
+    let refused = lines
+        .iter()
+        .find(|l| l["message"] == "request" && l["method"] == "DELETE")
+        .unwrap_or_else(|| panic!("no request line for the reader's DELETE:\n{log}"));
+    assert_eq!((refused["status"].as_u64(), refused["token"].as_str()), (Some(403), Some("reader-bot")), "{refused}");
+    let unknown = lines
+        .iter()
+        .find(|l| l["message"] == "request" && l["route"] == "/v1/stores/{store}/participants")
+        .unwrap_or_else(|| panic!("no request line for the unknown token:\n{log}"));
+    assert_eq!((unknown["status"].as_u64(), unknown.get("token")), (Some(401), None), "{unknown}");
+    for s in [secret, reader_secret, "json-log-unknown"] {
+        assert!(!log.contains(s), "a token's secret reached the log:\n{log}");
+    }
 }
 
 /// The options of `earshot serve --help`: flag → (environment variable, default).

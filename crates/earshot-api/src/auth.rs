@@ -65,6 +65,9 @@ pub struct Caller {
     pub name: String,
     pub scope: Scope,
     pub stores: Option<Vec<String>>,
+    /// Which configured token this is, by its place in [`Auth`] (`None`: not a configured
+    /// token, such as the local caller when authentication is off).
+    token: Option<usize>,
 }
 
 impl std::ops::Deref for Principal {
@@ -87,7 +90,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {
 
 impl Principal {
     pub fn new(name: String, scope: Scope, stores: Option<Vec<String>>) -> Self {
-        Principal(Arc::new(Caller { name, scope, stores }))
+        Principal(Arc::new(Caller { name, scope, stores, token: None }))
     }
 
     /// Refuses unless this principal holds `scope` on `store` (or globally, for `None`).
@@ -167,7 +170,16 @@ impl Auth {
         Auth {
             entries: tokens
                 .into_iter()
-                .map(|t| Entry { digest: digest(&t.token), principal: Principal::new(t.name, t.scope, t.stores) })
+                .enumerate()
+                .map(|(i, t)| Entry {
+                    digest: digest(&t.token),
+                    principal: Principal(Arc::new(Caller {
+                        name: t.name,
+                        scope: t.scope,
+                        stores: t.stores,
+                        token: Some(i),
+                    })),
+                })
                 .collect(),
             local: Self::local(),
         }
@@ -184,6 +196,14 @@ impl Auth {
 
     pub fn enabled(&self) -> bool {
         !self.entries.is_empty()
+    }
+
+    /// The `name` of the configured token `caller` presented, for the request log (never its
+    /// secret); `None` for a caller that is no configured token (authentication off). Borrowed
+    /// from the configuration, so that a request's log line copies no string and shares no
+    /// count with other requests.
+    pub(crate) fn token_name(&self, caller: &Caller) -> Option<&str> {
+        self.entries.get(caller.token?).map(|e| e.principal.name.as_str())
     }
 
     pub(crate) fn authenticate(&self, header: Option<&str>) -> Result<Principal, ApiError> {

@@ -28,6 +28,9 @@ pub enum LogFormat {
 /// The default log filter (`RUST_LOG` syntax).
 pub const DEFAULT_LOG_FILTER: &str = "info,sled=warn,tantivy=warn";
 
+/// The default log filter of `earshot validate`, whose output is its summary: warnings only.
+pub const QUIET_LOG_FILTER: &str = "warn";
+
 /// The flags of `earshot serve`. Defaults shown by `--help` apply only when neither the flag,
 /// its environment variable nor the configuration file sets the value.
 #[derive(Debug, clap::Args)]

@@ -133,6 +133,16 @@ async fn metrics_are_a_valid_exposition_with_decisions_by_reason_and_routes_by_t
     assert_eq!(post(&app, "/v1/stores/obs/authorize", auth).await["reason"], "allowed_owner");
     let auth = json!({"principal": "bob", "device": "fridge", "path": "status/door", "action": "read"});
     assert_eq!(post(&app, "/v1/stores/obs/authorize", auth).await["reason"], "denied_no_authority");
+    // `POST /uses` decides too (at the writer), allowed or denied.
+    let ask = json!({"principal": "alice", "device": "fridge", "path": "status/door", "action": "read"});
+    assert_eq!(post(&app, "/v1/stores/obs/uses", ask).await["decision"]["reason"], "allowed_owner");
+    let ask = json!({"principal": "bob", "device": "fridge", "path": "status/door", "action": "read"});
+    assert_eq!(post(&app, "/v1/stores/obs/uses", ask).await["decision"]["reason"], "denied_no_authority");
+    // So does an attempt's context: each item admitted into it.
+    let attempt = post(&app, "/v1/stores/obs/attempts", json!({"container": container(&["alice"])})).await;
+    let path = format!("/v1/stores/obs/attempts/{}/context", attempt["attempt"].as_str().unwrap_or_default());
+    let context = post(&app, &path, json!({"query": "x"})).await;
+    assert_eq!(context["items"][0]["reason"], "admitted_origin", "{context}");
     assert_eq!(app.call("GET", "/no/such/route", None).await.0.as_u16(), 404);
     assert_eq!(app.call("DELETE", "/v1/stores/obs/check", None).await.0.as_u16(), 405);
 
@@ -150,6 +160,14 @@ async fn metrics_are_a_valid_exposition_with_decisions_by_reason_and_routes_by_t
     assert_eq!(value(&e, decisions, &[("kind", "lookup"), ("reason", "admitted_origin")]), 1.0, "{text}");
     assert_eq!(value(&e, decisions, &[("kind", "authorize"), ("reason", "allowed_owner")]), 1.0, "{text}");
     assert_eq!(value(&e, decisions, &[("kind", "authorize"), ("reason", "denied_no_authority")]), 1.0, "{text}");
+    assert_eq!(value(&e, decisions, &[("kind", "use"), ("reason", "allowed_owner")]), 1.0, "{text}");
+    assert_eq!(value(&e, decisions, &[("kind", "use"), ("reason", "denied_no_authority")]), 1.0, "{text}");
+    assert_eq!(value(&e, decisions, &[("kind", "context"), ("reason", "admitted_origin")]), 1.0, "{text}");
+    // The kinds are a closed set, the reasons the store's reason codes.
+    let kinds: BTreeSet<String> =
+        samples(&e, decisions).into_iter().filter_map(|(l, _)| l.get("kind").cloned()).collect();
+    let known = ["check", "check_bulk", "lookup", "authorize", "use", "context"];
+    assert!(kinds.iter().all(|k| known.contains(&k.as_str())), "{kinds:?}");
 
     // Requests by route template and status, never by raw path; latency per route.
     let requests = "earshot_http_requests_total";

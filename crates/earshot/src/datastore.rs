@@ -9,12 +9,15 @@
 //! (default 10,000; 0 keeps none, and a replica then answers only revisions it held itself);
 //! and `earshot_notify=off`, for a datastore without `LISTEN`/`NOTIFY` (CockroachDB,
 //! YugabyteDB): commits then notify no one and followers poll only.
+//!
+//! Every message and log line that names the datastore shows it through
+//! [`earshot_postgres::redacted`], its passwords masked.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use earshot_postgres::{PgBackend, PgOptions};
+use earshot_postgres::{redacted, PgBackend, PgOptions};
 use earshot_store::{Backend, Config, Earshot, SystemClock};
 
 /// The query parameter naming the table prefix.
@@ -38,7 +41,7 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
     if !is_postgres(datastore) {
         bail!(
             "unsupported datastore `{}`: expected a postgres:// URL (omit --datastore for the embedded store in --data)",
-            redact(datastore)
+            redacted(datastore)
         );
     }
     let (base, query) = match datastore.split_once('?') {
@@ -77,12 +80,6 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
     })
 }
 
-/// The datastore as messages and logs show it: every password masked, whatever its form
-/// ([`earshot_postgres::redacted`]).
-pub fn redact(datastore: &str) -> String {
-    earshot_postgres::redacted(datastore)
-}
-
 /// Opens every store: over PostgreSQL when `datastore` is given, else the sled directory
 /// `data` (created if missing).
 pub fn open(datastore: Option<&str>, data: &Path, config: Config) -> anyhow::Result<Earshot> {
@@ -91,8 +88,8 @@ pub fn open(datastore: Option<&str>, data: &Path, config: Config) -> anyhow::Res
             let options = pg_options(url)?;
             let prefix = options.table_prefix.clone();
             let backend =
-                PgBackend::open(options).with_context(|| format!("connecting to the datastore {}", redact(url)))?;
-            tracing::info!(datastore = %redact(url), table_prefix = %prefix, "datastore: PostgreSQL");
+                PgBackend::open(options).with_context(|| format!("connecting to the datastore {}", redacted(url)))?;
+            tracing::info!(datastore = %redacted(url), table_prefix = %prefix, "datastore: PostgreSQL");
             let backend: Arc<dyn Backend> = Arc::new(backend);
             Earshot::open_with(backend, Arc::new(SystemClock), config).context("opening the stores in PostgreSQL")
         }
@@ -124,7 +121,7 @@ mod tests {
         assert!(!pg_options("postgres://u@h/db?earshot_notify=off").unwrap().notify);
         assert!(pg_options("postgres://u@h/db?earshot_notify=maybe").is_err());
         assert!(pg_options("/var/lib/earshot").is_err());
-        assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redacted("postgres://u:secret@h/db"), "postgres://u:***@h/db");
     }
 
     /// A refused datastore is named without its password, whatever the form: the key=value

@@ -668,3 +668,41 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rebuild's messages name the record at fault at their start: each is found at its
+    /// line; a message naming no record of the input, or none at all, is line 0.
+    #[test]
+    fn a_message_naming_a_record_gives_its_line() {
+        let mut keys = vec![
+            key(b'a', "00ff"),
+            key(b'g', "g1"),
+            key(b'i', "f1"),
+            key(b'k', "k1"),
+            key(b'p', "alice"),
+            key(b'r', "e1"),
+            key(b'w', "t1"),
+        ];
+        keys.sort();
+        let line = |k: Vec<u8>| keys.iter().position(|x| *x == k).expect("a key of the input") as u64 + 2;
+        let cases = [
+            ("audience 00ff does not match its kind and members", line(key(b'a', "00ff"))),
+            ("item `f1` names unknown source `f0`", line(key(b'i', "f1"))),
+            ("grant `g1` names unknown item", line(key(b'g', "g1"))),
+            ("root capability `k1` was not issued by the device's owner", line(key(b'k', "k1"))),
+            ("live relation grant `e1` names undeclared relation `r`", line(key(b'r', "e1"))),
+            ("participant `alice` stored twice", line(key(b'p', "alice"))),
+            ("trust delegation `t1` is half revoked", line(key(b'w', "t1"))),
+            ("item `f9` stored twice", 0),
+            ("item sequence has a gap at 3", 0),
+            ("unknown participant `bob` in records", 0),
+        ];
+        for (message, want) in cases {
+            assert_eq!(named_line(&keys, message), want, "{message}");
+        }
+        assert_eq!(line_of(&keys, &key(b'i', "f1")), 4, "header, audience, grant, then the item");
+    }
+}

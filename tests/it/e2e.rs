@@ -580,21 +580,30 @@ fn the_example_configuration_starts() {
 }
 
 /// `earshot validate`: every fixture and the documented example (`docs/examples/policy.yaml`)
-/// pass through the real binary, one ok line per file (this is how CI runs the repository's
-/// fixtures through the users' command); a wrong expectation exits 1 naming the step and both
-/// values; a file that does not parse exits 2 with the YAML error's line and column.
+/// pass through the real binary, one ok line per file and nothing on stderr (no request lines
+/// of its in-process service unless `RUST_LOG` asks for them; this is how CI runs the
+/// repository's fixtures through the users' command); a wrong expectation exits 1 naming the
+/// step and both values; a file that does not parse exits 2 with the YAML error's line and
+/// column.
 #[test]
 fn validate_runs_the_fixtures_and_reports_failures() {
     let mut files = crate::scenarios::fixture_files();
     files.push(workspace_root().join("docs/examples/policy.yaml"));
-    let out = Command::new(earshot_bin()).arg("validate").args(&files).output().expect("run");
+    let out = Command::new(earshot_bin()).arg("validate").args(&files).env_remove("RUST_LOG").output().expect("run");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), files.len(), "{stdout}");
     for (line, file) in lines.iter().zip(&files) {
         assert!(line.starts_with(&format!("{}: ok (", file.display())) && line.ends_with(" steps)"), "{line}");
     }
+    assert!(stderr.is_empty(), "a passing run prints its summary only, yet stderr has:\n{stderr}");
+    // Asked for, the request lines are there.
+    let example = workspace_root().join("docs/examples/policy.yaml");
+    let out = Command::new(earshot_bin()).arg("validate").arg(&example).env("RUST_LOG", "info").output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("earshot::request"), "{stderr}");
 
     // docs/validate.md shows the example file whole (all but its two comment lines).
     let example = std::fs::read_to_string(workspace_root().join("docs/examples/policy.yaml")).expect("example");

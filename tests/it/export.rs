@@ -175,6 +175,7 @@ async fn a_damaged_or_partial_export_is_refused_and_leaves_nothing() {
     let join = |v: Vec<&str>| (v.join("\n") + "\n").into_bytes();
     let audience = lines.iter().position(|l| l.contains("\"kind\":\"audience\"")).expect("an audience");
     let item = lines.iter().position(|l| l.contains("\"kind\":\"item\"")).expect("an item");
+    let last_item = lines.iter().rposition(|l| l.contains("\"kind\":\"item\"")).expect("an item");
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("cut off", join(lines[..n - 1].to_vec()), "end line"),
         ("cut mid-record", exported[..exported.len() / 2].to_vec(), ""),
@@ -219,6 +220,16 @@ async fn a_damaged_or_partial_export_is_refused_and_leaves_nothing() {
             "key",
         ),
         (
+            // Still in key order, so found by the checks of the whole set, after the end line.
+            "the last item's key not the record's",
+            {
+                let mut v: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                v[last_item] = v[last_item].replacen("\"key\":\"", "\"key\":\"zz", 1);
+                (v.join("\n") + "\n").into_bytes()
+            },
+            "is not the key its record names",
+        ),
+        (
             "unknown kind",
             edit(&exported, "\"kind\":\"item\"", |l| l.replacen("\"kind\":\"item\"", "\"kind\":\"log\"", 1)),
             "kind",
@@ -247,12 +258,33 @@ async fn a_damaged_or_partial_export_is_refused_and_leaves_nothing() {
             },
             "names no item",
         ),
+        (
+            "created after the export",
+            edit(&exported, "\"kind\":\"item\"", |l| {
+                let at = l.find("\"created_rev\":").expect("an item's created_rev") + "\"created_rev\":".len();
+                let end = at + l[at..].find(|c: char| !c.is_ascii_digit()).expect("a number");
+                format!("{}999999{}", &l[..at], &l[end..])
+            }),
+            "after the export's revision",
+        ),
     ];
+    // The line each refusal names, where one line is at fault: also a record the checks of the
+    // whole set find wrong after the end line was read (lines count from 1, the header).
+    let at = |name: &str| match name {
+        "tampered audience" => Some(audience as u64 + 1),
+        "created after the export" => Some(item as u64 + 1),
+        "the last item's key not the record's" => Some(last_item as u64 + 1),
+        "cut off" => Some(n as u64),
+        _ => None,
+    };
     for (name, input, says) in cases {
         let err = app.earshot.import_store("t", &mut &input[..]).expect_err(name);
         match &err {
-            StoreError::ImportInvalid { message, .. } => {
+            StoreError::ImportInvalid { message, line } => {
                 assert!(message.contains(says), "{name}: {message}");
+                if let Some(want) = at(name) {
+                    assert_eq!(*line, want, "{name}: {message}");
+                }
             }
             other => panic!("{name}: expected import_invalid, got {other:?}"),
         }

@@ -33,6 +33,7 @@ mod postgres;
 mod properties;
 mod replication;
 mod scenarios;
+mod secrets;
 mod selection;
 mod storage_faults;
 mod tenancy;

@@ -133,6 +133,16 @@ async fn metrics_are_a_valid_exposition_with_decisions_by_reason_and_routes_by_t
     assert_eq!(post(&app, "/v1/stores/obs/authorize", auth).await["reason"], "allowed_owner");
     let auth = json!({"principal": "bob", "device": "fridge", "path": "status/door", "action": "read"});
     assert_eq!(post(&app, "/v1/stores/obs/authorize", auth).await["reason"], "denied_no_authority");
+    // `POST /uses` decides too (at the writer), allowed or denied.
+    let ask = json!({"principal": "alice", "device": "fridge", "path": "status/door", "action": "read"});
+    assert_eq!(post(&app, "/v1/stores/obs/uses", ask).await["decision"]["reason"], "allowed_owner");
+    let ask = json!({"principal": "bob", "device": "fridge", "path": "status/door", "action": "read"});
+    assert_eq!(post(&app, "/v1/stores/obs/uses", ask).await["decision"]["reason"], "denied_no_authority");
+    // So does an attempt's context: each item admitted into it.
+    let attempt = post(&app, "/v1/stores/obs/attempts", json!({"container": container(&["alice"])})).await;
+    let path = format!("/v1/stores/obs/attempts/{}/context", attempt["attempt"].as_str().unwrap_or_default());
+    let context = post(&app, &path, json!({"query": "x"})).await;
+    assert_eq!(context["items"][0]["reason"], "admitted_origin", "{context}");
     assert_eq!(app.call("GET", "/no/such/route", None).await.0.as_u16(), 404);
     assert_eq!(app.call("DELETE", "/v1/stores/obs/check", None).await.0.as_u16(), 405);
 
@@ -150,6 +160,14 @@ async fn metrics_are_a_valid_exposition_with_decisions_by_reason_and_routes_by_t
     assert_eq!(value(&e, decisions, &[("kind", "lookup"), ("reason", "admitted_origin")]), 1.0, "{text}");
     assert_eq!(value(&e, decisions, &[("kind", "authorize"), ("reason", "allowed_owner")]), 1.0, "{text}");
     assert_eq!(value(&e, decisions, &[("kind", "authorize"), ("reason", "denied_no_authority")]), 1.0, "{text}");
+    assert_eq!(value(&e, decisions, &[("kind", "use"), ("reason", "allowed_owner")]), 1.0, "{text}");
+    assert_eq!(value(&e, decisions, &[("kind", "use"), ("reason", "denied_no_authority")]), 1.0, "{text}");
+    assert_eq!(value(&e, decisions, &[("kind", "context"), ("reason", "admitted_origin")]), 1.0, "{text}");
+    // The kinds are a closed set, the reasons the store's reason codes.
+    let kinds: BTreeSet<String> =
+        samples(&e, decisions).into_iter().filter_map(|(l, _)| l.get("kind").cloned()).collect();
+    let known = ["check", "check_bulk", "lookup", "authorize", "use", "context"];
+    assert!(kinds.iter().all(|k| known.contains(&k.as_str())), "{kinds:?}");
 
     // Requests by route template and status, never by raw path; latency per route.
     let requests = "earshot_http_requests_total";
@@ -225,13 +243,22 @@ async fn every_answer_carries_a_request_id_and_a_plain_caller_id_is_kept() {
     assert_ne!(send(None).await.expect("id"), fresh, "request ids repeat");
 }
 
+/// JSON log lines: one object per line; one request line per request, naming the token that
+/// made it by its `name` (on a refusal too, once the token is known), never by its secret.
 #[test]
 fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("earshot.toml");
     let secret = "json-log-secret-0123456789";
-    std::fs::write(&config, format!("[[tokens]]\nname = \"ops\"\ntoken = \"{secret}\"\nscope = \"admin\"\n"))
-        .expect("config");
+    let reader_secret = "json-log-reader-0123456789";
+    std::fs::write(
+        &config,
+        format!(
+            "[[tokens]]\nname = \"ops\"\ntoken = \"{secret}\"\nscope = \"admin\"\n\n\
+             [[tokens]]\nname = \"reader-bot\"\ntoken = \"{reader_secret}\"\nscope = \"reader\"\n"
+        ),
+    )
+    .expect("config");
     let server = Server::start_with_env(&dir.path().join("data"), Some(&config), &[("EARSHOT_LOG_FORMAT", "json")])
         .expect("server starts");
     let c = server.client().with_token(secret);
@@ -239,9 +266,15 @@ fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     assert_eq!(r.0, 201, "{}", r.1);
     let r = c.try_call("GET", "/v1/stores/logs", None).expect("store info");
     assert_eq!(r.0, 200, "{}", r.1);
-    // The request line is written after the response: wait for it, bounded.
+    let reader = server.client().with_token(reader_secret);
+    let r = reader.try_call("DELETE", "/v1/stores/logs?confirm=logs", None).expect("delete as a reader");
+    assert_eq!(r.0, 403, "{}", r.1);
+    let stranger = server.client().with_token("json-log-unknown-0123456789");
+    let r = stranger.try_call("GET", "/v1/stores/logs/participants", None).expect("an unknown token");
+    assert_eq!(r.0, 401, "{}", r.1);
+    // The request lines are written after the responses: wait for the last, bounded.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !server.log().contains("/v1/stores/{store}") && std::time::Instant::now() < deadline {
+    while !server.log().contains("/v1/stores/{store}/participants") && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let log = server.log();
@@ -253,13 +286,26 @@ fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     assert!(lines.iter().any(|l| l["message"] == "earshot listening"), "{log}");
     let line = lines
         .iter()
-        .find(|l| l["message"] == "request" && l["route"] == "/v1/stores/{store}")
+        .find(|l| l["message"] == "request" && l["route"] == "/v1/stores/{store}" && l["method"] == "GET")
         .unwrap_or_else(|| panic!("no request line for GET /v1/stores/{{store}}:\n{log}"));
     assert_eq!((line["level"].as_str(), line["method"].as_str()), (Some("INFO"), Some("GET")), "{line}");
     assert_eq!((line["status"].as_u64(), line["store"].as_str()), (Some(200), Some("logs")), "{line}");
     assert!(line["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{line}");
     assert!(line["request_id"].as_str().is_some_and(|id| !id.is_empty()), "{line}");
-    assert!(!log.contains(secret), "a token reached the log:\n{log}");
+    assert_eq!(line["token"].as_str(), Some("ops"), "the request line names its token: {line}");
+    let refused = lines
+        .iter()
+        .find(|l| l["message"] == "request" && l["method"] == "DELETE")
+        .unwrap_or_else(|| panic!("no request line for the reader's DELETE:\n{log}"));
+    assert_eq!((refused["status"].as_u64(), refused["token"].as_str()), (Some(403), Some("reader-bot")), "{refused}");
+    let unknown = lines
+        .iter()
+        .find(|l| l["message"] == "request" && l["route"] == "/v1/stores/{store}/participants")
+        .unwrap_or_else(|| panic!("no request line for the unknown token:\n{log}"));
+    assert_eq!((unknown["status"].as_u64(), unknown.get("token")), (Some(401), None), "{unknown}");
+    for s in [secret, reader_secret, "json-log-unknown"] {
+        assert!(!log.contains(s), "a token's secret reached the log:\n{log}");
+    }
 }
 
 /// The options of `earshot serve --help`: flag → (environment variable, default).

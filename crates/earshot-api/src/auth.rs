@@ -65,6 +65,9 @@ pub struct Caller {
     pub name: String,
     pub scope: Scope,
     pub stores: Option<Vec<String>>,
+    /// Which configured token this is, by its place in [`Auth`] (`None`: not a configured
+    /// token, such as the local caller when authentication is off).
+    token: Option<usize>,
 }
 
 impl std::ops::Deref for Principal {
@@ -87,7 +90,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {
 
 impl Principal {
     pub fn new(name: String, scope: Scope, stores: Option<Vec<String>>) -> Self {
-        Principal(Arc::new(Caller { name, scope, stores }))
+        Principal(Arc::new(Caller { name, scope, stores, token: None }))
     }
 
     /// Refuses unless this principal holds `scope` on `store` (or globally, for `None`).
@@ -121,7 +124,7 @@ pub enum ConfigError {
     EmptyName { index: usize },
     #[error("token `{name}` is shorter than {min} characters")]
     TooShort { name: String, min: usize },
-    #[error("token `{name}` has characters a client cannot send in a header (only visible ASCII is allowed, no surrounding spaces)")]
+    #[error("token `{name}` has characters other than visible ASCII (0x21 to 0x7E; no spaces)")]
     Unsendable { name: String },
     #[error("tokens `{first}` and `{second}` have the same secret; each token must be different")]
     DuplicateToken { first: String, second: String },
@@ -133,8 +136,9 @@ pub enum ConfigError {
 
 impl Auth {
     /// The configured tokens, checked: each has a name and a secret of at least
-    /// [`MIN_TOKEN_LEN`] visible ASCII characters, names and secrets are unique, and a `stores`
-    /// list, when present, is not empty. No tokens means authentication is off.
+    /// [`MIN_TOKEN_LEN`] visible ASCII characters (0x21 to 0x7E, so no space), names and
+    /// secrets are unique, and a `stores` list, when present, is not empty. No tokens means
+    /// authentication is off.
     pub fn from_config(tokens: Vec<TokenConfig>) -> Result<Auth, ConfigError> {
         for (i, t) in tokens.iter().enumerate() {
             if t.name.trim().is_empty() {
@@ -143,9 +147,9 @@ impl Auth {
             if t.token.chars().count() < MIN_TOKEN_LEN {
                 return Err(ConfigError::TooShort { name: t.name.clone(), min: MIN_TOKEN_LEN });
             }
-            // `authenticate` reads the header as visible ASCII and trims the presented token, so
-            // anything else could never match.
-            if !t.token.bytes().all(|b| b.is_ascii_graphic() || b == b' ') || t.token.trim() != t.token {
+            // Visible ASCII only, no space anywhere: `authenticate` reads the header as visible
+            // ASCII and trims the presented token, and a secret is one word a client can paste.
+            if !t.token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(ConfigError::Unsendable { name: t.name.clone() });
             }
             if t.stores.as_ref().is_some_and(Vec::is_empty) {
@@ -166,7 +170,16 @@ impl Auth {
         Auth {
             entries: tokens
                 .into_iter()
-                .map(|t| Entry { digest: digest(&t.token), principal: Principal::new(t.name, t.scope, t.stores) })
+                .enumerate()
+                .map(|(i, t)| Entry {
+                    digest: digest(&t.token),
+                    principal: Principal(Arc::new(Caller {
+                        name: t.name,
+                        scope: t.scope,
+                        stores: t.stores,
+                        token: Some(i),
+                    })),
+                })
                 .collect(),
             local: Self::local(),
         }
@@ -183,6 +196,14 @@ impl Auth {
 
     pub fn enabled(&self) -> bool {
         !self.entries.is_empty()
+    }
+
+    /// The `name` of the configured token `caller` presented, for the request log (never its
+    /// secret); `None` for a caller that is no configured token (authentication off). Borrowed
+    /// from the configuration, so that a request's log line copies no string and shares no
+    /// count with other requests.
+    pub(crate) fn token_name(&self, caller: &Caller) -> Option<&str> {
+        self.entries.get(caller.token?).map(|e| e.principal.name.as_str())
     }
 
     pub(crate) fn authenticate(&self, header: Option<&str>) -> Result<Principal, ApiError> {
@@ -269,6 +290,16 @@ mod tests {
         assert!(refused(vec![tok("ops", &format!(" {A}"), None)]).contains("`ops` has characters"));
         assert!(refused(vec![tok("ops", &format!("{A}\u{e9}"), None)]).contains("`ops` has characters"));
         assert!(refused(vec![tok("ops", &format!("{A}\t"), None)]).contains("`ops` has characters"));
+    }
+
+    /// The rule is the message's: visible ASCII only, so a space inside a secret is refused
+    /// too, and the refusal names the entry, never the secret.
+    #[test]
+    fn a_secret_with_an_inner_space_is_refused_as_the_message_says() {
+        let e = refused(vec![tok("ops", "aaaaaaaa bbbbbbbb-secret", None)]);
+        assert_eq!(e, "token `ops` has characters other than visible ASCII (0x21 to 0x7E; no spaces)");
+        assert!(!e.contains("bbbbbbbb"));
+        assert!(Auth::from_config(vec![tok("ops", "!aaaaaaaaaaaaaaa~", None)]).is_ok(), "0x21 and 0x7E are visible");
     }
 
     #[test]

@@ -188,5 +188,8 @@ pub async fn consume_use(
         ));
     }
     let out = crate::writes::write(&st, &p, &store, key, Command::ConsumeUse(req)).await?;
+    if let Some(decision) = &out.decision {
+        st.metrics.record_decision(crate::metrics::DecisionKind::Use, &decision.reason);
+    }
     Ok((StatusCode::OK, Json(out)))
 }

@@ -62,8 +62,9 @@ pub(crate) enum Decision {
     Pass,
     /// The caller of an authenticated route, admitted: attached to the request for the handler.
     Admit(crate::Principal),
-    /// Refused: this is the answer (401, 403, 405 or 400).
-    Refuse(Response),
+    /// Refused: this is the answer (401, 403, 405 or 400), and the caller when it was
+    /// authenticated before the refusal (a 403, or a malformed path), for the request log.
+    Refuse(Response, Option<crate::Principal>),
 }
 
 /// The route a request matched, as the gate sees it.
@@ -125,7 +126,8 @@ impl Gate {
         let route = match matched {
             Matched::None => return Decision::Pass,
             Matched::Unlisted => {
-                return Decision::Refuse(ApiError::forbidden("no access is defined for this route").into_response());
+                let answer = ApiError::forbidden("no access is defined for this route").into_response();
+                return Decision::Refuse(answer, None);
             }
             Matched::Route(r) => r,
         };
@@ -136,29 +138,34 @@ impl Gate {
         let Some(access) = route.access.iter().find(|(m, _)| m.eq_ignore_ascii_case(method)).map(|(_, a)| *a) else {
             let mut resp = crate::method_not_allowed_error().into_response();
             resp.headers_mut().insert(header::ALLOW, route.allow.clone());
-            return Decision::Refuse(resp);
+            return Decision::Refuse(resp, None);
         };
-        let admitted = admit(&self.auth, access, params.ok(), req).and_then(|principal| {
+        let header = req.headers().get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+        let principal = match self.auth.authenticate(header) {
+            Ok(p) => p,
+            Err(e) => return Decision::Refuse(e.into_response(), None),
+        };
+        let admitted = admit(&principal, access, params.ok()).and_then(|()| {
             let params = params.map_err(|r| ApiError::bad_request("invalid_path", r.body_text()))?;
             well_formed(params)?;
-            no_stray_query(route.path, method, req.uri())?;
-            Ok(principal)
+            no_stray_query(route.path, method, req.uri())
         });
         match admitted {
-            Ok(principal) => Decision::Admit(principal),
-            Err(e) => Decision::Refuse(e.into_response()),
+            Ok(()) => Decision::Admit(principal),
+            Err(e) => Decision::Refuse(e.into_response(), Some(principal)),
         }
+    }
+
+    /// The `name` of the configured token a caller presented (never its secret), borrowed from
+    /// the configuration: `None` when authentication is off.
+    pub(crate) fn token_name(&self, caller: &crate::auth::Caller) -> Option<&str> {
+        self.auth.token_name(caller)
     }
 }
 
-fn admit(
-    auth: &Auth,
-    access: Access,
-    params: Option<&RawPathParams>,
-    req: &Request,
-) -> Result<crate::Principal, ApiError> {
-    let header = req.headers().get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
-    let principal = auth.authenticate(header)?;
+/// Whether the authenticated `principal` may use a route of `access` on the store the path
+/// names.
+fn admit(principal: &crate::Principal, access: Access, params: Option<&RawPathParams>) -> Result<(), ApiError> {
     let store = params.and_then(|p| p.iter().find(|(k, _)| *k == "store").map(|(_, v)| v));
     match access {
         Access::Open => {}
@@ -171,7 +178,7 @@ fn admit(
         Access::Admin => principal.require(Scope::Admin, store)?,
         Access::GlobalAdmin => principal.require(Scope::Admin, None)?,
     }
-    Ok(principal)
+    Ok(())
 }
 
 /// The routes and methods besides `GET` whose handler reads a query string: a revocation names

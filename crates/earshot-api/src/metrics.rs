@@ -1,5 +1,5 @@
 //! The service's Prometheus metrics: what the request layer and the decision handlers record
-//! (requests and latency per route template and status, decisions by reason code) and the
+//! (requests and latency per route template and status, decisions by endpoint and reason code) and the
 //! exposition `/metrics` serves, which adds each visible store's revision, items, writer queue
 //! depth, group-commit batch sizes and, on replicas, lag.
 //!
@@ -43,11 +43,23 @@ pub enum DecisionKind {
     CheckBulk,
     Lookup,
     Authorize,
+    /// `POST /uses`: the decision taken at the writer (allowed reasons whether or not a use was
+    /// consumed, denied reasons).
+    Use,
+    /// An attempt's context assembly (`POST …/attempts/{attempt}/context`): each item admitted
+    /// into the context, by its admission reason.
+    Context,
 }
 
 impl DecisionKind {
-    const ALL: [DecisionKind; 4] =
-        [DecisionKind::Check, DecisionKind::CheckBulk, DecisionKind::Lookup, DecisionKind::Authorize];
+    const ALL: [DecisionKind; 6] = [
+        DecisionKind::Check,
+        DecisionKind::CheckBulk,
+        DecisionKind::Lookup,
+        DecisionKind::Authorize,
+        DecisionKind::Use,
+        DecisionKind::Context,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {
@@ -55,6 +67,8 @@ impl DecisionKind {
             DecisionKind::CheckBulk => "check_bulk",
             DecisionKind::Lookup => "lookup",
             DecisionKind::Authorize => "authorize",
+            DecisionKind::Use => "use",
+            DecisionKind::Context => "context",
         }
     }
 }
@@ -243,7 +257,7 @@ pub struct Metrics {
     latency: Family<RouteLabels, IntHistogram, fn() -> IntHistogram>,
     /// Per decision kind, count by reason code; looked up by `&str`, so counting allocates
     /// nothing once a reason has been seen.
-    decisions: [DecisionCounts; 4],
+    decisions: [DecisionCounts; DecisionKind::ALL.len()],
 }
 
 /// One decision kind's counts by reason code.
@@ -344,7 +358,7 @@ impl Metrics {
         }
         registry.register(
             "earshot_decisions",
-            "Decisions answered, by endpoint (`check`, `check_bulk`, `lookup`: each item, `authorize`) and reason code",
+            "Decisions answered, by endpoint (`check`, `check_bulk`, `lookup`: each item, `authorize`, `use`: `POST /uses`, `context`: each item of an assembled context) and reason code",
             decisions,
         );
 

@@ -491,7 +491,9 @@ pub async fn attempt_context(
     let JsonBody(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
     let handle = st.store(&store).await?;
-    Ok(Json(blocking(move || handle.assemble_context(&attempt, &req)).await?))
+    let context = blocking(move || handle.assemble_context(&attempt, &req)).await?;
+    st.metrics.record_decisions(DecisionKind::Context, context.items.iter().map(|i| i.reason.as_ref()));
+    Ok(Json(context))
 }
 
 #[derive(Debug, Serialize)]

@@ -3,8 +3,10 @@
 //! `request` span for traces, the request metrics, and one log line at info per request.
 //!
 //! The line carries the method, the route template (never the raw path), the status, the
-//! latency, the store named in the path and the request id; never a header, a body or a query,
-//! so bearer tokens and request contents never reach the log.
+//! latency, the store named in the path, the request id and the `name` of the configured token
+//! that made the request (`token`; absent when authentication is off or no known token was
+//! presented); never a header, a body or a query, so bearer tokens and request contents never
+//! reach the log. The span carries the same `token`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -66,17 +68,19 @@ fn fresh_request_id() -> String {
 
 /// One request in flight: recorded and logged once, when answered or, if its handler is
 /// dropped first, as `cancelled`.
-struct Observed {
+struct Observed<'a> {
     metrics: Arc<Metrics>,
     method: &'static str,
     route: &'static str,
     store: Option<String>,
     request_id: String,
+    /// The name of the token that made the request, borrowed from the configuration.
+    token: Option<&'a str>,
     started: Instant,
     done: bool,
 }
 
-impl Observed {
+impl Observed<'_> {
     fn finish(&mut self, status: Status) {
         self.done = true;
         let elapsed = self.started.elapsed();
@@ -92,6 +96,7 @@ impl Observed {
                 latency_ms,
                 store,
                 request_id = %self.request_id,
+                token = self.token,
                 "request"
             ),
             Status::Cancelled => tracing::info!(
@@ -102,13 +107,14 @@ impl Observed {
                 latency_ms,
                 store,
                 request_id = %self.request_id,
+                token = self.token,
                 "request"
             ),
         }
     }
 }
 
-impl Drop for Observed {
+impl Drop for Observed<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.finish(Status::Cancelled);
@@ -147,6 +153,7 @@ pub async fn observe(
         http.route = route,
         http.response.status_code = tracing::field::Empty,
         request_id = %request_id,
+        token = tracing::field::Empty,
     );
     if !span.is_disabled() {
         span.record("otel.name", format!("{method} {route}"));
@@ -156,9 +163,20 @@ pub async fn observe(
         req.headers_mut().insert(REQUEST_ID.clone(), h.clone());
     }
     let metrics = state.metrics.clone();
-    let mut observed = Observed { metrics, method, route, store, request_id, started: Instant::now(), done: false };
-    let mut resp = match state.gate.decide(&matched, params.as_ref(), &req) {
-        Decision::Refuse(answer) => answer,
+    let started = Instant::now();
+    let mut observed = Observed { metrics, method, route, store, request_id, token: None, started, done: false };
+    let decision = state.gate.decide(&matched, params.as_ref(), &req);
+    // Who made the request, known before the handler runs, so that a cancelled request names
+    // its token too.
+    observed.token = match &decision {
+        Decision::Admit(caller) | Decision::Refuse(_, Some(caller)) => state.gate.token_name(caller),
+        Decision::Pass | Decision::Refuse(_, None) => None,
+    };
+    if let Some(token) = observed.token {
+        span.record("token", token);
+    }
+    let mut resp = match decision {
+        Decision::Refuse(answer, _) => answer,
         passed => {
             if let Decision::Admit(principal) = passed {
                 req.extensions_mut().insert(principal);

@@ -13,8 +13,9 @@ use crate::pool::{Conn, Pool};
 use crate::snapshot::PgSnapshot;
 use crate::sql::{Tables, Texts};
 
-/// How to reach the database and where the tables live.
-#[derive(Debug, Clone)]
+/// How to reach the database and where the tables live. Its `Debug` masks the URL's
+/// passwords ([`crate::redacted`]).
+#[derive(Clone)]
 pub struct PgOptions {
     /// A libpq-style URL or key-value string, e.g. `postgres://root@127.0.0.1:5432/test`.
     pub url: String,
@@ -46,6 +47,20 @@ pub const DEFAULT_HISTORY_REVISIONS: u64 = 10_000;
 /// kept range since the last prune, and every `PRUNE_EVERY` prunes a wider range, which also
 /// catches what a replica with a longer history left behind.
 const PRUNE_EVERY: u64 = 64;
+
+impl std::fmt::Debug for PgOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgOptions")
+            .field("url", &crate::redacted(&self.url))
+            .field("table_prefix", &self.table_prefix)
+            .field("pool_size", &self.pool_size)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("pool_wait", &self.pool_wait)
+            .field("history_revisions", &self.history_revisions)
+            .field("notify", &self.notify)
+            .finish()
+    }
+}
 
 impl PgOptions {
     /// Defaults: prefix `earshot_`, 4 connections, 5 s to connect, 5 s to wait for one.

@@ -93,14 +93,21 @@
 //! datastore's (`KernelError::datastore_unavailable`, code `datastore_unavailable`), other database
 //! errors `KernelError::Storage`, undecodable data `KernelError::Integrity`.
 //!
+//! # Secrets
+//!
+//! A connection string is never shown as given: every message and log line that names one
+//! shows [`redacted`]'s reading of it, its passwords masked (`PgOptions`'s `Debug` too).
+//!
 mod backend;
 mod error;
 pub mod feed;
 pub mod ops;
 mod pool;
+mod redact;
 mod snapshot;
 mod sql;
 pub mod testing;
 
 pub use backend::{PgBackend, PgOptions};
 pub use error::{PgError, Result};
+pub use redact::{redacted, MASK};

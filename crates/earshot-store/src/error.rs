@@ -149,8 +149,9 @@ pub enum StoreError {
     /// or caller): the write was not applied.
     #[error("`Idempotency-Key` `{0}` was used for a different request; use a fresh key for a new request")]
     IdempotencyKeyReused(String),
-    /// An import's input is not a whole, valid export (line 0: the records as a whole); nothing
-    /// of it was kept.
+    /// An import's input is not a whole, valid export; nothing of it was kept. `line` is the
+    /// input's line at fault: the line read, or the record a check of the whole set found at
+    /// fault; 0 only when no one line is (the records as a whole, such as a gap in a sequence).
     #[error("the import was refused at line {line}: {message}")]
     ImportInvalid { line: u64, message: String },
     /// An item create names an `author` that is not a participant of the store.

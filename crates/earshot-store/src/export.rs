@@ -525,9 +525,10 @@ fn import_records(
     };
     records.meta = Some(meta.clone());
     check_whole(&records, keys, &contents, header.revision)?;
-    // The start-up's own checks: digests, references, provenance, schema and delegation.
+    // The start-up's own checks: digests, references, provenance, schema and delegation. A
+    // record the refusal names is reported at its line.
     rebuild(store, &records).map_err(|e| match e {
-        StoreError::Integrity(m) => invalid(0, m),
+        StoreError::Integrity(m) => invalid(named_line(keys, &m), m),
         other => invalid(0, other.to_string()),
     })?;
     if !pending.is_empty() {
@@ -562,6 +563,48 @@ fn import_records(
     Ok((imported, records))
 }
 
+/// The line of the record at raw key `k`: records are on lines 2, 3, … in strictly increasing
+/// key order (checked as they are read), so `keys` is sorted. 0 when the input holds none.
+fn line_of(keys: &[Vec<u8>], k: &[u8]) -> u64 {
+    keys.binary_search_by(|x| x.as_slice().cmp(k)).map_or(0, |i| i as u64 + 2)
+}
+
+/// How the rebuild's integrity messages name the record at fault (`item `x` names unknown
+/// source …`, `audience <digest> does not match …`), by record kind.
+const NAMED: [(&str, u8); 13] = [
+    ("participant `", b'p'),
+    ("audience ", b'a'),
+    ("item `", b'i'),
+    ("grant `", b'g'),
+    ("device `", b'd'),
+    ("relation grant `", b'r'),
+    ("capability `", b'k'),
+    ("use `", b'u'),
+    ("idempotency key `", b'q'),
+    ("idempotency record `", b'q'),
+    ("trust delegation `", b'w'),
+    ("request digest of item `", b'h'),
+    ("request digest of unknown item `", b'h'),
+];
+
+/// The line of the record an integrity message of the rebuild names at its start (see
+/// [`NAMED`]; `live ` and `root ` qualifiers aside), or 0 when it names none the input holds
+/// (a fault of the records as a whole, such as a gap in a sequence).
+fn named_line(keys: &[Vec<u8>], message: &str) -> u64 {
+    let m = message.strip_prefix("live ").or_else(|| message.strip_prefix("root ")).unwrap_or(message);
+    for (prefix, kind) in NAMED {
+        let Some(rest) = m.strip_prefix(prefix) else { continue };
+        let id = match prefix.strip_suffix('`') {
+            Some(_) => rest.split('`').next(),
+            None => rest.split(' ').next(),
+        };
+        if let Some(id) = id.filter(|id| !id.is_empty()) {
+            return line_of(keys, &key(kind, id));
+        }
+    }
+    0
+}
+
 /// Checks of the whole set that a start-up does not make, because the store's own writes
 /// cannot break them: every record at the key its content names, content only for items, and
 /// nothing created after the store's revision.
@@ -587,40 +630,79 @@ fn check_whole(records: &Records, keys: &[Vec<u8>], contents: &[(u64, String)], 
     let mut given: Vec<&Vec<u8>> = keys.iter().filter(|k| k.first() != Some(&b'c')).collect();
     given.sort();
     if canonical.len() != given.len() || canonical.iter().zip(&given).any(|(a, b)| a != *b) {
-        let stray = given
-            .iter()
-            .find(|k| canonical.binary_search(k).is_err())
-            .map(|k| String::from_utf8_lossy(k).into_owned())
-            .unwrap_or_default();
-        return Err(invalid(0, format!("record key `{stray}` is not the key its record names")));
+        let stray = given.iter().find(|k| canonical.binary_search(k).is_err());
+        let line = stray.map_or(0, |k| line_of(keys, k));
+        let stray = stray.map(|k| String::from_utf8_lossy(k).into_owned()).unwrap_or_default();
+        return Err(invalid(line, format!("record key `{stray}` is not the key its record names")));
     }
     let items: std::collections::HashSet<&str> = records.items.iter().map(|i| i.id.as_str()).collect();
     if let Some((line, id)) = contents.iter().find(|(_, id)| !items.contains(id.as_str())) {
         return Err(invalid(*line, format!("content `{id}` names no item")));
     }
-    let after = |what: &str, id: &str, rev: u64| {
-        invalid(0, format!("{what} `{id}` was created at revision {rev}, after the export's revision {revision}"))
+    let after = |kind: u8, what: &str, id: &str, rev: u64| {
+        invalid(
+            line_of(keys, &key(kind, id)),
+            format!("{what} `{id}` was created at revision {rev}, after the export's revision {revision}"),
+        )
     };
     if let Some(i) = records.items.iter().find(|i| i.created_rev > revision) {
-        return Err(after("item", &i.id, i.created_rev));
+        return Err(after(b'i', "item", &i.id, i.created_rev));
     }
     if let Some(g) = records.grants.iter().find(|g| g.created_rev > revision) {
-        return Err(after("grant", &g.id, g.created_rev));
+        return Err(after(b'g', "grant", &g.id, g.created_rev));
     }
     if let Some(t) = records.trust.iter().find(|t| t.created_rev > revision || t.revoked_rev > Some(revision)) {
-        return Err(after("trust delegation", &t.id, t.created_rev.max(t.revoked_rev.unwrap_or(0))));
+        return Err(after(b'w', "trust delegation", &t.id, t.created_rev.max(t.revoked_rev.unwrap_or(0))));
     }
     if let Some(e) = records.devices.edges.iter().find(|e| e.created_rev > revision) {
-        return Err(after("relation", &e.id, e.created_rev));
+        return Err(after(b'r', "relation", &e.id, e.created_rev));
     }
     if let Some(c) = records.devices.capabilities.iter().find(|c| c.created_rev > revision) {
-        return Err(after("capability", &c.id, c.created_rev));
+        return Err(after(b'k', "capability", &c.id, c.created_rev));
     }
     if let Some(u) = records.devices.uses.iter().find(|u| u.created_rev > revision) {
-        return Err(after("use", &u.id, u.created_rev));
+        return Err(after(b'u', "use", &u.id, u.created_rev));
     }
     if let Some(q) = records.idempotency.keys.iter().find(|q| q.outcome.revision > revision) {
-        return Err(after("idempotency key", &q.key, q.outcome.revision));
+        return Err(after(b'q', "idempotency key", &q.key, q.outcome.revision));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rebuild's messages name the record at fault at their start: each is found at its
+    /// line; a message naming no record of the input, or none at all, is line 0.
+    #[test]
+    fn a_message_naming_a_record_gives_its_line() {
+        let mut keys = vec![
+            key(b'a', "00ff"),
+            key(b'g', "g1"),
+            key(b'i', "f1"),
+            key(b'k', "k1"),
+            key(b'p', "alice"),
+            key(b'r', "e1"),
+            key(b'w', "t1"),
+        ];
+        keys.sort();
+        let line = |k: Vec<u8>| keys.iter().position(|x| *x == k).expect("a key of the input") as u64 + 2;
+        let cases = [
+            ("audience 00ff does not match its kind and members", line(key(b'a', "00ff"))),
+            ("item `f1` names unknown source `f0`", line(key(b'i', "f1"))),
+            ("grant `g1` names unknown item", line(key(b'g', "g1"))),
+            ("root capability `k1` was not issued by the device's owner", line(key(b'k', "k1"))),
+            ("live relation grant `e1` names undeclared relation `r`", line(key(b'r', "e1"))),
+            ("participant `alice` stored twice", line(key(b'p', "alice"))),
+            ("trust delegation `t1` is half revoked", line(key(b'w', "t1"))),
+            ("item `f9` stored twice", 0),
+            ("item sequence has a gap at 3", 0),
+            ("unknown participant `bob` in records", 0),
+        ];
+        for (message, want) in cases {
+            assert_eq!(named_line(&keys, message), want, "{message}");
+        }
+        assert_eq!(line_of(&keys, &key(b'i', "f1")), 4, "header, audience, grant, then the item");
+    }
 }

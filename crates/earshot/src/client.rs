@@ -434,7 +434,7 @@ fn offline(place: &TransferPlace, create: bool) -> anyhow::Result<Option<Arc<dyn
     if let Some(url) = &place.datastore {
         let options = crate::datastore::pg_options(url)?;
         let backend = earshot_postgres::PgBackend::open(options)
-            .with_context(|| format!("connecting to the datastore {}", crate::datastore::redact(url)))?;
+            .with_context(|| format!("connecting to the datastore {}", earshot_postgres::redacted(url)))?;
         return Ok(Some(Arc::new(backend)));
     }
     let Some(dir) = &place.data else { return Ok(None) };

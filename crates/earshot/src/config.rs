@@ -28,6 +28,9 @@ pub enum LogFormat {
 /// The default log filter (`RUST_LOG` syntax).
 pub const DEFAULT_LOG_FILTER: &str = "info,sled=warn,tantivy=warn";
 
+/// The default log filter of `earshot validate`, whose output is its summary: warnings only.
+pub const QUIET_LOG_FILTER: &str = "warn";
+
 /// The flags of `earshot serve`. Defaults shown by `--help` apply only when neither the flag,
 /// its environment variable nor the configuration file sets the value.
 #[derive(Debug, clap::Args)]
@@ -148,11 +151,23 @@ impl FileConfig {
         match path {
             Some(path) => {
                 let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+                toml::from_str(&text)
+                    .map_err(|e| unquoted(&text, &e))
+                    .with_context(|| format!("parsing {}", path.display()))
             }
             None => Ok(FileConfig::default()),
         }
     }
+}
+
+/// A configuration file that does not parse, said by the parser's message and the place,
+/// never by quoting the line: the line may hold the datastore's password or a token's secret.
+fn unquoted(text: &str, e: &toml::de::Error) -> anyhow::Error {
+    let message = e.message().trim_end();
+    let Some(before) = e.span().and_then(|s| text.get(..s.start)) else { return anyhow::anyhow!("{message}") };
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    anyhow::anyhow!("{message} (line {line}, column {column})")
 }
 
 /// Everything `serve` runs with, resolved.
@@ -283,5 +298,23 @@ mod tests {
         let c = resolve(&["serve"]);
         assert_eq!(c.store.retention_window, Config::default().retention_window);
         assert_eq!(c.log_format, LogFormat::Text);
+    }
+
+    /// A file that does not parse is refused by message and place, never by quoting its line:
+    /// a datastore URL or a token written without quotes would be echoed whole.
+    #[test]
+    fn a_file_that_does_not_parse_is_not_quoted() {
+        let path = std::env::temp_dir().join(format!("earshot-config-unquoted-{}.toml", std::process::id()));
+        for text in [
+            "bind = \"127.0.0.1:7878\"\ndatastore = postgres://u:hunter2-secret@db/earshot\n",
+            "[[tokens]]\nname = \"ops\"\ntoken = hunter2-secret-0123456789\nscope = \"admin\"\n",
+            "datastore = \"postgres://u:hunter2-secret@db/earshot\n",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let e = format!("{:#}", FileConfig::load(Some(&path)).unwrap_err());
+            assert!(e.contains("parsing") && e.contains("(line "), "{e}");
+            assert!(!e.contains("hunter2"), "the file's line was quoted: {e}");
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 }

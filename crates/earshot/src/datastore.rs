@@ -9,12 +9,15 @@
 //! (default 10,000; 0 keeps none, and a replica then answers only revisions it held itself);
 //! and `earshot_notify=off`, for a datastore without `LISTEN`/`NOTIFY` (CockroachDB,
 //! YugabyteDB): commits then notify no one and followers poll only.
+//!
+//! Every message and log line that names the datastore shows it through
+//! [`earshot_postgres::redacted`], its passwords masked.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use earshot_postgres::{PgBackend, PgOptions};
+use earshot_postgres::{redacted, PgBackend, PgOptions};
 use earshot_store::{Backend, Config, Earshot, SystemClock};
 
 /// The query parameter naming the table prefix.
@@ -38,7 +41,7 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
     if !is_postgres(datastore) {
         bail!(
             "unsupported datastore `{}`: expected a postgres:// URL (omit --datastore for the embedded store in --data)",
-            redact(datastore)
+            redacted(datastore)
         );
     }
     let (base, query) = match datastore.split_once('?') {
@@ -77,16 +80,6 @@ pub fn pg_options(datastore: &str) -> anyhow::Result<PgOptions> {
     })
 }
 
-/// The URL with any password replaced, for messages and logs.
-pub fn redact(datastore: &str) -> String {
-    let Some((scheme, rest)) = datastore.split_once("://") else { return datastore.to_string() };
-    let Some((userinfo, host)) = rest.split_once('@') else { return datastore.to_string() };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => datastore.to_string(),
-    }
-}
-
 /// Opens every store: over PostgreSQL when `datastore` is given, else the sled directory
 /// `data` (created if missing).
 pub fn open(datastore: Option<&str>, data: &Path, config: Config) -> anyhow::Result<Earshot> {
@@ -95,8 +88,8 @@ pub fn open(datastore: Option<&str>, data: &Path, config: Config) -> anyhow::Res
             let options = pg_options(url)?;
             let prefix = options.table_prefix.clone();
             let backend =
-                PgBackend::open(options).with_context(|| format!("connecting to the datastore {}", redact(url)))?;
-            tracing::info!(datastore = %redact(url), table_prefix = %prefix, "datastore: PostgreSQL");
+                PgBackend::open(options).with_context(|| format!("connecting to the datastore {}", redacted(url)))?;
+            tracing::info!(datastore = %redacted(url), table_prefix = %prefix, "datastore: PostgreSQL");
             let backend: Arc<dyn Backend> = Arc::new(backend);
             Earshot::open_with(backend, Arc::new(SystemClock), config).context("opening the stores in PostgreSQL")
         }
@@ -128,6 +121,22 @@ mod tests {
         assert!(!pg_options("postgres://u@h/db?earshot_notify=off").unwrap().notify);
         assert!(pg_options("postgres://u@h/db?earshot_notify=maybe").is_err());
         assert!(pg_options("/var/lib/earshot").is_err());
-        assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redacted("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+    }
+
+    /// A refused datastore is named without its password, whatever the form: the key=value
+    /// form (quoted or not), a URL of another scheme, a password in the query string.
+    #[test]
+    fn a_refused_datastore_is_named_without_its_password() {
+        for given in [
+            "host=db.internal password=hunter2-secret dbname=earshot",
+            "host=db.internal password='hunter2 secret' dbname=earshot",
+            "mysql://u:hunter2-secret@db.internal/earshot",
+            "POSTGRES://u@db.internal/earshot?password=hunter2-secret",
+        ] {
+            let e = format!("{:#}", pg_options(given).unwrap_err());
+            assert!(e.contains("unsupported datastore") && e.contains("db.internal"), "{e}");
+            assert!(!e.contains("hunter2"), "the password was echoed: {e}");
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use earshot::client;
-use earshot::config::{ServeArgs, ServeConfig, DEFAULT_LOG_FILTER};
+use earshot::config::{ServeArgs, ServeConfig, DEFAULT_LOG_FILTER, QUIET_LOG_FILTER};
 use earshot_api::{AppState, Auth, TokenConfig};
 use earshot_store::Config;
 
@@ -56,6 +56,7 @@ enum Cmd {
     Eval(EvalArgs),
     /// Run scenario files (setup and expected decisions, docs/validate.md) against a throwaway
     /// in-memory store; exit 1 if an expectation fails, 2 if a file cannot be read or parsed.
+    /// Prints its summary only: logs at `warn` unless `RUST_LOG` asks for more.
     Validate {
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -157,10 +158,15 @@ fn run() -> anyhow::Result<()> {
         }
         other => other,
     };
-    // Other commands log as text on stderr, filtered by RUST_LOG.
+    // Other commands log as text on stderr, filtered by RUST_LOG. `validate` runs its requests
+    // through an in-process service: their request lines are noise next to its summary, so it
+    // logs warnings only unless RUST_LOG asks for more.
     let filter = std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty());
-    let _telemetry =
-        earshot::telemetry::init(earshot::config::LogFormat::Text, filter.as_deref().unwrap_or(DEFAULT_LOG_FILTER))?;
+    let default = match command {
+        Cmd::Validate { .. } => QUIET_LOG_FILTER,
+        _ => DEFAULT_LOG_FILTER,
+    };
+    let _telemetry = earshot::telemetry::init(earshot::config::LogFormat::Text, filter.as_deref().unwrap_or(default))?;
     match command {
         // Served above.
         Cmd::Serve(_) => Ok(()),

@@ -127,6 +127,10 @@ struct OpenDb {
     sequence: std::sync::Mutex<u64>,
     /// The stores whose existence key is written, so that only a store's first commit writes it.
     known: std::sync::Mutex<HashSet<String>>,
+    /// The newest commit sequence a sync made durable. Held while syncing: a commit that finds
+    /// its sequence covered when it gets the lock was made durable by another commit's sync
+    /// (of any store), and acknowledges without a sync of its own.
+    synced: std::sync::Mutex<u64>,
 }
 
 impl OpenDb {
@@ -144,6 +148,7 @@ impl OpenDb {
             log_file,
             sequence: std::sync::Mutex::new(sequence),
             known: std::sync::Mutex::new(known),
+            synced: std::sync::Mutex::new(sequence),
         })
     }
 
@@ -155,6 +160,22 @@ impl OpenDb {
         self.records.apply_batch(batch)?;
         *sequence = next;
         Ok(next)
+    }
+
+    /// Makes the commit numbered `sequence` durable: by a sync of its own, or by one that
+    /// another commit made after it was applied. One sync covers every batch applied before it
+    /// began, whichever store it was for, so commits of several stores that arrive together
+    /// share one (group commit across stores); each store's batch stays atomic on its own.
+    fn sync_through(&self, sequence: u64) -> std::result::Result<(), sled::Error> {
+        let mut synced = self.synced.lock().unwrap_or_else(|p| p.into_inner());
+        if *synced >= sequence {
+            return Ok(());
+        }
+        // Every batch applied up to here is in sled's memory, so this sync makes it durable.
+        let applied = *self.sequence.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync()?;
+        *synced = applied;
+        Ok(())
     }
 
     /// Flushes sled and makes its log stable (see `commit`).
@@ -597,7 +618,7 @@ impl Backend for SledBackend {
             // unknown, which the refusal says; it is never acknowledged. A failed fdatasync may
             // have dropped the dirty pages it was to write, so the instance is not trusted
             // again: it is reopened, and sled recovers from disk.
-            o.sync().map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
+            o.sync_through(sequence).map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
             Ok(sequence)
         })?;
         self.advance_watermark(Some(sequence), false);
@@ -656,7 +677,7 @@ impl Backend for SledBackend {
             batch.remove(registry_key(store));
             let sequence = o.apply(batch).map_err(|e| self.failed("dropping a store", e))?;
             o.set_known(store, false);
-            o.sync().map_err(|e| self.failed("a flush after dropping a store", e))?;
+            o.sync_through(sequence).map_err(|e| self.failed("a flush after dropping a store", e))?;
             Ok(sequence)
         })?;
         self.advance_watermark(Some(sequence), false);
@@ -891,5 +912,32 @@ mod tests {
             );
             assert!(db.open_tree(RECORDS_TREE).unwrap().is_empty(), "{name}: nothing was moved");
         }
+    }
+
+    #[test]
+    fn one_sync_covers_every_batch_applied_before_it_whichever_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = SledBackend::open_with_reserve(&dir.path().join("db"), 0).unwrap();
+        b.with_db(|o| {
+            let batch = |store: &str| {
+                let mut batch = sled::Batch::default();
+                batch.insert(prefixed(&store_prefix(store), b"k/1"), b"v".as_slice());
+                batch
+            };
+            // Two stores' batches applied before either is synced (two writers at once).
+            let first = o.apply(batch("a")).unwrap();
+            let second = o.apply(batch("b")).unwrap();
+            assert_eq!((first, second), (1, 2));
+            o.sync_through(first).unwrap();
+            assert_eq!(*o.synced.lock().unwrap(), 2, "the first commit's sync made the second durable too");
+            // The second commit finds itself covered; a third applied later is not.
+            o.sync_through(second).unwrap();
+            let third = o.apply(batch("a")).unwrap();
+            assert!(*o.synced.lock().unwrap() < third);
+            o.sync_through(third).unwrap();
+            assert_eq!(*o.synced.lock().unwrap(), 3);
+            Ok(())
+        })
+        .unwrap();
     }
 }

@@ -409,7 +409,9 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
         } else {
             T0_MS + half_secs * 500
         };
-        u.clock.set(now);
+        // The parent is minted before every window of the run begins (a window already over
+        // when written is refused), so that delegating from an expired parent is tried too.
+        u.clock.set(T0_MS - 1000);
         // The parent is a root on d0 (minted by its owner `ann`) held by `cat`.
         let (pdev, powner) = ("d0", "ann");
         let pid = format!("p{n}");
@@ -424,6 +426,7 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
             parent: None,
         };
         u.store.write(Command::CreateCapability(root)).map_err(|e| format!("root {parent:?}: {e}"))?;
+        u.clock.set(now);
         // The child names the parent's device, or another (device 1: d2).
         let cdev = devices[usize::from(child.device) % 2];
         let req = NewCapability {
@@ -441,6 +444,7 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
             && parent.na.is_none_or(|na| now < ms(na))
             && parent.uses != Some(0);
         let empty_window = matches!((child.nb, child.na), (Some(b), Some(a)) if b >= a);
+        let child_over = child.na.is_some_and(|na| ms(na) <= now);
         let widened = ref_widened(child, parent);
         let ctx = || format!("parent {parent:?} at T0+{}ms\nchild {req:?}\n=> {res:?}", now - T0_MS);
         let outcome = match &res {
@@ -451,7 +455,7 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
         *outcomes.entry(outcome).or_default() += 1;
         match &res {
             Ok(_) => {
-                if empty_window || !parent_valid || !widened.is_empty() {
+                if empty_window || child_over || !parent_valid || !widened.is_empty() {
                     return Err(format!(
                         "accepted a delegation the reference refuses (widened {widened:?}, parent valid \
                          {parent_valid})\n{}",
@@ -462,13 +466,15 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
             Err(StoreError::CapabilityNotWithinParent(ws)) => {
                 let got: BTreeSet<String> = ws.iter().map(|w| dimension_name(&w.dimension)).collect();
                 let expect: BTreeSet<String> = widened.iter().map(|d| d.to_string()).collect();
-                if got.is_empty() || got != expect || empty_window || !parent_valid {
+                if got.is_empty() || got != expect || empty_window || child_over || !parent_valid {
                     return Err(format!("refusal names {got:?}, the reference finds {expect:?}\n{}", ctx()));
                 }
             }
             Err(e) => {
                 let expect = if empty_window {
                     "invalid_request"
+                } else if child_over {
+                    "window_in_the_past"
                 } else if !parent_valid {
                     "parent_capability_invalid"
                 } else if !widened.is_empty() {
@@ -817,6 +823,10 @@ impl RCons {
     fn empty_window(&self) -> bool {
         matches!((self.nb, self.na), (Some(b), Some(a)) if b >= a)
     }
+    /// A window that ends at or before `now` (the write's time) would never hold: refused.
+    fn over_at(&self, now: i64) -> bool {
+        self.na.is_some_and(|a| a <= now)
+    }
 }
 
 fn rcons(g: &GCons) -> RCons {
@@ -1061,6 +1071,9 @@ impl Reference {
                 if c.empty_window() {
                     return Err("invalid_request");
                 }
+                if c.over_at(self.now) {
+                    return Err("window_in_the_past");
+                }
                 let relation = RELATIONS.iter().find(|x| **x == r.relation).copied().unwrap_or("nope");
                 self.edges.push(REdge {
                     id: r.id.clone().unwrap_or_default(),
@@ -1096,6 +1109,9 @@ impl Reference {
                 let cons = cons_of(c.constraints.as_ref());
                 if cons.empty_window() {
                     return Err("invalid_request");
+                }
+                if cons.over_at(self.now) {
+                    return Err("window_in_the_past");
                 }
                 let actions: BTreeSet<&'static str> =
                     c.actions.iter().filter_map(|a| ACTIONS.iter().find(|x| *x == a).copied()).collect();

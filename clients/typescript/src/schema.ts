@@ -1207,7 +1207,7 @@ export interface components {
             members: components["schemas"]["Id"][];
             /** @description At most 1024 bytes. */
             reason?: string | null;
-            /** @description Instant after which the grant no longer counts. */
+            /** @description Instant after which the grant no longer counts. It must be later than the time of the write, else 422 `window_in_the_past`. */
             expires_at?: components["schemas"]["Timestamp"] | null;
         };
         /** @description One output of a partition. */
@@ -1243,7 +1243,7 @@ export interface components {
             members?: components["schemas"]["Id"][] | null;
             /** @description Declassification only. At most 1024 bytes. */
             reason?: string | null;
-            /** @description Declassification only. */
+            /** @description Declassification only; as a grant's `expires_at`, later than the time of the write, else 422 `window_in_the_past`. */
             expires_at?: components["schemas"]["Timestamp"] | null;
             /** @description Intersection or quarantine only: subjects named beyond those the new item inherits (the union of its sources' subjects, SPEC §6.3); at most 32 in all. */
             subjects?: components["schemas"]["Id"][];
@@ -1517,7 +1517,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation" | "window_in_the_past";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1610,6 +1610,7 @@ export interface components {
         /** @description Time window `[not_before, not_after)`, a use count, and a CEL condition over the request's context. A condition is bounded (SPEC §2.6): at most 32 levels deep, 512 nodes, comprehensions nested two deep, and an estimated cost within the budget, else 422 `invalid_condition` naming the bound; at each use the cost is estimated with the context's actual sizes and over the budget denies (`denied_condition_error`). Comprehension variables are not context variables. */
         Constraints: {
             not_before?: components["schemas"]["Timestamp"];
+            /** @description End of the window (exclusive). It must be later than `not_before` (else 400 `invalid_request`) and than the time of the write (else 422 `window_in_the_past`). */
             not_after?: components["schemas"]["Timestamp"];
             uses?: number;
             condition?: string;
@@ -3685,7 +3686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `anonymous_participant`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `anonymous_participant`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3918,7 +3919,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `anonymous_participant`, `source_owner_mismatch`, `partition_mixed_audiences`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `anonymous_participant`, `source_owner_mismatch`, `partition_mixed_audiences`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5419,7 +5420,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `unknown_relation`, `invalid_condition`, `anonymous_participant`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `unknown_relation`, `invalid_condition`, `anonymous_participant`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5754,7 +5755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `capability_not_within_parent`, `invalid_slice_path`, `invalid_condition`, `anonymous_participant`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `capability_not_within_parent`, `invalid_slice_path`, `invalid_condition`, `anonymous_participant`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;

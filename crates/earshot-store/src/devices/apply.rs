@@ -130,6 +130,13 @@ impl DeviceWrite<'_> {
         Devices { dev: &*self.dev, names: self.names }
     }
 
+    /// A window that is already over when written (`not_after` at or before the write's time)
+    /// is refused: it would never hold (`window_in_the_past`). A window that has not yet begun
+    /// is fine; an empty one is refused by [`parse_constraints`].
+    fn check_window_open(&self, c: &Constraints) -> Result<()> {
+        crate::common::check_window_ends_later("constraints.not_after", c.not_after_ms, self.now_ms)
+    }
+
     fn participant(&self, field: &'static str, id: &str) -> Result<Pid> {
         check_id(field, id)?;
         self.names.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))
@@ -206,6 +213,7 @@ impl DeviceWrite<'_> {
             return Err(StoreError::UnknownRelation(short(&r.relation)));
         }
         let constraints = parse_constraints(r.constraints.as_ref())?;
+        self.check_window_open(&constraints)?;
         let id = self.fresh_name(r.id, |a, id| a.dev.edge_ids.contains_key(id), StoreError::RelationExists)?;
         let eid = self.dev.edges.len() as Eid;
         let name: Arc<str> = Arc::from(id.as_str());
@@ -255,6 +263,7 @@ impl DeviceWrite<'_> {
         let paths = parse_patterns(&c.paths)?;
         let actions = parse_actions(&c.actions)?;
         let constraints = parse_constraints(c.constraints.as_ref())?;
+        self.check_window_open(&constraints)?;
         let (parent, depth) = match &c.parent {
             None => {
                 if issuer != owner {

@@ -767,7 +767,7 @@ export interface paths {
         put?: never;
         /**
          * Decide at the latest revision and, on an allow, consume one use (SPEC §2.4)
-         * @description Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` is `consumed`, `allowed` (nothing counted, nothing written) or `denied`; `decision` carries the decision.
+         * @description Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` says what was written: `consumed` (a use was counted, in a new revision), `recorded` (nothing counted, but the use was kept for the aggregation guard, in a new revision: `ids` names the `use-<n>` record), `allowed` (nothing counted or kept: nothing written, the revision unchanged) or `denied` (nothing written); `decision` carries the decision.
          */
         post: operations["consumeUse"];
         delete?: never;
@@ -1298,7 +1298,7 @@ export interface components {
         /** @description What a write produced. */
         WriteOutcome: {
             /** @enum {string} */
-            outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "allowed" | "denied" | "consented" | "withdrawn";
+            outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "recorded" | "allowed" | "denied" | "consented" | "withdrawn";
             /** @description Ids created or changed (items, participants, grants; `transport:identifier` for an identity). Absent when empty. */
             ids?: string[];
             /** @description Revoking a capability only: every unrevoked descendant, invalidated through the revoked one (which alone is in `ids`); they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty. */

@@ -100,8 +100,9 @@ pub struct WriteOutcome {
     pub revision: u64,
     /// Consistency token for `revision`.
     pub token: String,
-    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed`, `allowed`
-    /// when nothing was counted, or `denied`).
+    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed` when a use
+    /// was counted, `recorded` when nothing was counted but the use was kept for the aggregation
+    /// guard, `allowed` when nothing was written, or `denied`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub decision: Option<AuthorizeView>,
 }

@@ -425,7 +425,10 @@ impl DeviceWrite<'_> {
 
     /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of
     /// every counted link of the authority (the edge, or each counted capability in the chain)
-    /// in this one revision. Serialised by the writer, so of two concurrent uses of the last
+    /// in this one revision. The outcome says what was written: `consumed` (a use was counted,
+    /// and the use kept if the aggregation guard needs it), `recorded` (nothing counted, the use
+    /// kept for the aggregation guard), `allowed` (nothing counted or kept: nothing written, no
+    /// revision) or `denied` (nothing written). Serialised by the writer, so of two concurrent uses of the last
     /// remaining use exactly one is allowed.
     pub(crate) fn consume_use(&mut self, req: AuthorizeRequest) -> Result<Written> {
         let raw = self.view().authorize_raw(
@@ -489,7 +492,15 @@ impl DeviceWrite<'_> {
                     }
                 }
             }
-            out.outcome = if consumed { "consumed" } else { "allowed" };
+            // `allowed` means nothing was written: an allowed use that was not counted but kept
+            // for the aggregation guard wrote its record, so it says so (`recorded`).
+            out.outcome = if consumed {
+                "consumed"
+            } else if !self.dirty.uses.is_empty() {
+                "recorded"
+            } else {
+                "allowed"
+            };
         } else {
             out.outcome = "denied";
         }

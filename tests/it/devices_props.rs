@@ -1036,11 +1036,16 @@ impl Reference {
     }
 
     /// Unrevoked strict descendants of `c`, in creation order.
-    fn dependents(&self, c: usize) -> Vec<String> {
-        (0..self.caps.len())
-            .filter(|&i| i != c && !self.caps[i].revoked && self.chain_up(i).contains(&c))
-            .map(|i| self.caps[i].id.clone())
-            .collect()
+    /// The descendants of `c` a revocation of `c` would newly invalidate (no link of their
+    /// chain revoked), and those already invalid (some link of their chain, up to the root,
+    /// revoked), each in creation order.
+    fn dependents(&self, c: usize) -> (Vec<String>, Vec<String>) {
+        let (mut newly, mut already) = (Vec::new(), Vec::new());
+        for i in (0..self.caps.len()).filter(|&i| i != c && self.chain_up(i).contains(&c)) {
+            let invalid = self.chain_up(i).iter().any(|&x| self.caps[x].revoked);
+            if invalid { &mut already } else { &mut newly }.push(self.caps[i].id.clone());
+        }
+        (newly, already)
     }
 
     /// Applies a command; `Ok(outcome)` or `Err(code)`.
@@ -1380,13 +1385,27 @@ impl Uni {
         let before = self.store.latest().revision();
         let res = self.store.write(cmd.clone());
         let after = self.store.latest().revision();
+        // A revocation answers what it newly invalidates and what was already invalid: the
+        // reference's dependents before it.
+        let deps = match cmd {
+            Command::RevokeCapability { capability, .. } => {
+                self.reference.caps.iter().position(|x| x.id == *capability).map(|i| self.reference.dependents(i))
+            }
+            _ => None,
+        }
+        .unwrap_or_default();
         let expect = self.reference.apply(cmd);
         self.log.push(format!(
             "{cmd:?}\n    => store {:?} / reference {expect:?}",
             res.as_ref().map(|o| &o.outcome).map_err(|e| e.code())
         ));
         match (&res, expect) {
-            (Ok(o), Ok(x)) if o.outcome == x && after == before + 1 && o.revision == after => {
+            (Ok(o), Ok(x))
+                if o.outcome == x
+                    && after == before + 1
+                    && o.revision == after
+                    && (&o.invalidated, &o.already_invalid) == (&deps.0, &deps.1) =>
+            {
                 self.bump(format!("write {x}"));
                 if let Command::CreateCapability(NewCapability { parent: Some(_), .. }) = cmd {
                     let depth = self.reference.caps.last().map_or(0, |c| c.depth);
@@ -1501,12 +1520,11 @@ impl Uni {
                 )));
             }
             let deps = snap.capability_dependents(&c.id).map_err(|e| self.explain(format!("dependents: {e}")))?;
-            if deps.invalidates != self.reference.dependents(i) {
+            let expect = self.reference.dependents(i);
+            if (&deps.invalidates, &deps.already_invalid) != (&expect.0, &expect.1) {
                 return Err(self.explain(format!(
-                    "dependents of {}: store {:?}, reference {:?}",
-                    c.id,
-                    deps.invalidates,
-                    self.reference.dependents(i)
+                    "dependents of {}: store {:?} already invalid {:?}, reference {:?} already invalid {:?}",
+                    c.id, deps.invalidates, deps.already_invalid, expect.0, expect.1
                 )));
             }
         }

@@ -672,7 +672,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a capability; every descendant fails from the next decision on
-         * @description Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds the revoked capability alone; `invalidated` lists every unrevoked descendant, invalidated through it (not itself revoked: its chain view shows `revoked: false` with `invalidated_by`).
+         * @description Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds the revoked capability alone; `invalidated` lists the descendants it newly invalidates (not themselves revoked: their chain view shows `revoked: false` with `invalidated_by`), `already_invalid` those an earlier revocation had already invalidated.
          */
         delete: operations["revokeCapability"];
         options?: never;
@@ -719,7 +719,7 @@ export interface paths {
         };
         /**
          * Which capabilities revoking this one would invalidate
-         * @description Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
+         * @description Needs the `reader` scope. Answers "what would revoking this capability invalidate?": `invalidates` lists the descendants it would newly invalidate, `already_invalid` those an earlier revocation already invalidated (revoked themselves, or below a revoked link); the revocation answers the same two lists. Only revocations count, not windows or use counts (judged at each use). The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["capabilityDependents"];
         put?: never;
@@ -1301,8 +1301,10 @@ export interface components {
             outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "recorded" | "allowed" | "denied" | "consented" | "withdrawn";
             /** @description Ids created or changed (items, participants, grants; `transport:identifier` for an identity). Absent when empty. */
             ids?: string[];
-            /** @description Revoking a capability only: every unrevoked descendant, invalidated through the revoked one (which alone is in `ids`); they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty. */
+            /** @description Revoking a capability only: the descendants this revocation invalidates, those valid through the revoked one until now (no link of their chain revoked yet). The revoked one alone is in `ids`; they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty. */
             invalidated?: string[];
+            /** @description Revoking a capability only: the descendants that were already invalid through an earlier revocation (revoked themselves, or below a revoked link, the revoked capability's ancestors included); this revocation changes nothing for them. In creation order. Absent when empty. */
+            already_invalid?: string[];
             /**
              * @description Derivations: why it was suppressed or quarantined. Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent (SPEC §6.3; it admits nothing until then).
              * @enum {string}
@@ -1739,7 +1741,10 @@ export interface components {
         };
         DependentsResponse: {
             capability: string;
+            /** @description The descendants revoking the capability would newly invalidate: no link of their chain is revoked yet. In creation order. */
             invalidates: string[];
+            /** @description The descendants already invalid through a revocation: revoked themselves, or below a revoked link (the capability itself or one of its ancestors included). Revoking the capability changes nothing for them. In creation order. Windows and use counts are not considered: they are judged at each use. */
+            already_invalid: string[];
             revision: number;
             token: components["schemas"]["Token"];
             /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
@@ -6021,7 +6026,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every unrevoked descendant. */
+            /** @description The descendants revoking it would newly invalidate (`invalidates`), and those already invalid through a revocation (`already_invalid`). */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -331,6 +331,7 @@ fn device_write(
         outcome: done.outcome.to_string(),
         ids: done.ids,
         invalidated: done.invalidated,
+        already_invalid: done.already_invalid,
         decision: done.decision,
         ..WriteOutcome::default()
     })
@@ -560,6 +561,9 @@ fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
         }
         if !out.invalidated.is_empty() {
             m.insert("invalidated".into(), json!(out.invalidated));
+        }
+        if !out.already_invalid.is_empty() {
+            m.insert("already_invalid".into(), json!(out.already_invalid));
         }
     }
     v

@@ -38,13 +38,17 @@ pub(crate) struct DeviceWrite<'a> {
 pub(crate) struct Written {
     pub outcome: &'static str,
     pub ids: Vec<String>,
-    /// A capability's revocation: its descendants, invalidated through it (not themselves revoked).
+    /// A capability's revocation: the descendants it invalidates (valid through it until then;
+    /// not themselves revoked).
     pub invalidated: Vec<String>,
+    /// A capability's revocation: the descendants that were already invalid through an earlier
+    /// revocation (revoked themselves, or below a revoked link).
+    pub already_invalid: Vec<String>,
     pub decision: Option<AuthorizeView>,
 }
 
 fn written(outcome: &'static str, ids: Vec<String>) -> Written {
-    Written { outcome, ids, invalidated: Vec::new(), decision: None }
+    Written { outcome, ids, invalidated: Vec::new(), already_invalid: Vec::new(), decision: None }
 }
 
 /// Device records a command touched.
@@ -407,14 +411,16 @@ impl DeviceWrite<'_> {
         if rec.revoked {
             return Err(StoreError::AlreadyRevoked(cap.to_string()));
         }
+        // Only `cap` is revoked; the descendants still valid through it until now are
+        // invalidated through it (their own records stay unrevoked, and their chain view names
+        // `cap` as `invalidated_by`). Those an earlier revocation already invalidated are
+        // answered apart: this revocation changes nothing for them. Judged before the change.
+        let (newly, already) = self.dev.dependents(cid);
+        let (invalidated, already_invalid) = (self.view().cap_names(newly), self.view().cap_names(already));
         rec.revoked = true;
         self.dev.caps.set(cid as usize, rec);
         self.dirty.caps.push(cid);
-        // Only `cap` is revoked; its descendants are invalidated through it (their own records
-        // stay unrevoked, and their chain view names `cap` as `invalidated_by`).
-        let invalidated =
-            self.dev.dependents(cid).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect();
-        Ok(Written { invalidated, ..written("revoked", vec![cap.to_string()]) })
+        Ok(Written { invalidated, already_invalid, ..written("revoked", vec![cap.to_string()]) })
     }
 
     /// Whether `path` matches a member of a conflict of the current schema.

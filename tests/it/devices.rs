@@ -591,9 +591,205 @@ async fn a_revocation_invalidates_descendants_through_their_ancestor() {
     let d = ok(app.call("POST", "/v1/stores/s/authorize", Some(ask)).await);
     assert_eq!(d["allowed"], false, "{d}");
     // Revoking k2 as well (its holder's ancestor holder may): the nearest revoked ancestor of k3
-    // is then k2, and nothing is left to invalidate through k2 but k3.
+    // is then k2.
+    // k3 was already invalid through k, so k2's revocation invalidates nothing new (issue 36).
     let again = ok(app.call("DELETE", "/v1/stores/s/capabilities/k2?by=bob", None).await);
-    assert_eq!((&again["ids"], &again["invalidated"]), (&json!(["k2"]), &json!(["k3"])), "{again}");
+    assert_eq!(
+        (&again["ids"], again.get("invalidated"), &again["already_invalid"]),
+        (&json!(["k2"]), None, &json!(["k3"])),
+        "{again}"
+    );
     let chain = ok(app.call("GET", "/v1/stores/s/capabilities/k3/chain", None).await);
     assert_eq!(chain["chain"][2]["invalidated_by"], "k2", "{chain}");
+}
+
+/// Issue 36, item 4: the dependents of a capability and the answer of its revocation list only
+/// what the revocation would newly invalidate; descendants already invalid through a revocation
+/// (revoked, or below a revoked link) are listed apart, as `already_invalid`. Chain
+/// k1 → k2 → k3, and k4 a second child of k1.
+#[tokio::test]
+async fn dependents_and_revocations_list_only_what_they_newly_invalidate() {
+    let app = TestApp::new();
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    ok(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await);
+    for p in ["ann", "bob", "cat", "dan", "eve"] {
+        ok(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await);
+    }
+    ok(app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await);
+    let cap = |id: &str, issuer: &str, holder: &str, parent: Option<&str>| {
+        json!({"id": id, "issuer": issuer, "holder": holder, "device": "fridge", "paths": ["x/**"],
+               "actions": ["read"], "parent": parent})
+    };
+    for c in [
+        cap("k1", "ann", "bob", None),
+        cap("k2", "bob", "cat", Some("k1")),
+        cap("k3", "cat", "dan", Some("k2")),
+        cap("k4", "bob", "eve", Some("k1")),
+    ] {
+        ok(app.call("POST", "/v1/stores/s/capabilities", Some(c)).await);
+    }
+    let dependents = |c: &'static str| {
+        let app = &app;
+        async move {
+            let d = ok(app.call("GET", &format!("/v1/stores/s/capabilities/{c}/dependents"), None).await);
+            (d["invalidates"].clone(), d["already_invalid"].clone())
+        }
+    };
+    assert_eq!(dependents("k1").await, (json!(["k2", "k3", "k4"]), json!([])));
+    assert_eq!(dependents("k2").await, (json!(["k3"]), json!([])));
+
+    let r = ok(app.call("DELETE", "/v1/stores/s/capabilities/k2?by=ann", None).await);
+    assert_eq!((&r["invalidated"], r.get("already_invalid")), (&json!(["k3"]), None), "{r}");
+    // The issue's case: k3 is invalid through k2 now; revoking k1 would newly invalidate k4 only.
+    assert_eq!(dependents("k1").await, (json!(["k4"]), json!(["k2", "k3"])));
+    assert_eq!(dependents("k2").await, (json!([]), json!(["k3"])));
+    let r = ok(app.call("DELETE", "/v1/stores/s/capabilities/k1?by=ann", None).await);
+    assert_eq!((&r["invalidated"], &r["already_invalid"]), (&json!(["k4"]), &json!(["k2", "k3"])), "{r}");
+    assert_eq!(dependents("k1").await, (json!([]), json!(["k2", "k3", "k4"])));
+    // Below a revoked ancestor, everything is already invalid; a leaf has no dependents.
+    assert_eq!(dependents("k4").await, (json!([]), json!([])));
+    let r = ok(app.call("DELETE", "/v1/stores/s/capabilities/k3?by=ann", None).await);
+    assert_eq!((r.get("invalidated"), r.get("already_invalid")), (None, None), "{r}");
+}
+
+/// Issue 36, item 3: a relation grant or a capability (root or delegated) whose window ends at
+/// or before the time of the write would never hold, so it is refused with `422
+/// window_in_the_past` and nothing is written. The time is the writer's clock at the write: an
+/// instant that was ahead is refused once the clock has passed it. A window that has not yet
+/// begun is fine; an empty one (`not_before` not before `not_after`) stays `400 invalid_request`.
+#[tokio::test]
+async fn a_window_already_over_is_refused_on_every_route() {
+    let app = TestApp::new();
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    let at = |ms: i64| earshot_store::model::format_time(T0_MS + ms);
+    ok(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await);
+    for p in ["ann", "bob", "cat"] {
+        ok(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await);
+    }
+    ok(app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await);
+    ok(app.call("PUT", "/v1/stores/s/schema", Some(json!({"schema": "relation family { opens status/** }"}))).await);
+    let edge = |c: Value| json!({"grantor": "ann", "relation": "family", "grantee": "bob", "constraints": c});
+    let root = |c: Value| {
+        json!({"issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["x/**"], "actions": ["read"],
+               "constraints": c})
+    };
+    let child = |c: Value| {
+        json!({"issuer": "bob", "holder": "cat", "device": "fridge", "paths": ["x/a"], "actions": ["read"],
+               "parent": "k", "constraints": c})
+    };
+    ok(app
+        .call(
+            "POST",
+            "/v1/stores/s/capabilities",
+            Some(json!({"id": "k", "issuer": "ann", "holder": "bob",
+        "device": "fridge", "paths": ["x/**"], "actions": ["read"], "constraints": {"not_after": at(60_000)}})),
+        )
+        .await);
+    let refused = |path: &'static str, body: Value, status: u16, code: &'static str| {
+        let app = &app;
+        async move {
+            let before = app.revision("s");
+            let (st, r) = app.call("POST", &format!("/v1/stores/s/{path}"), Some(body.clone())).await;
+            assert_eq!((st.as_u16(), r["error"]["code"].as_str()), (status, Some(code)), "{path} {body}: {r}");
+            if code == "window_in_the_past" {
+                assert_eq!(r["error"]["details"]["field"], "constraints.not_after", "{r}");
+            }
+            assert_eq!(app.revision("s"), before, "{path} {body}: a refused write wrote");
+        }
+    };
+    let ended = [
+        json!({"not_after": "1970-01-01T00:00:00Z"}),
+        json!({"not_after": at(0)}),
+        json!({"not_before": "1970-01-01T00:00:00Z", "not_after": at(0)}),
+    ];
+    for c in ended {
+        refused("relations", edge(c.clone()), 422, "window_in_the_past").await;
+        refused("capabilities", root(c.clone()), 422, "window_in_the_past").await;
+        refused("capabilities", child(c), 422, "window_in_the_past").await;
+    }
+    let empty = json!({"not_before": at(9_000), "not_after": at(8_000)});
+    refused("relations", edge(empty.clone()), 400, "invalid_request").await;
+    refused("capabilities", child(empty), 400, "invalid_request").await;
+    // Ending one millisecond after the write, or beginning later: accepted.
+    for c in [json!({"not_after": at(1)}), json!({"not_before": at(5_000), "not_after": at(6_000)})] {
+        ok(app.call("POST", "/v1/stores/s/relations", Some(edge(c.clone()))).await);
+        ok(app.call("POST", "/v1/stores/s/capabilities", Some(root(c.clone()))).await);
+        ok(app.call("POST", "/v1/stores/s/capabilities", Some(child(c))).await);
+    }
+    // At T0 + 10 s, an end at T0 + 6 s is in the past; T0 + 10.001 s is not.
+    app.clock.set(T0_MS + 10_000);
+    for c in [json!({"not_after": at(6_000)}), json!({"not_after": at(10_000)})] {
+        refused("relations", edge(c.clone()), 422, "window_in_the_past").await;
+        refused("capabilities", root(c.clone()), 422, "window_in_the_past").await;
+        refused("capabilities", child(c), 422, "window_in_the_past").await;
+    }
+    let c = json!({"not_after": at(10_001)});
+    ok(app.call("POST", "/v1/stores/s/relations", Some(edge(c.clone()))).await);
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(root(c.clone()))).await);
+    ok(app.call("POST", "/v1/stores/s/capabilities", Some(child(c))).await);
+}
+
+/// Issue 36, item 6: `outcome` says what a use wrote. An allowed use that counts nothing and
+/// that no aggregation conflict needs writes nothing (`allowed`: no record, the same revision
+/// and token); one the aggregation guard keeps is `recorded` (a `use-<n>` record, one
+/// revision); a counted one `consumed`; an owner's use is never kept.
+#[tokio::test]
+async fn a_use_answers_what_it_wrote() {
+    let app = TestApp::new();
+    let ok = |r: (axum::http::StatusCode, Value)| {
+        assert!(r.0.is_success(), "{} {}", r.0, r.1);
+        r.1
+    };
+    ok(app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await);
+    for p in ["ann", "bob", "cat"] {
+        ok(app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await);
+    }
+    ok(app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await);
+    let schema = "relation family {\n opens status/**\n opens location/**\n opens calendar/**\n}\n\
+                  conflict empty_home { location/**, calendar/** within 1h }\n";
+    ok(app.call("PUT", "/v1/stores/s/schema", Some(json!({"schema": schema}))).await);
+    ok(app
+        .call(
+            "POST",
+            "/v1/stores/s/relations",
+            Some(json!({"grantor": "ann", "relation": "family",
+        "grantee": "bob"})),
+        )
+        .await);
+    ok(app
+        .call(
+            "POST",
+            "/v1/stores/s/relations",
+            Some(json!({"grantor": "ann", "relation": "family",
+        "grantee": "cat", "constraints": {"uses": 5}})),
+        )
+        .await);
+    let uses = [
+        // (principal, path, outcome, revisions written, a use record named)
+        ("bob", "status/a", "allowed", 0, false),
+        ("bob", "status/a", "allowed", 0, false),
+        ("ann", "location/home", "allowed", 0, false),
+        ("bob", "location/home", "recorded", 1, true),
+        ("cat", "status/a", "consumed", 1, false),
+        ("bob", "calendar/today", "denied", 0, false),
+    ];
+    for (who, path, outcome, wrote, record) in uses {
+        let before = ok(app.call("GET", "/v1/stores/s", None).await);
+        let ask = json!({"principal": who, "device": "fridge", "path": path, "action": "read"});
+        let u = ok(app.call("POST", "/v1/stores/s/uses", Some(ask)).await);
+        let after = app.revision("s");
+        let from = before["revision"].as_u64().expect("revision");
+        assert_eq!((u["outcome"].as_str(), after), (Some(outcome), from + wrote), "{who} {path}: {u}");
+        assert_eq!(u["revision"].as_u64(), Some(after), "{u}");
+        assert_eq!(u.get("ids").is_some(), record, "{who} {path}: {u}");
+        if wrote == 0 {
+            assert_eq!(u["token"], before["token"], "{who} {path}: nothing written, the same token: {u}");
+        }
+    }
 }

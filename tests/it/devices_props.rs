@@ -409,7 +409,9 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
         } else {
             T0_MS + half_secs * 500
         };
-        u.clock.set(now);
+        // The parent is minted before every window of the run begins (a window already over
+        // when written is refused), so that delegating from an expired parent is tried too.
+        u.clock.set(T0_MS - 1000);
         // The parent is a root on d0 (minted by its owner `ann`) held by `cat`.
         let (pdev, powner) = ("d0", "ann");
         let pid = format!("p{n}");
@@ -424,6 +426,7 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
             parent: None,
         };
         u.store.write(Command::CreateCapability(root)).map_err(|e| format!("root {parent:?}: {e}"))?;
+        u.clock.set(now);
         // The child names the parent's device, or another (device 1: d2).
         let cdev = devices[usize::from(child.device) % 2];
         let req = NewCapability {
@@ -441,6 +444,7 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
             && parent.na.is_none_or(|na| now < ms(na))
             && parent.uses != Some(0);
         let empty_window = matches!((child.nb, child.na), (Some(b), Some(a)) if b >= a);
+        let child_over = child.na.is_some_and(|na| ms(na) <= now);
         let widened = ref_widened(child, parent);
         let ctx = || format!("parent {parent:?} at T0+{}ms\nchild {req:?}\n=> {res:?}", now - T0_MS);
         let outcome = match &res {
@@ -451,7 +455,7 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
         *outcomes.entry(outcome).or_default() += 1;
         match &res {
             Ok(_) => {
-                if empty_window || !parent_valid || !widened.is_empty() {
+                if empty_window || child_over || !parent_valid || !widened.is_empty() {
                     return Err(format!(
                         "accepted a delegation the reference refuses (widened {widened:?}, parent valid \
                          {parent_valid})\n{}",
@@ -462,13 +466,15 @@ fn narrowing_through_the_store(pairs: &[((RScope, RScope), i64, bool)]) -> Resul
             Err(StoreError::CapabilityNotWithinParent(ws)) => {
                 let got: BTreeSet<String> = ws.iter().map(|w| dimension_name(&w.dimension)).collect();
                 let expect: BTreeSet<String> = widened.iter().map(|d| d.to_string()).collect();
-                if got.is_empty() || got != expect || empty_window || !parent_valid {
+                if got.is_empty() || got != expect || empty_window || child_over || !parent_valid {
                     return Err(format!("refusal names {got:?}, the reference finds {expect:?}\n{}", ctx()));
                 }
             }
             Err(e) => {
                 let expect = if empty_window {
                     "invalid_request"
+                } else if child_over {
+                    "window_in_the_past"
                 } else if !parent_valid {
                     "parent_capability_invalid"
                 } else if !widened.is_empty() {
@@ -817,6 +823,10 @@ impl RCons {
     fn empty_window(&self) -> bool {
         matches!((self.nb, self.na), (Some(b), Some(a)) if b >= a)
     }
+    /// A window that ends at or before `now` (the write's time) would never hold: refused.
+    fn over_at(&self, now: i64) -> bool {
+        self.na.is_some_and(|a| a <= now)
+    }
 }
 
 fn rcons(g: &GCons) -> RCons {
@@ -1026,11 +1036,16 @@ impl Reference {
     }
 
     /// Unrevoked strict descendants of `c`, in creation order.
-    fn dependents(&self, c: usize) -> Vec<String> {
-        (0..self.caps.len())
-            .filter(|&i| i != c && !self.caps[i].revoked && self.chain_up(i).contains(&c))
-            .map(|i| self.caps[i].id.clone())
-            .collect()
+    /// The descendants of `c` a revocation of `c` would newly invalidate (no link of their
+    /// chain revoked), and those already invalid (some link of their chain, up to the root,
+    /// revoked), each in creation order.
+    fn dependents(&self, c: usize) -> (Vec<String>, Vec<String>) {
+        let (mut newly, mut already) = (Vec::new(), Vec::new());
+        for i in (0..self.caps.len()).filter(|&i| i != c && self.chain_up(i).contains(&c)) {
+            let invalid = self.chain_up(i).iter().any(|&x| self.caps[x].revoked);
+            if invalid { &mut already } else { &mut newly }.push(self.caps[i].id.clone());
+        }
+        (newly, already)
     }
 
     /// Applies a command; `Ok(outcome)` or `Err(code)`.
@@ -1060,6 +1075,9 @@ impl Reference {
                 let c = cons_of(r.constraints.as_ref());
                 if c.empty_window() {
                     return Err("invalid_request");
+                }
+                if c.over_at(self.now) {
+                    return Err("window_in_the_past");
                 }
                 let relation = RELATIONS.iter().find(|x| **x == r.relation).copied().unwrap_or("nope");
                 self.edges.push(REdge {
@@ -1096,6 +1114,9 @@ impl Reference {
                 let cons = cons_of(c.constraints.as_ref());
                 if cons.empty_window() {
                     return Err("invalid_request");
+                }
+                if cons.over_at(self.now) {
+                    return Err("window_in_the_past");
                 }
                 let actions: BTreeSet<&'static str> =
                     c.actions.iter().filter_map(|a| ACTIONS.iter().find(|x| *x == a).copied()).collect();
@@ -1364,13 +1385,27 @@ impl Uni {
         let before = self.store.latest().revision();
         let res = self.store.write(cmd.clone());
         let after = self.store.latest().revision();
+        // A revocation answers what it newly invalidates and what was already invalid: the
+        // reference's dependents before it.
+        let deps = match cmd {
+            Command::RevokeCapability { capability, .. } => {
+                self.reference.caps.iter().position(|x| x.id == *capability).map(|i| self.reference.dependents(i))
+            }
+            _ => None,
+        }
+        .unwrap_or_default();
         let expect = self.reference.apply(cmd);
         self.log.push(format!(
             "{cmd:?}\n    => store {:?} / reference {expect:?}",
             res.as_ref().map(|o| &o.outcome).map_err(|e| e.code())
         ));
         match (&res, expect) {
-            (Ok(o), Ok(x)) if o.outcome == x && after == before + 1 && o.revision == after => {
+            (Ok(o), Ok(x))
+                if o.outcome == x
+                    && after == before + 1
+                    && o.revision == after
+                    && (&o.invalidated, &o.already_invalid) == (&deps.0, &deps.1) =>
+            {
                 self.bump(format!("write {x}"));
                 if let Command::CreateCapability(NewCapability { parent: Some(_), .. }) = cmd {
                     let depth = self.reference.caps.last().map_or(0, |c| c.depth);
@@ -1485,12 +1520,11 @@ impl Uni {
                 )));
             }
             let deps = snap.capability_dependents(&c.id).map_err(|e| self.explain(format!("dependents: {e}")))?;
-            if deps.invalidates != self.reference.dependents(i) {
+            let expect = self.reference.dependents(i);
+            if (&deps.invalidates, &deps.already_invalid) != (&expect.0, &expect.1) {
                 return Err(self.explain(format!(
-                    "dependents of {}: store {:?}, reference {:?}",
-                    c.id,
-                    deps.invalidates,
-                    self.reference.dependents(i)
+                    "dependents of {}: store {:?} already invalid {:?}, reference {:?} already invalid {:?}",
+                    c.id, deps.invalidates, deps.already_invalid, expect.0, expect.1
                 )));
             }
         }

@@ -1665,3 +1665,48 @@ async fn trust_delegations_are_recorded_read_listed_and_revoked() {
     // The author keeps its participant.
     refused(&app.call_with("DELETE", "/v1/stores/s/participants/alice", None, adm).await, 409, "participant_in_use");
 }
+
+/// Issue 36, item 3: a grant (or a declassification, which is one) whose `expires_at` is at or
+/// before the time of the write would never count, so it is refused with `422
+/// window_in_the_past` and nothing is written; "now" is the writer's clock at the write, so
+/// the same instant is refused once the clock has passed it. One millisecond later is fine.
+#[tokio::test]
+async fn a_grant_already_over_is_refused_and_writes_nothing() {
+    let app = TestApp::new();
+    setup(&app, None).await;
+    let at = |ms: i64| earshot_store::model::format_time(earshot_tests::T0_MS + ms);
+    let refused = |r: &(StatusCode, Value), field: &str| {
+        assert_eq!(
+            (r.0.as_u16(), r.1["error"]["code"].as_str(), r.1["error"]["details"]["field"].as_str()),
+            (422, Some("window_in_the_past"), Some(field)),
+            "{}",
+            r.1
+        );
+    };
+    let grant = |expires: String| json!({"members": ["carol"], "expires_at": expires});
+    let declassify = |expires: String| {
+        json!({"disposition": "declassification", "owner": "owner", "sources": ["private"], "members": ["carol"],
+               "expires_at": expires})
+    };
+    // 1970, the very instant of the write, and that instant written with an offset.
+    for expires in ["1970-01-01T00:00:00Z".to_string(), at(0), "2025-12-31T23:00:00-01:00".to_string()] {
+        let before = app.revision("s");
+        let r = app.call("POST", "/v1/stores/s/items/private/grants", Some(grant(expires.clone()))).await;
+        refused(&r, "expires_at");
+        let r = app.call("POST", "/v1/stores/s/derivations", Some(declassify(expires))).await;
+        refused(&r, "expires_at");
+        assert_eq!(app.revision("s"), before, "a refused grant wrote");
+    }
+    let r = app.call("POST", "/v1/stores/s/items/private/grants", Some(grant(at(1)))).await;
+    ok(&r, 201);
+    // Judged at the write's own time: the clock has moved past an instant that was ahead.
+    app.clock.set(earshot_tests::T0_MS + 10_000);
+    let before = app.revision("s");
+    let r = app.call("POST", "/v1/stores/s/items/private/grants", Some(grant(at(5_000)))).await;
+    refused(&r, "expires_at");
+    assert_eq!(r.1["error"]["details"]["now"], at(10_000), "{}", r.1);
+    let r = app.call("POST", "/v1/stores/s/derivations", Some(declassify(at(10_000)))).await;
+    refused(&r, "expires_at");
+    assert_eq!(app.revision("s"), before, "a refused grant wrote");
+    ok(&app.call("POST", "/v1/stores/s/derivations", Some(declassify(at(10_001)))).await, 201);
+}

@@ -561,7 +561,8 @@ async fn device_store(app: &TestApp) {
             k += 1;
             let mut body = json!({"id": format!("e{k}"), "grantor": format!("u{g}"), "relation": rels[(g + t) % 3], "grantee": format!("u{t}")});
             if k == 3 {
-                body["constraints"] = json!({"not_after": "2025-01-01T00:00:00Z"});
+                // Expired below: a window already over when written is refused.
+                body["constraints"] = json!({"not_after": "2026-01-01T00:00:01Z"});
             }
             post(app, &format!("{e}/relations"), body).await;
         }
@@ -580,6 +581,8 @@ async fn device_store(app: &TestApp) {
     done(&app.call("DELETE", &format!("{e}/capabilities/r2?by=u1"), None).await);
     let use_it = json!({"principal": "u0", "device": "d2", "path": "location/home", "action": "read"});
     ok(&app.call("POST", &format!("{e}/uses"), Some(use_it)).await, 200);
+    // Edge e3's window closes.
+    app.clock.set(T0_MS + 2_000);
 }
 
 const PATHS: [&str; 9] = [

@@ -297,6 +297,7 @@ fn every_store_error() -> Vec<StoreError> {
         E::TokenIncarnationMismatch(s()),
         E::CursorIncarnationMismatch(s()),
         E::StoreReplaced(s()),
+        E::WindowInThePast { field: "expires_at", ends_at: s(), now: s() },
     ]
 }
 
@@ -371,9 +372,10 @@ fn variant_index(e: &StoreError) -> usize {
         E::TokenIncarnationMismatch(_) => 63,
         E::CursorIncarnationMismatch(_) => 64,
         E::StoreReplaced(_) => 65,
+        E::WindowInThePast { .. } => 66,
     }
 }
-const STORE_VARIANTS: usize = 66;
+const STORE_VARIANTS: usize = 67;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

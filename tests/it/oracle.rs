@@ -590,6 +590,10 @@ impl Oracle {
             },
             None => None,
         };
+        // A grant counts while `now < expires_at`: one that would never count is refused.
+        if expires_at_ms.is_some_and(|e| e <= self.now_ms) {
+            return no("window_in_the_past");
+        }
         let mut members: BTreeSet<String> = g.members.iter().cloned().collect();
         members.insert(owner);
         // A replay of a live grant (same members, reason, expiry) answers it and adds nothing.

@@ -672,7 +672,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a capability; every descendant fails from the next decision on
-         * @description Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds the revoked capability alone; `invalidated` lists every unrevoked descendant, invalidated through it (not itself revoked: its chain view shows `revoked: false` with `invalidated_by`).
+         * @description Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds the revoked capability alone; `invalidated` lists the descendants it newly invalidates (not themselves revoked: their chain view shows `revoked: false` with `invalidated_by`), `already_invalid` those an earlier revocation had already invalidated.
          */
         delete: operations["revokeCapability"];
         options?: never;
@@ -719,7 +719,7 @@ export interface paths {
         };
         /**
          * Which capabilities revoking this one would invalidate
-         * @description Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
+         * @description Needs the `reader` scope. Answers "what would revoking this capability invalidate?": `invalidates` lists the descendants it would newly invalidate, `already_invalid` those an earlier revocation already invalidated (revoked themselves, or below a revoked link); the revocation answers the same two lists. Only revocations count, not windows or use counts (judged at each use). The query string takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
          */
         get: operations["capabilityDependents"];
         put?: never;
@@ -767,7 +767,7 @@ export interface paths {
         put?: never;
         /**
          * Decide at the latest revision and, on an allow, consume one use (SPEC §2.4)
-         * @description Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` is `consumed`, `allowed` (nothing counted, nothing written) or `denied`; `decision` carries the decision.
+         * @description Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` says what was written: `consumed` (a use was counted, in a new revision), `recorded` (nothing counted, but the use was kept for the aggregation guard, in a new revision: `ids` names the `use-<n>` record), `allowed` (nothing counted or kept: nothing written, the revision unchanged) or `denied` (nothing written); `decision` carries the decision.
          */
         post: operations["consumeUse"];
         delete?: never;
@@ -1207,7 +1207,7 @@ export interface components {
             members: components["schemas"]["Id"][];
             /** @description At most 1024 bytes. */
             reason?: string | null;
-            /** @description Instant after which the grant no longer counts. */
+            /** @description Instant after which the grant no longer counts. It must be later than the time of the write, else 422 `window_in_the_past`. */
             expires_at?: components["schemas"]["Timestamp"] | null;
         };
         /** @description One output of a partition. */
@@ -1243,7 +1243,7 @@ export interface components {
             members?: components["schemas"]["Id"][] | null;
             /** @description Declassification only. At most 1024 bytes. */
             reason?: string | null;
-            /** @description Declassification only. */
+            /** @description Declassification only; as a grant's `expires_at`, later than the time of the write, else 422 `window_in_the_past`. */
             expires_at?: components["schemas"]["Timestamp"] | null;
             /** @description Intersection or quarantine only: subjects named beyond those the new item inherits (the union of its sources' subjects, SPEC §6.3); at most 32 in all. */
             subjects?: components["schemas"]["Id"][];
@@ -1298,11 +1298,13 @@ export interface components {
         /** @description What a write produced. */
         WriteOutcome: {
             /** @enum {string} */
-            outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "allowed" | "denied" | "consented" | "withdrawn";
+            outcome: "created" | "updated" | "removed" | "granted" | "exists" | "revoked" | "quarantined" | "suppressed" | "consumed" | "recorded" | "allowed" | "denied" | "consented" | "withdrawn";
             /** @description Ids created or changed (items, participants, grants; `transport:identifier` for an identity). Absent when empty. */
             ids?: string[];
-            /** @description Revoking a capability only: every unrevoked descendant, invalidated through the revoked one (which alone is in `ids`); they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty. */
+            /** @description Revoking a capability only: the descendants this revocation invalidates, those valid through the revoked one until now (no link of their chain revoked yet). The revoked one alone is in `ids`; they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty. */
             invalidated?: string[];
+            /** @description Revoking a capability only: the descendants that were already invalid through an earlier revocation (revoked themselves, or below a revoked link, the revoked capability's ancestors included); this revocation changes nothing for them. In creation order. Absent when empty. */
+            already_invalid?: string[];
             /**
              * @description Derivations: why it was suppressed or quarantined. Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent (SPEC §6.3; it admits nothing until then).
              * @enum {string}
@@ -1517,7 +1519,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_in_use" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation" | "window_in_the_past";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1610,6 +1612,7 @@ export interface components {
         /** @description Time window `[not_before, not_after)`, a use count, and a CEL condition over the request's context. A condition is bounded (SPEC §2.6): at most 32 levels deep, 512 nodes, comprehensions nested two deep, and an estimated cost within the budget, else 422 `invalid_condition` naming the bound; at each use the cost is estimated with the context's actual sizes and over the budget denies (`denied_condition_error`). Comprehension variables are not context variables. */
         Constraints: {
             not_before?: components["schemas"]["Timestamp"];
+            /** @description End of the window (exclusive). It must be later than `not_before` (else 400 `invalid_request`) and than the time of the write (else 422 `window_in_the_past`). */
             not_after?: components["schemas"]["Timestamp"];
             uses?: number;
             condition?: string;
@@ -1738,7 +1741,10 @@ export interface components {
         };
         DependentsResponse: {
             capability: string;
+            /** @description The descendants revoking the capability would newly invalidate: no link of their chain is revoked yet. In creation order. */
             invalidates: string[];
+            /** @description The descendants already invalid through a revocation: revoked themselves, or below a revoked link (the capability itself or one of its ancestors included). Revoking the capability changes nothing for them. In creation order. Windows and use counts are not considered: they are judged at each use. */
+            already_invalid: string[];
             revision: number;
             token: components["schemas"]["Token"];
             /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
@@ -3685,7 +3691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `anonymous_participant`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `anonymous_participant`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3918,7 +3924,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `anonymous_participant`, `source_owner_mismatch`, `partition_mixed_audiences`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `anonymous_participant`, `source_owner_mismatch`, `partition_mixed_audiences`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5419,7 +5425,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `unknown_relation`, `invalid_condition`, `anonymous_participant`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `unknown_relation`, `invalid_condition`, `anonymous_participant`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5754,7 +5760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `capability_not_within_parent`, `invalid_slice_path`, `invalid_condition`, `anonymous_participant`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `capability_not_within_parent`, `invalid_slice_path`, `invalid_condition`, `anonymous_participant`, `window_in_the_past`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6020,7 +6026,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every unrevoked descendant. */
+            /** @description The descendants revoking it would newly invalidate (`invalidates`), and those already invalid through a revocation (`already_invalid`). */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -128,7 +128,8 @@ impl From<StoreError> for ApiError {
             | E::PartitionMixedAudiences { .. }
             | E::IdempotencyKeyReused(_)
             | E::ImportInvalid { .. }
-            | E::TrustSelf(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            | E::TrustSelf(_)
+            | E::WindowInThePast { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
             E::ConsistencyTimeout { .. }
             | E::Unavailable
@@ -171,6 +172,7 @@ impl From<StoreError> for ApiError {
             E::InvalidIdempotencyKey => json!({"header": "Idempotency-Key"}),
             E::IdempotencyKeyReused(key) => json!({"key": key}),
             E::ImportInvalid { line, .. } => json!({"line": line}),
+            E::WindowInThePast { field, ends_at, now } => json!({"field": field, "ends_at": ends_at, "now": now}),
             _ => json!({}),
         };
         // 503 and 507 are conditions the operator and client can act on, so their message is

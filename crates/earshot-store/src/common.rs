@@ -123,6 +123,21 @@ pub fn format_time(ms: i64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
+/// Refuses a window that ends at or before `now_ms`, the time of the write that carries it (the
+/// writer's clock when it applies the write, recorded with the revision, so a replay judges it
+/// alike): a grant counts while `now < expires_at` and a window holds while `now < not_after`,
+/// so such a window would never hold (`window_in_the_past`).
+pub(crate) fn check_window_ends_later(field: &'static str, ends_ms: Option<i64>, now_ms: i64) -> Result<()> {
+    match ends_ms {
+        Some(end) if end <= now_ms => Err(crate::error::StoreError::WindowInThePast {
+            field,
+            ends_at: format_time(end),
+            now: format_time(now_ms),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Parses an RFC 3339 instant into milliseconds since the epoch.
 pub fn parse_time(field: &'static str, s: &str) -> Result<i64> {
     // humantime reads only UTC (`Z`); an RFC 3339 numeric offset is split off and applied here.

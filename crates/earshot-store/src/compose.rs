@@ -141,7 +141,7 @@ impl Snapshot {
     /// recorded outcome (revision and token of the write that recorded it) and writes nothing
     /// when the fingerprint matches, and is refused when it does not. Otherwise the command
     /// runs, and if it writes, the key and its answer are recorded in the same revision. A
-    /// write that changes nothing (a denied or uncounted use, a grant answering `exists`, a
+    /// write that changes nothing (a use answering `denied` or `allowed`, a grant answering `exists`, a
     /// suppressed derivation, a create retried) records nothing, so that a key never costs a
     /// revision of its own: its retry runs again and again changes nothing, or, if the state
     /// has moved meanwhile, writes what the first would have. Refusals are not recorded
@@ -331,6 +331,7 @@ fn device_write(
         outcome: done.outcome.to_string(),
         ids: done.ids,
         invalidated: done.invalidated,
+        already_invalid: done.already_invalid,
         decision: done.decision,
         ..WriteOutcome::default()
     })
@@ -560,6 +561,9 @@ fn change(cmd: &Command, out: &WriteOutcome) -> serde_json::Value {
         }
         if !out.invalidated.is_empty() {
             m.insert("invalidated".into(), json!(out.invalidated));
+        }
+        if !out.already_invalid.is_empty() {
+            m.insert("already_invalid".into(), json!(out.already_invalid));
         }
     }
     v

@@ -162,6 +162,10 @@ pub enum StoreError {
     /// An owner trusts its own words by definition; a delegation to itself is refused.
     #[error("`{0}` cannot delegate trust to itself")]
     TrustSelf(String),
+    /// A grant's `expires_at` or a window's `not_after` at or before the write's own time: the
+    /// grant or window would never have held, so the write is refused rather than recorded.
+    #[error("`{field}` ({ends_at}) is not after the time of the write ({now}): the window would already be over")]
+    WindowInThePast { field: &'static str, ends_at: String, now: String },
 }
 
 /// Longest `Idempotency-Key` accepted (here, below every part, so that the error type names
@@ -264,6 +268,7 @@ impl StoreError {
             E::AuthorNotFound(_) => "author_not_found",
             E::TrustNotFound(_) => "trust_not_found",
             E::TrustSelf(_) => "trust_self_delegation",
+            E::WindowInThePast { .. } => "window_in_the_past",
         }
     }
 

@@ -80,15 +80,20 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct WriteOutcome {
     /// `created`, `updated`, `removed`, `granted`, `exists` (a replayed live grant: nothing written),
-    /// `revoked`, `quarantined`, `suppressed`, `consented` or `withdrawn`.
+    /// `revoked`, `quarantined`, `suppressed`, `consented` or `withdrawn`; for a use `consumed`,
+    /// `recorded`, `allowed` (nothing written) or `denied` (nothing written).
     pub outcome: String,
     /// Ids of items, participants or grants created or changed.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ids: Vec<String>,
-    /// A capability's revocation: its descendants, invalidated through it (not themselves
-    /// revoked; their chain view names the revoked one as `invalidated_by`).
+    /// A capability's revocation: the descendants it newly invalidates, valid through it until
+    /// then (not themselves revoked; their chain view names the revoked one as `invalidated_by`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub invalidated: Vec<String>,
+    /// A capability's revocation: the descendants already invalid through an earlier revocation
+    /// (revoked themselves, or below a revoked link); the revocation changes nothing for them.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub already_invalid: Vec<String>,
     /// For a suppressed or quarantined derivation: why, and which source. For a grant, a
     /// declassification or a consent decision: `consent_pending` while the grant still waits
     /// for a subject's consent (SPEC §6.3).
@@ -100,8 +105,9 @@ pub struct WriteOutcome {
     pub revision: u64,
     /// Consistency token for `revision`.
     pub token: String,
-    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed`, `allowed`
-    /// when nothing was counted, or `denied`).
+    /// For `POST /uses`: the decision taken at the writer (`outcome` is `consumed` when a use
+    /// was counted, `recorded` when nothing was counted but the use was kept for the aggregation
+    /// guard, `allowed` when nothing was written, or `denied`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub decision: Option<AuthorizeView>,
 }

@@ -16,7 +16,11 @@ class DependentsResponse:
     """
     Attributes:
         capability (str):
-        invalidates (list[str]):
+        invalidates (list[str]): The descendants revoking the capability would newly invalidate: no link of their chain
+            is revoked yet. In creation order.
+        already_invalid (list[str]): The descendants already invalid through a revocation: revoked themselves, or below
+            a revoked link (the capability itself or one of its ancestors included). Revoking the capability changes nothing
+            for them. In creation order. Windows and use counts are not considered: they are judged at each use.
         revision (int):
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
@@ -28,6 +32,7 @@ class DependentsResponse:
 
     capability: str
     invalidates: list[str]
+    already_invalid: list[str]
     revision: int
     token: str
     latest_revision: int | Unset = UNSET
@@ -37,6 +42,8 @@ class DependentsResponse:
         capability = self.capability
 
         invalidates = self.invalidates
+
+        already_invalid = self.already_invalid
 
         revision = self.revision
 
@@ -50,6 +57,7 @@ class DependentsResponse:
             {
                 "capability": capability,
                 "invalidates": invalidates,
+                "already_invalid": already_invalid,
                 "revision": revision,
                 "token": token,
             }
@@ -66,6 +74,8 @@ class DependentsResponse:
 
         invalidates = cast(list[str], d.pop("invalidates"))
 
+        already_invalid = cast(list[str], d.pop("already_invalid"))
+
         revision = d.pop("revision")
 
         token = d.pop("token")
@@ -75,6 +85,7 @@ class DependentsResponse:
         dependents_response = cls(
             capability=capability,
             invalidates=invalidates,
+            already_invalid=already_invalid,
             revision=revision,
             token=token,
             latest_revision=latest_revision,

@@ -40,7 +40,8 @@ class DeriveRequest:
             members (list[str] | None | Unset): Declassification only (and required there): the exact audience the grant
                 adds.
             reason (None | str | Unset): Declassification only. At most 1024 bytes.
-            expires_at (datetime.datetime | None | Unset): Declassification only.
+            expires_at (datetime.datetime | None | Unset): Declassification only; as a grant's `expires_at`, later than the
+                time of the write, else 422 `window_in_the_past`.
             subjects (list[str] | Unset): Intersection or quarantine only: subjects named beyond those the new item inherits
                 (the union of its sources' subjects, SPEC §6.3); at most 32 in all.
     """

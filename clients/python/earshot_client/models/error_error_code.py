@@ -80,6 +80,7 @@ class ErrorErrorCode(StrEnum):
     UNAVAILABLE = "unavailable"
     UNKNOWN_RELATION = "unknown_relation"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    WINDOW_IN_THE_PAST = "window_in_the_past"
     WRITE_CONFLICT = "write_conflict"
 
     def __str__(self) -> str:

@@ -17,7 +17,8 @@ class NewGrant:
     Attributes:
         members (list[str]): Existing participants the grant's audience adds; the item's owner is always included.
         reason (None | str | Unset): At most 1024 bytes.
-        expires_at (datetime.datetime | None | Unset): Instant after which the grant no longer counts.
+        expires_at (datetime.datetime | None | Unset): Instant after which the grant no longer counts. It must be later
+            than the time of the write, else 422 `window_in_the_past`.
     """
 
     members: list[str]

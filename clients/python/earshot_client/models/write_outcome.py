@@ -29,9 +29,12 @@ class WriteOutcome:
             of another store with `consistency_token_store_mismatch`.
         ids (list[str] | Unset): Ids created or changed (items, participants, grants; `transport:identifier` for an
             identity). Absent when empty.
-        invalidated (list[str] | Unset): Revoking a capability only: every unrevoked descendant, invalidated through the
-            revoked one (which alone is in `ids`); they stay unrevoked themselves, and their chain view names it as
-            `invalidated_by`. Absent when empty.
+        invalidated (list[str] | Unset): Revoking a capability only: the descendants this revocation invalidates, those
+            valid through the revoked one until now (no link of their chain revoked yet). The revoked one alone is in `ids`;
+            they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty.
+        already_invalid (list[str] | Unset): Revoking a capability only: the descendants that were already invalid
+            through an earlier revocation (revoked themselves, or below a revoked link, the revoked capability's ancestors
+            included); this revocation changes nothing for them. In creation order. Absent when empty.
         reason (WriteOutcomeReason | Unset): Derivations: why it was suppressed or quarantined. Grants,
             declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent
             (SPEC §6.3; it admits nothing until then).
@@ -44,6 +47,7 @@ class WriteOutcome:
     token: str
     ids: list[str] | Unset = UNSET
     invalidated: list[str] | Unset = UNSET
+    already_invalid: list[str] | Unset = UNSET
     reason: WriteOutcomeReason | Unset = UNSET
     source: str | Unset = UNSET
     decision: AuthorizeDecision | Unset = UNSET
@@ -63,6 +67,10 @@ class WriteOutcome:
         invalidated: list[str] | Unset = UNSET
         if not isinstance(self.invalidated, Unset):
             invalidated = self.invalidated
+
+        already_invalid: list[str] | Unset = UNSET
+        if not isinstance(self.already_invalid, Unset):
+            already_invalid = self.already_invalid
 
         reason: str | Unset = UNSET
         if not isinstance(self.reason, Unset):
@@ -87,6 +95,8 @@ class WriteOutcome:
             field_dict["ids"] = ids
         if invalidated is not UNSET:
             field_dict["invalidated"] = invalidated
+        if already_invalid is not UNSET:
+            field_dict["already_invalid"] = already_invalid
         if reason is not UNSET:
             field_dict["reason"] = reason
         if source is not UNSET:
@@ -111,6 +121,8 @@ class WriteOutcome:
 
         invalidated = cast(list[str], d.pop("invalidated", UNSET))
 
+        already_invalid = cast(list[str], d.pop("already_invalid", UNSET))
+
         _reason = d.pop("reason", UNSET)
         reason: WriteOutcomeReason | Unset
         if isinstance(_reason, Unset):
@@ -133,6 +145,7 @@ class WriteOutcome:
             token=token,
             ids=ids,
             invalidated=invalidated,
+            already_invalid=already_invalid,
             reason=reason,
             source=source,
             decision=decision,

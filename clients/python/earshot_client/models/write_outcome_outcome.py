@@ -10,6 +10,7 @@ class WriteOutcomeOutcome(StrEnum):
     EXISTS = "exists"
     GRANTED = "granted"
     QUARANTINED = "quarantined"
+    RECORDED = "recorded"
     REMOVED = "removed"
     REVOKED = "revoked"
     SUPPRESSED = "suppressed"

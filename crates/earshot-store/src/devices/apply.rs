@@ -38,13 +38,17 @@ pub(crate) struct DeviceWrite<'a> {
 pub(crate) struct Written {
     pub outcome: &'static str,
     pub ids: Vec<String>,
-    /// A capability's revocation: its descendants, invalidated through it (not themselves revoked).
+    /// A capability's revocation: the descendants it invalidates (valid through it until then;
+    /// not themselves revoked).
     pub invalidated: Vec<String>,
+    /// A capability's revocation: the descendants that were already invalid through an earlier
+    /// revocation (revoked themselves, or below a revoked link).
+    pub already_invalid: Vec<String>,
     pub decision: Option<AuthorizeView>,
 }
 
 fn written(outcome: &'static str, ids: Vec<String>) -> Written {
-    Written { outcome, ids, invalidated: Vec::new(), decision: None }
+    Written { outcome, ids, invalidated: Vec::new(), already_invalid: Vec::new(), decision: None }
 }
 
 /// Device records a command touched.
@@ -130,6 +134,13 @@ impl DeviceWrite<'_> {
         Devices { dev: &*self.dev, names: self.names }
     }
 
+    /// A window that is already over when written (`not_after` at or before the write's time)
+    /// is refused: it would never hold (`window_in_the_past`). A window that has not yet begun
+    /// is fine; an empty one is refused by [`parse_constraints`].
+    fn check_window_open(&self, c: &Constraints) -> Result<()> {
+        crate::common::check_window_ends_later("constraints.not_after", c.not_after_ms, self.now_ms)
+    }
+
     fn participant(&self, field: &'static str, id: &str) -> Result<Pid> {
         check_id(field, id)?;
         self.names.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))
@@ -206,6 +217,7 @@ impl DeviceWrite<'_> {
             return Err(StoreError::UnknownRelation(short(&r.relation)));
         }
         let constraints = parse_constraints(r.constraints.as_ref())?;
+        self.check_window_open(&constraints)?;
         let id = self.fresh_name(r.id, |a, id| a.dev.edge_ids.contains_key(id), StoreError::RelationExists)?;
         let eid = self.dev.edges.len() as Eid;
         let name: Arc<str> = Arc::from(id.as_str());
@@ -255,6 +267,7 @@ impl DeviceWrite<'_> {
         let paths = parse_patterns(&c.paths)?;
         let actions = parse_actions(&c.actions)?;
         let constraints = parse_constraints(c.constraints.as_ref())?;
+        self.check_window_open(&constraints)?;
         let (parent, depth) = match &c.parent {
             None => {
                 if issuer != owner {
@@ -398,14 +411,16 @@ impl DeviceWrite<'_> {
         if rec.revoked {
             return Err(StoreError::AlreadyRevoked(cap.to_string()));
         }
+        // Only `cap` is revoked; the descendants still valid through it until now are
+        // invalidated through it (their own records stay unrevoked, and their chain view names
+        // `cap` as `invalidated_by`). Those an earlier revocation already invalidated are
+        // answered apart: this revocation changes nothing for them. Judged before the change.
+        let (newly, already) = self.dev.dependents(cid);
+        let (invalidated, already_invalid) = (self.view().cap_names(newly), self.view().cap_names(already));
         rec.revoked = true;
         self.dev.caps.set(cid as usize, rec);
         self.dirty.caps.push(cid);
-        // Only `cap` is revoked; its descendants are invalidated through it (their own records
-        // stay unrevoked, and their chain view names `cap` as `invalidated_by`).
-        let invalidated =
-            self.dev.dependents(cid).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect();
-        Ok(Written { invalidated, ..written("revoked", vec![cap.to_string()]) })
+        Ok(Written { invalidated, already_invalid, ..written("revoked", vec![cap.to_string()]) })
     }
 
     /// Whether `path` matches a member of a conflict of the current schema.
@@ -416,7 +431,10 @@ impl DeviceWrite<'_> {
 
     /// `POST /uses`: decides at the writer's latest state and, on an allow, consumes one use of
     /// every counted link of the authority (the edge, or each counted capability in the chain)
-    /// in this one revision. Serialised by the writer, so of two concurrent uses of the last
+    /// in this one revision. The outcome says what was written: `consumed` (a use was counted,
+    /// and the use kept if the aggregation guard needs it), `recorded` (nothing counted, the use
+    /// kept for the aggregation guard), `allowed` (nothing counted or kept: nothing written, no
+    /// revision) or `denied` (nothing written). Serialised by the writer, so of two concurrent uses of the last
     /// remaining use exactly one is allowed.
     pub(crate) fn consume_use(&mut self, req: AuthorizeRequest) -> Result<Written> {
         let raw = self.view().authorize_raw(
@@ -480,7 +498,15 @@ impl DeviceWrite<'_> {
                     }
                 }
             }
-            out.outcome = if consumed { "consumed" } else { "allowed" };
+            // `allowed` means nothing was written: an allowed use that was not counted but kept
+            // for the aggregation guard wrote its record, so it says so (`recorded`).
+            out.outcome = if consumed {
+                "consumed"
+            } else if !self.dirty.uses.is_empty() {
+                "recorded"
+            } else {
+                "allowed"
+            };
         } else {
             out.outcome = "denied";
         }

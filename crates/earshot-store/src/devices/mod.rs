@@ -372,23 +372,34 @@ impl DeviceState {
         None
     }
 
-    /// Every unrevoked descendant of `c`, in creation order.
-    pub(crate) fn dependents(&self, c: Cid) -> Vec<Cid> {
-        let mut out = Vec::new();
-        let mut stack = vec![c];
-        while let Some(x) = stack.pop() {
+    /// The descendants of `c`, each list in creation order, split by what revoking `c` would
+    /// do to them: `newly`, those it would invalidate (no link of their chain is revoked yet),
+    /// and `already`, those already invalid through a revocation (revoked themselves, or below
+    /// a revoked link: one between `c` and them, `c` itself, or an ancestor of `c`). Only
+    /// revocations count: a window or a use count is judged at each use, never here, so the
+    /// answer is a function of the records alone, the same at any time.
+    pub(crate) fn dependents(&self, c: Cid) -> (Vec<Cid>, Vec<Cid>) {
+        let above = self.chain(c).iter().any(|x| self.cap(*x).is_none_or(|r| r.revoked));
+        let (mut newly, mut already) = (Vec::new(), Vec::new());
+        let mut stack = vec![(c, above)];
+        while let Some((x, blocked)) = stack.pop() {
             if let Some(kids) = self.children.get(&x) {
                 for &k in kids.iter() {
-                    if self.cap(k).is_some_and(|r| !r.revoked) {
-                        out.push(k);
+                    let invalid = blocked || self.cap(k).is_none_or(|r| r.revoked);
+                    if invalid {
+                        already.push(k)
+                    } else {
+                        newly.push(k)
                     }
-                    stack.push(k);
+                    stack.push((k, invalid));
                 }
             }
         }
-        out.sort_unstable();
-        out.dedup();
-        out
+        for list in [&mut newly, &mut already] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        (newly, already)
     }
 
     /// Root first, `c` last.
@@ -568,6 +579,11 @@ impl Devices<'_> {
         })
     }
 
+    /// The ids of `caps`, in their order.
+    pub(crate) fn cap_names(&self, caps: Vec<Cid>) -> Vec<String> {
+        caps.into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect()
+    }
+
     /// The nearest revoked strict ancestor of `c`: the capability it is invalidated through.
     fn revoked_ancestor(&self, c: Cid) -> Option<Cid> {
         let chain = self.dev.chain(c);
@@ -584,9 +600,12 @@ impl Devices<'_> {
     /// `GET /capabilities/{c}/dependents`: what revoking `id` would invalidate.
     pub(crate) fn capability_dependents(&self, id: &str) -> Result<DependentsView> {
         let c = self.cid(id)?;
-        let invalidates =
-            self.dev.dependents(c).into_iter().filter_map(|x| self.dev.cap(x)).map(|r| r.name.to_string()).collect();
-        Ok(DependentsView { capability: id.to_string(), invalidates })
+        let (newly, already) = self.dev.dependents(c);
+        Ok(DependentsView {
+            capability: id.to_string(),
+            invalidates: self.cap_names(newly),
+            already_invalid: self.cap_names(already),
+        })
     }
 
     /// `GET /schema`: the declared relations, their live edges, and the unexercised ones.

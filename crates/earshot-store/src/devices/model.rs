@@ -230,8 +230,13 @@ pub struct ChainView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DependentsView {
     pub capability: String,
-    /// Every descendant not already revoked, in creation order.
+    /// The descendants the revocation would newly invalidate: no link of their chain is revoked
+    /// yet. In creation order.
     pub invalidates: Vec<String>,
+    /// The descendants already invalid through a revocation: revoked themselves, or below a
+    /// revoked link (`capability` itself or one of its ancestors included). In creation order.
+    #[serde(default)]
+    pub already_invalid: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

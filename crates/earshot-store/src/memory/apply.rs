@@ -645,6 +645,7 @@ impl Apply<'_> {
             members.push(self.snap.pid(m).ok_or_else(|| StoreError::ParticipantNotFound(m.clone()))?);
         }
         let expires_at_ms = g.expires_at.as_deref().map(|e| parse_time("expires_at", e)).transpose()?;
+        crate::common::check_window_ends_later("expires_at", expires_at_ms, self.now_ms)?;
         let rec = self.snap.item(iid).cloned().ok_or_else(|| StoreError::ItemNotFound(item.to_string()))?;
         // Every authorized audience contains the item's owner (SPEC §1.9).
         members.push(rec.owner);

@@ -151,7 +151,17 @@ impl<T: Target> Runner<'_, T> {
             DeviceAction::Authorize(v) | DeviceAction::Use(v) => {
                 let is_use = matches!(action, DeviceAction::Use(_));
                 let route = if is_use { "uses" } else { "authorize" };
+                let before = self.app.revision(super::STORE);
                 let resp = self.send("POST", &path(route), Some((*v).clone()), err).await?;
+                let after = self.app.revision(super::STORE);
+                // A use's outcome says what it wrote: `consumed` and `recorded` one revision,
+                // `allowed` and `denied` nothing; `authorize` never writes.
+                let outcome = resp.as_ref().and_then(|r| r.get("outcome")).and_then(Value::as_str).unwrap_or("");
+                let wrote = is_use && matches!(outcome, "consumed" | "recorded");
+                if resp.is_some() && after != before + u64::from(wrote) {
+                    let what = if is_use { format!("a use answering `{outcome}`") } else { "authorize".to_string() };
+                    return Err(format!("{what} changed the revision from {before} to {after}"));
+                }
                 let (Some(e), Some(resp)) = (expect, resp) else { return Ok(()) };
                 let want = if is_use { from_yaml::<Value>(e, "outcome")? } else { authorize_expectation(e)? };
                 if subset(&want, &resp) {

@@ -118,8 +118,12 @@ def sync_detailed(
 ) -> Response[DependentsResponse | Error]:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
-    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
+     Needs the `reader` scope. Answers "what would revoking this capability invalidate?": `invalidates`
+    lists the descendants it would newly invalidate, `already_invalid` those an earlier revocation
+    already invalidated (revoked themselves, or below a revoked link); the revocation answers the same
+    two lists. Only revocations count, not windows or use counts (judged at each use). The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
@@ -168,8 +172,12 @@ def sync(
 ) -> DependentsResponse | Error | None:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
-    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
+     Needs the `reader` scope. Answers "what would revoking this capability invalidate?": `invalidates`
+    lists the descendants it would newly invalidate, `already_invalid` those an earlier revocation
+    already invalidated (revoked themselves, or below a revoked link); the revocation answers the same
+    two lists. Only revocations count, not windows or use counts (judged at each use). The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
@@ -213,8 +221,12 @@ async def asyncio_detailed(
 ) -> Response[DependentsResponse | Error]:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
-    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
+     Needs the `reader` scope. Answers "what would revoking this capability invalidate?": `invalidates`
+    lists the descendants it would newly invalidate, `already_invalid` those an earlier revocation
+    already invalidated (revoked themselves, or below a revoked link); the revocation answers the same
+    two lists. Only revocations count, not windows or use counts (judged at each use). The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):
@@ -261,8 +273,12 @@ async def asyncio(
 ) -> DependentsResponse | Error | None:
     """Which capabilities revoking this one would invalidate
 
-     Needs the `reader` scope. The query string takes the consistency parameters (`at_least`, `at_exact`,
-    `consistency`) and nothing else; an unknown parameter is `400 invalid_request` naming it.
+     Needs the `reader` scope. Answers "what would revoking this capability invalidate?": `invalidates`
+    lists the descendants it would newly invalidate, `already_invalid` those an earlier revocation
+    already invalidated (revoked themselves, or below a revoked link); the revocation answers the same
+    two lists. Only revocations count, not windows or use counts (judged at each use). The query string
+    takes the consistency parameters (`at_least`, `at_exact`, `consistency`) and nothing else; an
+    unknown parameter is `400 invalid_request` naming it.
 
     Args:
         store (str):

@@ -125,9 +125,11 @@ def sync_detailed(
     """Decide at the latest revision and, on an allow, consume one use (SPEC §2.4)
 
      Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's
-    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` is
-    `consumed`, `allowed` (nothing counted, nothing written) or `denied`; `decision` carries the
-    decision.
+    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` says what
+    was written: `consumed` (a use was counted, in a new revision), `recorded` (nothing counted, but the
+    use was kept for the aggregation guard, in a new revision: `ids` names the `use-<n>` record),
+    `allowed` (nothing counted or kept: nothing written, the revision unchanged) or `denied` (nothing
+    written); `decision` carries the decision.
 
     Args:
         store (str):
@@ -165,9 +167,11 @@ def sync(
     """Decide at the latest revision and, on an allow, consume one use (SPEC §2.4)
 
      Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's
-    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` is
-    `consumed`, `allowed` (nothing counted, nothing written) or `denied`; `decision` carries the
-    decision.
+    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` says what
+    was written: `consumed` (a use was counted, in a new revision), `recorded` (nothing counted, but the
+    use was kept for the aggregation guard, in a new revision: `ids` names the `use-<n>` record),
+    `allowed` (nothing counted or kept: nothing written, the revision unchanged) or `denied` (nothing
+    written); `decision` carries the decision.
 
     Args:
         store (str):
@@ -200,9 +204,11 @@ async def asyncio_detailed(
     """Decide at the latest revision and, on an allow, consume one use (SPEC §2.4)
 
      Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's
-    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` is
-    `consumed`, `allowed` (nothing counted, nothing written) or `denied`; `decision` carries the
-    decision.
+    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` says what
+    was written: `consumed` (a use was counted, in a new revision), `recorded` (nothing counted, but the
+    use was kept for the aggregation guard, in a new revision: `ids` names the `use-<n>` record),
+    `allowed` (nothing counted or kept: nothing written, the revision unchanged) or `denied` (nothing
+    written); `decision` carries the decision.
 
     Args:
         store (str):
@@ -238,9 +244,11 @@ async def asyncio(
     """Decide at the latest revision and, on an allow, consume one use (SPEC §2.4)
 
      Needs the `reader` scope (it can only use authority up, never add any). Serialised by the store's
-    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` is
-    `consumed`, `allowed` (nothing counted, nothing written) or `denied`; `decision` carries the
-    decision.
+    writer: of two concurrent uses of the last remaining use exactly one is allowed. `outcome` says what
+    was written: `consumed` (a use was counted, in a new revision), `recorded` (nothing counted, but the
+    use was kept for the aggregation guard, in a new revision: `ids` names the `use-<n>` record),
+    `allowed` (nothing counted or kept: nothing written, the revision unchanged) or `denied` (nothing
+    written); `decision` carries the decision.
 
     Args:
         store (str):

@@ -120,8 +120,9 @@ def sync_detailed(
     """Revoke a capability; every descendant fails from the next decision on
 
      Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds
-    the revoked capability alone; `invalidated` lists every unrevoked descendant, invalidated through it
-    (not itself revoked: its chain view shows `revoked: false` with `invalidated_by`).
+    the revoked capability alone; `invalidated` lists the descendants it newly invalidates (not
+    themselves revoked: their chain view shows `revoked: false` with `invalidated_by`),
+    `already_invalid` those an earlier revocation had already invalidated.
 
     Args:
         store (str):
@@ -164,8 +165,9 @@ def sync(
     """Revoke a capability; every descendant fails from the next decision on
 
      Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds
-    the revoked capability alone; `invalidated` lists every unrevoked descendant, invalidated through it
-    (not itself revoked: its chain view shows `revoked: false` with `invalidated_by`).
+    the revoked capability alone; `invalidated` lists the descendants it newly invalidates (not
+    themselves revoked: their chain view shows `revoked: false` with `invalidated_by`),
+    `already_invalid` those an earlier revocation had already invalidated.
 
     Args:
         store (str):
@@ -203,8 +205,9 @@ async def asyncio_detailed(
     """Revoke a capability; every descendant fails from the next decision on
 
      Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds
-    the revoked capability alone; `invalidated` lists every unrevoked descendant, invalidated through it
-    (not itself revoked: its chain view shows `revoked: false` with `invalidated_by`).
+    the revoked capability alone; `invalidated` lists the descendants it newly invalidates (not
+    themselves revoked: their chain view shows `revoked: false` with `invalidated_by`),
+    `already_invalid` those an earlier revocation had already invalidated.
 
     Args:
         store (str):
@@ -245,8 +248,9 @@ async def asyncio(
     """Revoke a capability; every descendant fails from the next decision on
 
      Needs the `admin` scope. `?by=` must be the device's owner or the holder of an ancestor. `ids` holds
-    the revoked capability alone; `invalidated` lists every unrevoked descendant, invalidated through it
-    (not itself revoked: its chain view shows `revoked: false` with `invalidated_by`).
+    the revoked capability alone; `invalidated` lists the descendants it newly invalidates (not
+    themselves revoked: their chain view shows `revoked: false` with `invalidated_by`),
+    `already_invalid` those an earlier revocation had already invalidated.
 
     Args:
         store (str):

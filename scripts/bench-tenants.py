@@ -567,6 +567,18 @@ def verify_stores(server, small_ids, expected_total):
     return listed
 
 
+def dir_bytes(path):
+    """Bytes of the files under `path` (what the data directory holds on disk)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
 def run_datastore(kind, args, results):
     r = results[kind] = {"stores": args.stores}
     idle, retention = args.idle_store_seconds, args.retention_seconds
@@ -616,6 +628,9 @@ def run_datastore(kind, args, results):
         progress(f"{kind}: fill {r['fill']['per_second']} stores/s")
         r["after_fill"] = server.snapshot()
         progress(f"{kind}: after the fill: {fmt_snap(r['after_fill'])}")
+        if kind == "sled":
+            r["disk_mib"] = round(dir_bytes(data) / (1 << 20), 1)
+            progress(f"{kind}: the data directory holds {r['disk_mib']} MiB")
         # Creation again, now beside every filled store (while idle eviction takes them).
         r["create_after_fill"] = phase_create(server, args.creates, "late")
         progress(f"{kind}: create beside {args.stores} stores: p50 {r['create_after_fill']['p50_ms']} ms")
@@ -765,6 +780,9 @@ def report(results):
         f = r["fill"]
         rows.append((kind, f"fill {f['stores']} stores (10 items)", f"{f['per_second']} stores/s in {f['seconds']} s",
                      "", ""))
+        if "disk_mib" in r:
+            per = r["disk_mib"] * 1024 / max(1, f["stores"] + r["create"]["stores"])
+            rows.append((kind, "data directory after the fill", f"{r['disk_mib']} MiB ({per:.1f} KiB per store)", "", ""))
         for label, snap in (("after fill", r["after_fill"]), ("settled", r["settled"]), ("end", r.get("end")),
                             ("restarted", r.get("restart"))):
             if not snap:

@@ -126,6 +126,7 @@ pub trait RecordsView: Send {
 /// reserves the key space; which domain uses it is the domain's business.
 pub const ON_DEMAND_PREFIXES: [u8; 4] = [b'c', b'l', b't', b'y'];
 
+pub use crate::sled_backend::DEFAULT_CACHE_BYTES as DEFAULT_SLED_CACHE_BYTES;
 pub use crate::sled_backend::{SledBackend, DEFAULT_MIN_FREE_BYTES};
 
 /// One raw record: key and value.

@@ -179,6 +179,9 @@ pub struct Config {
     /// Bytes kept free on the data directory's filesystem: commits are refused with
     /// `insufficient_storage` below it, so that sled never runs out of space mid-commit.
     pub min_free_bytes: u64,
+    /// sled's page cache, in bytes (the embedded store only): what it keeps of its pages in
+    /// memory beside the stores' projections.
+    pub sled_cache_bytes: u64,
     /// On a shared backend (several replicas over one database), how often each store's
     /// writer, when idle, polls the backend's head and reloads the store when another replica
     /// moved it. Zero turns following off.

@@ -1320,6 +1320,7 @@ pub fn default_config() -> Config {
         max_attempts: 100_000,
         write_wait: Duration::from_secs(5),
         min_free_bytes: min_free_bytes_from_env(),
+        sled_cache_bytes: super::backend::DEFAULT_SLED_CACHE_BYTES,
         follow_interval: Duration::from_millis(50),
         log_retention: 100_000,
         ready_max_lag: Duration::from_secs(2),

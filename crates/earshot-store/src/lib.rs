@@ -83,8 +83,9 @@ impl Earshot {
             )),
             other => other,
         };
-        let backend =
-            SledBackend::open_with_reserve(path, config.min_free_bytes).map_err(StoreError::from).map_err(damaged)?;
+        let backend = SledBackend::open_with(path, config.min_free_bytes, config.sled_cache_bytes)
+            .map_err(StoreError::from)
+            .map_err(damaged)?;
         Self::open_with(Arc::new(backend), Arc::new(SystemClock), config).map_err(damaged)
     }
 

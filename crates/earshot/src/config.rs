@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 use earshot_api::{ServerLimits, TokenConfig};
-use earshot_store::kernel::backend::DEFAULT_MIN_FREE_BYTES;
+use earshot_store::kernel::backend::{DEFAULT_MIN_FREE_BYTES, DEFAULT_SLED_CACHE_BYTES};
 use earshot_store::Config;
 use serde::Deserialize;
 
@@ -88,6 +88,10 @@ pub struct ServeArgs {
     /// `507 insufficient_storage` (the embedded store only).
     #[arg(long, env = "EARSHOT_MIN_FREE_MB", default_value_t = DEFAULT_MIN_FREE_BYTES / MIB)]
     pub min_free_mb: u64,
+    /// MiB of sled's page cache (the embedded store only): pages of the records kept in memory
+    /// beside the stores' projections, which answer every decision.
+    #[arg(long, env = "EARSHOT_SLED_CACHE_MB", default_value_t = DEFAULT_SLED_CACHE_BYTES / MIB)]
+    pub sled_cache_mb: u64,
     /// Most connections open at once (default: the descriptor limit less 128, at most 4096).
     #[arg(long, env = "EARSHOT_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
@@ -135,6 +139,7 @@ pub struct FileConfig {
     pub writer_threads: Option<usize>,
     pub drain_delay_ms: Option<u64>,
     pub min_free_mb: Option<u64>,
+    pub sled_cache_mb: Option<u64>,
     pub max_connections: Option<usize>,
     pub header_read_timeout_ms: Option<u64>,
     pub request_timeout_ms: Option<u64>,
@@ -202,6 +207,10 @@ impl ServeConfig {
         let wait = pick(matches, "consistency_wait_ms", args.consistency_wait_ms, file.consistency_wait_ms);
         let follow = pick(matches, "follow_interval_ms", args.follow_interval_ms, file.follow_interval_ms);
         let min_free_mb = pick(matches, "min_free_mb", args.min_free_mb, file.min_free_mb);
+        let sled_cache_mb = pick(matches, "sled_cache_mb", args.sled_cache_mb, file.sled_cache_mb);
+        if sled_cache_mb == 0 {
+            bail!("sled_cache_mb must be at least 1");
+        }
         let max_lag = pick(matches, "ready_max_lag_ms", args.ready_max_lag_ms, file.ready_max_lag_ms);
         let log_retention = pick(matches, "log_retention", args.log_retention, file.log_retention);
         if log_retention == 0 {
@@ -217,6 +226,7 @@ impl ServeConfig {
         let drain_delay = pick(matches, "drain_delay_ms", args.drain_delay_ms, file.drain_delay_ms);
         let store = Config {
             min_free_bytes: min_free_mb.saturating_mul(MIB),
+            sled_cache_bytes: sled_cache_mb.saturating_mul(MIB),
             retention_window: Duration::from_secs(retention),
             consistency_wait: Duration::from_millis(wait),
             follow_interval: Duration::from_millis(follow),

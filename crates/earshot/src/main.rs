@@ -23,6 +23,11 @@ use earshot_store::Config;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Most threads tokio keeps for blocking work (writes waiting for their commit, imports,
+/// exports, the watch stream's reads): the server's threads stay bounded however many clients
+/// write at once (BENCHMARKS.md, "Many tenants": at most 64 threads).
+const BLOCKING_THREADS: usize = 32;
+
 #[derive(Parser)]
 #[command(name = "earshot", version, about = "Audience-bound authorization for agent memory")]
 struct Cli {
@@ -343,7 +348,12 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     })?;
     let state = AppState::new(earshot.clone(), auth);
     let drain = state.clone();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Writes, imports and exports wait for their store on tokio's blocking threads; by default
+    // tokio grows that pool to 512 under concurrent writes (89 threads after 16 importers ran).
+    // Past this cap a request waits its turn: the wait is for a commit, which the writer pool
+    // (`--writer-threads`) bounds anyway, so more threads only held more stacks.
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(BLOCKING_THREADS).build()?;
     // Registered before the listener opens: a signal that arrives while the server starts is a
     // shutdown, not the default kill.
     let mut signals = {

@@ -155,6 +155,72 @@ async fn a_create_retried_with_the_same_body_answers_as_the_first_and_writes_not
     assert_eq!(h.durable_records().expect("records").idempotency.items.len(), 1);
 }
 
+/// "Same body" treats sets as sets on every route (RULES §3.4): an item's viewers and subjects,
+/// a capability's paths and actions, in any order and with repeats, are the same request; a
+/// store create retried after later writes answers at the latest revision; a participant removed
+/// and created again is created anew.
+#[tokio::test]
+async fn a_retry_compares_sets_as_sets_and_answers_at_the_latest_revision() {
+    let app = TestApp::new();
+    setup(&app).await;
+    let item = |viewers: Value, subjects: Value| json!({"id": "i2", "owner": "ann", "content": "x", "origin": {"participants": viewers}, "subjects": subjects});
+    let caps = |paths: Value, actions: Value| json!({"id": "k2", "issuer": "ann", "holder": "bob", "device": "fridge", "paths": paths, "actions": actions});
+    let cases = [
+        (
+            "items",
+            item(json!(["ann", "bob", "cat"]), json!(["bob", "cat"])),
+            vec![
+                item(json!(["cat", "bob", "ann"]), json!(["cat", "bob"])),
+                item(json!(["bob", "ann", "cat", "bob"]), json!(["cat", "bob", "bob"])),
+            ],
+            item(json!(["ann", "bob"]), json!(["bob", "cat"])),
+            "item_exists",
+        ),
+        (
+            "capabilities",
+            caps(json!(["door/*", "light/*"]), json!(["open", "close"])),
+            vec![
+                caps(json!(["light/*", "door/*"]), json!(["close", "open"])),
+                caps(json!(["light/*", "door/*", "light/*"]), json!(["open", "close", "open"])),
+            ],
+            caps(json!(["door/*"]), json!(["open", "close"])),
+            "capability_exists",
+        ),
+    ];
+    for (route, body, same, other, exists) in cases {
+        let path = format!("/v1/stores/s/{route}");
+        let first = send(&app, "POST", &path, Some(body), None).await;
+        status(&first, 201);
+        let rev = app.revision("s");
+        for again in same {
+            let again = send(&app, "POST", &path, Some(again.clone()), None).await;
+            status(&again, 201);
+            assert_eq!((&again.1["outcome"], &again.1["ids"]), (&first.1["outcome"], &first.1["ids"]), "{route}");
+            assert_eq!(app.revision("s"), rev, "{route}: the same sets in another order wrote nothing");
+        }
+        refused(&send(&app, "POST", &path, Some(other), None).await, 409, exists);
+    }
+
+    // The store's create retried after all of that answers at the latest revision.
+    let rev = app.revision("s");
+    assert!(rev > 1);
+    let again = send(&app, "POST", "/v1/stores", Some(json!({"id": "s"})), None).await;
+    status(&again, 201);
+    assert_eq!(again.1["revision"], json!(rev), "a store create retried answers at the latest revision");
+    let token = again.1["token"].as_str().unwrap_or_default();
+    assert!(token.starts_with(&format!("{rev}.")), "its token is the latest revision's: {token}");
+    assert_eq!(app.revision("s"), rev);
+
+    // A participant removed and created again is a new participant: the create writes.
+    let dan = json!({"id": "dan", "kind": "person"});
+    status(&send(&app, "POST", "/v1/stores/s/participants", Some(dan.clone()), None).await, 201);
+    status(&send(&app, "DELETE", "/v1/stores/s/participants/dan", None, None).await, 200);
+    let rev = app.revision("s");
+    let again = send(&app, "POST", "/v1/stores/s/participants", Some(dan), None).await;
+    status(&again, 201);
+    assert_eq!(app.revision("s"), rev + 1, "a create after a removal creates the participant again");
+}
+
 #[tokio::test]
 async fn a_keyed_grant_is_written_once_and_its_retry_answers_the_recorded_outcome() {
     let app = TestApp::new();

@@ -388,8 +388,12 @@ fn create_item(
 ) -> Result<WriteOutcome> {
     let Some(id) = i.id.clone() else { return a.create_item(i).map(from_memory) };
     let digest = crate::idempotency::item_digest(&i)?;
-    if a.snap.iid(&id).is_some() && idem.item_digest(&id) == Some(&*digest) {
-        return Ok(WriteOutcome { outcome: "created".into(), ids: vec![id], ..WriteOutcome::default() });
+    if a.snap.iid(&id).is_some() {
+        if let Some(kept) = idem.item_digest(&id) {
+            if kept == &*digest || kept == &*crate::idempotency::item_digest_v1(&i)? {
+                return Ok(WriteOutcome { outcome: "created".into(), ids: vec![id], ..WriteOutcome::default() });
+            }
+        }
     }
     let out = a.create_item(i)?;
     idem.record_item(&id, digest, dirty);

@@ -16,7 +16,7 @@ use sha2::{Digest as _, Sha256};
 use crate::common::{Map, OrdSet};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{dec, enc, key, Op};
-use crate::model::{Command, NewItem, WriteOutcome};
+use crate::model::{Command, NewItem, OriginInput, WriteOutcome};
 
 /// Longest `Idempotency-Key`, in characters (all ASCII, so also bytes).
 pub use crate::error::MAX_IDEMPOTENCY_KEY_LEN as MAX_KEY_LEN;
@@ -68,10 +68,31 @@ fn fingerprint(issuer: &str, command: &Command) -> Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// The digest of an item create's request, kept with items created under a client id.
+/// The digest of an item create's request, kept with items created under a client id. Sets are
+/// sets: the origin's participants and identities and the subjects are sorted and deduplicated
+/// first, so a retry that lists them in another order is the same request.
 pub(crate) fn item_digest(i: &NewItem) -> Result<Arc<str>> {
+    let mut canonical = i.clone();
+    if let OriginInput::Viewers(v) = &mut canonical.origin {
+        v.participants.sort();
+        v.participants.dedup();
+        v.identities.sort_by(|a, b| (&a.transport, &a.identifier).cmp(&(&b.transport, &b.identifier)));
+        v.identities.dedup();
+    }
+    canonical.subjects.sort();
+    canonical.subjects.dedup();
+    digest_of(b"earshot item create v2\0", &canonical)
+}
+
+/// The digest the first releases kept (the request as sent, lists in their order): an item
+/// created then still answers a retry of the very same request.
+pub(crate) fn item_digest_v1(i: &NewItem) -> Result<Arc<str>> {
+    digest_of(b"earshot item create v1\0", i)
+}
+
+fn digest_of(domain: &[u8], i: &NewItem) -> Result<Arc<str>> {
     let mut h = Sha256::new();
-    h.update(b"earshot item create v1\0");
+    h.update(domain);
     h.update(serde_json::to_vec(i).map_err(|e| StoreError::Storage(format!("item digest: {e}")))?);
     Ok(Arc::from(hex::encode(h.finalize())))
 }

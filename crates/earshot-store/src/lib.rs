@@ -147,7 +147,8 @@ impl Earshot {
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
         // The revision record decides whether the store exists (on a shared backend another
         // replica may have created it). A retry of the create that made the store (same id and
-        // name: the revision record keeps both) answers as that create did, with its revision 1.
+        // name: the revision record keeps both) answers as that create did, at the store's
+        // latest revision (as every create retried does), and writes nothing.
         let existing: Option<MetaRecord> = match self.backend.get(id, META_KEY)? {
             Some(v) => Some(dec(META_KEY, &v)?),
             None => None,
@@ -155,7 +156,7 @@ impl Earshot {
         if self.stores.contains(id) || existing.is_some() || lock(&self.importing).contains(id) || self.is_unloaded(id)
         {
             if let Some(m) = existing.filter(|m| m.name == name) {
-                return Ok(created_store(id, m.incarnation.as_deref()));
+                return Ok(created_store(id, m.incarnation.as_deref(), m.revision));
             }
             return Err(StoreError::StoreExists(id.to_string()));
         }
@@ -189,7 +190,7 @@ impl Earshot {
         let records = Records { meta: Some(meta), ..Records::default() };
         let h = self.handle_from(id, &records)?;
         self.stores.insert(id.to_string(), h);
-        Ok(created_store(id, incarnation.as_deref()))
+        Ok(created_store(id, incarnation.as_deref(), 1))
     }
 
     /// A streaming export of a store's durable records at its current revision, which writes
@@ -480,12 +481,12 @@ impl Drop for Earshot {
 }
 
 /// What creating store `id` (in `incarnation`) answers: its revision 1.
-fn created_store(id: &str, incarnation: Option<&str>) -> WriteOutcome {
+fn created_store(id: &str, incarnation: Option<&str>, revision: u64) -> WriteOutcome {
     WriteOutcome {
         outcome: "created".into(),
         ids: vec![id.to_string()],
-        revision: 1,
-        token: token::encode(id, incarnation, 1),
+        revision,
+        token: token::encode(id, incarnation, revision),
         ..Default::default()
     }
 }

@@ -379,8 +379,8 @@ impl DeviceWrite<'_> {
     }
 
     /// Whether the capability `id` exists and was made by this very request (a retry); see
-    /// [`DeviceWrite::is_relation_retry`]. Paths and actions compare as stored (deduplicated,
-    /// actions sorted).
+    /// [`DeviceWrite::is_relation_retry`]. Paths and actions are sets: they compare as such,
+    /// whatever order either request listed them in.
     fn is_capability_retry(&self, id: &str, c: &NewCapability) -> bool {
         let Some(rec) = self.dev.cap_ids.get(id).and_then(|x| self.dev.cap(*x)) else { return false };
         let parent = rec.parent.and_then(|p| self.dev.cap(p)).map(|p| p.name.clone());
@@ -388,7 +388,7 @@ impl DeviceWrite<'_> {
             && self.names.pid(&c.holder) == Some(rec.holder)
             && self.names.pid(&c.device) == Some(rec.device)
             && parent.as_deref() == c.parent.as_deref()
-            && parse_patterns(&c.paths).is_ok_and(|p| *p == *rec.paths)
+            && parse_patterns(&c.paths).is_ok_and(|p| same_set(&p, &rec.paths))
             && parse_actions(&c.actions).is_ok_and(|a| a == rec.actions)
             && parse_constraints(c.constraints.as_ref()).is_ok_and(|x| x == *rec.constraints)
     }
@@ -542,4 +542,10 @@ mod tests {
             vec!["read", "write"]
         );
     }
+}
+
+/// Whether two lists hold the same elements, ignoring order and repeats (lists here are short:
+/// bounded by the request limits).
+fn same_set<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
 }

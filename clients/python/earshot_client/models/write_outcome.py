@@ -32,9 +32,10 @@ class WriteOutcome:
         invalidated (list[str] | Unset): Revoking a capability only: every unrevoked descendant, invalidated through the
             revoked one (which alone is in `ids`); they stay unrevoked themselves, and their chain view names it as
             `invalidated_by`. Absent when empty.
-        reason (WriteOutcomeReason | Unset): Derivations: why it was suppressed or quarantined. Grants,
-            declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent
-            (SPEC §6.3; it admits nothing until then).
+        reason (WriteOutcomeReason | Unset): Derivations: why it was suppressed or quarantined; a quarantine always
+            carries one (`requested` when nothing would have suppressed the derivation, as for the `suppress` disposition).
+            Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's
+            consent (SPEC §6.3; it admits nothing until then).
         source (str | Unset): Derivations only: the source that caused suppression or quarantine.
         decision (AuthorizeDecision | Unset):
     """

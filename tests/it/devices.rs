@@ -483,6 +483,39 @@ async fn unsupported_condition_functions_are_refused_when_written_and_type_names
     assert_eq!(denied["reason"], "denied_condition_false", "{denied}");
 }
 
+/// Issue 36: docs/RULES.md §5.6 lists exactly the functions, macros and type names the
+/// write-time check accepts (`earshot_core::condition::{FUNCTIONS, MACROS, TYPES}`, each of which
+/// the core's `every_accepted_function_evaluates` runs).
+#[test]
+fn rules_lists_exactly_the_supported_condition_language() {
+    use earshot_core::condition::{FUNCTIONS, MACROS, TYPES};
+    use std::collections::BTreeSet;
+    let rules =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/RULES.md")).expect("docs/RULES.md");
+    // The identifiers in backticks in the second cell of the table row `| kind | ... |`.
+    let row = |kind: &str| -> BTreeSet<String> {
+        let line = rules.lines().find(|l| l.trim_start().starts_with(&format!("| {kind} |"))).unwrap_or_default();
+        let cell = line.trim_start().split('|').nth(2).unwrap_or_default();
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect()
+    };
+    let names = |table: &[(&str, &str)]| -> BTreeSet<String> {
+        table
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(row("functions"), names(FUNCTIONS), "RULES §5.6 `functions` row");
+    assert_eq!(row("macros"), names(MACROS), "RULES §5.6 `macros` row");
+    assert_eq!(row("types as values"), names(TYPES), "RULES §5.6 `types as values` row");
+}
+
 /// SPEC §2.6, issue 9: a condition is bounded when written (422 `invalid_condition` naming the
 /// bound) and when used: a context that would make it run long denies with
 /// `denied_condition_error` before anything runs, so `POST /uses` (decided on the store's writer)

@@ -7,6 +7,10 @@
 //! cannot hide a missing one. A comprehension's own variables (`a` in `xs.all(a, a > 0)`) are
 //! not context variables.
 //!
+//! The language is CEL's core, exactly [`FUNCTIONS`], [`MACROS`] and the type names of [`TYPES`]:
+//! a call to anything else is refused when written ([`ConditionError::UnsupportedFunction`]), so
+//! an accepted condition never fails for want of a function.
+//!
 //! Bounded (SPEC §2.6): a condition is refused when written if it is too long, nests too deep,
 //! has too many nodes or nests comprehensions more than [`MAX_COMPREHENSION_NESTING`] deep, or if
 //! its estimated cost ([`cost`]) exceeds [`COST_BUDGET`] even against the smallest context (every

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Runs the README's walkthrough blocks against a fresh service and fails on an unexpected answer.
+# Runs every ```sh block of README.md, in order, against a fresh service, and fails on an
+# unexpected answer.
 #
-# The walkthrough blocks are the README's ```sh blocks that start with `E=http://127.0.0.1:7878/`
-# (Figure 1, devices, context assembly); they run in order, in one shell, from the repository
-# root, with the address replaced by the service's. Each command prints one answer followed by
-# its HTTP status; every answer is compared, in order, with the expectations below (a subset
-# match on the JSON body, and the status), which restate what the README's prose promises.
+# Every ```sh block runs, in one shell, from the repository root, with the address
+# http://127.0.0.1:7878 replaced by the service's, except a block whose fence follows the line
+#
+#   <!-- readme-walkthrough: skip: <why it cannot run here> -->
+#
+# (the reason is required; a marker before anything but a ```sh block fails the run). So a block
+# is never skipped silently: a new block runs, or says why not. Each command prints one answer
+# followed by its HTTP status; every answer is compared, in order, with the expectations below
+# (a subset match on the JSON body, and the status), which restate what the README's prose
+# promises, so an answer that changes, or a block that answers more or less, fails the run.
 #
 #   scripts/readme-walkthrough.sh                 # starts target/release/earshot on a free port
 #   EARSHOT=path/to/earshot scripts/readme-walkthrough.sh
 #   EARSHOT_URL=http://127.0.0.1:7878 scripts/readme-walkthrough.sh   # a running, empty service
 #
-# Needs bash, curl and python3. Build first: cargo build --release -p earshot
+# Needs bash, curl and python3. Build first: cargo build --release -p earshot (CI runs it on the
+# debug build, .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,14 +45,46 @@ if [[ -z "${EARSHOT_URL:-}" ]]; then
 fi
 curl -sf "$EARSHOT_URL/readyz" >/dev/null || { echo "no service at $EARSHOT_URL" >&2; exit 2; }
 
-# Extract the walkthrough blocks, in order, pointed at the service.
+# Extract the blocks, in order, pointed at the service; list the skipped ones with their reasons.
 python3 - "$EARSHOT_URL" >"$work/blocks.sh" <<'PY'
 import re, sys
-readme = open("README.md", encoding="utf-8").read()
-blocks = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if b.startswith("E=http://127.0.0.1:7878/")]
-if len(blocks) != 3:
-    sys.exit(f"expected 3 walkthrough blocks in README.md, found {len(blocks)}")
-print("\n".join(b.replace("http://127.0.0.1:7878", sys.argv[1]) for b in blocks))
+lines = open("README.md", encoding="utf-8").read().split("\n")
+marker = re.compile(r"^<!-- readme-walkthrough: skip: (\S.*\S) -->$")
+out, ran, skipped, errors = [], 0, [], []
+i = 0
+while i < len(lines):
+    line = lines[i]
+    if line.startswith("<!-- readme-walkthrough"):
+        nxt = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+        if not marker.match(line):
+            errors.append(f"README.md:{i + 1}: a marker is `<!-- readme-walkthrough: skip: <reason> -->`")
+        elif nxt is None or lines[nxt] != "```sh":
+            errors.append(f"README.md:{i + 1}: the skip marker is not followed by a ```sh block")
+    if line.startswith("```") and line != "```":
+        end = next((j for j in range(i + 1, len(lines)) if lines[j] == "```"), None)
+        if end is None:
+            errors.append(f"README.md:{i + 1}: a code block that never ends")
+            break
+        if line == "```sh":
+            prev = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+            m = marker.match(prev)
+            if m:
+                skipped.append(f"README.md:{i + 1}: {m.group(1)}")
+            else:
+                ran += 1
+                body = "\n".join(lines[i + 1:end]).replace("http://127.0.0.1:7878", sys.argv[1])
+                out.append(f"# README.md:{i + 1}\n{body}")
+        i = end + 1
+        continue
+    i += 1
+if errors:
+    sys.exit("\n".join(errors))
+if ran == 0:
+    sys.exit("no ```sh block of README.md runs")
+print("\n".join(out))
+print(f"readme walkthrough: running {ran} blocks, skipping {len(skipped)}:", file=sys.stderr)
+for s in skipped:
+    print(f"  skipped {s}", file=sys.stderr)
 PY
 
 bash -eu "$work/blocks.sh" >"$work/answers.txt"
@@ -57,6 +96,7 @@ def created(*ids):
     return [(201, {"outcome": "created", "ids": [i]}) for i in ids]
 
 GRANT = object()  # the id of the grant created in the walkthrough
+ANY = object()  # any value but null
 
 EXPECT = [
     # Figure 1
@@ -88,6 +128,12 @@ EXPECT = [
     (200, {"capability": "g", "invalidates": ["c", "v"]}),
     (200, {"outcome": "revoked"}),
     (200, {"allowed": False, "reason": "denied_revoked", "failure": {"link": "g"}}),
+    # Instructions and data: Alice trusts Bob's words (store demo)
+    (201, {"outcome": "created"}),
+    # Reading the data (store demo): the first page of two items, and Alice's audience memberships
+    (200, {"results": [{"id": "f1"}, {"id": "f2"}], "next_cursor": ANY}),
+    (200, {"results": [{"resource": {"type": "audience"}, "relation": "member",
+                        "subject": {"type": "participant", "id": "alice"}}] * 3}),
     # Context assembly (store demo)
     (200, {"items": [{"item": "f1", "reason": "admitted_origin"}, {"item": "p1", "reason": "admitted_public"}]}),
     (200, {"context": {"items": [{"item": "f1"}, {"item": "p1"}]}}),
@@ -100,6 +146,8 @@ def fits(want, got):
     global grant
     if want is GRANT:
         return isinstance(got, str) and got == grant
+    if want is ANY:
+        return got is not None
     if isinstance(want, dict):
         return isinstance(got, dict) and all(k in got and fits(v, got[k]) for k, v in want.items())
     if isinstance(want, list):

@@ -445,6 +445,77 @@ async fn a_closed_window_is_not_reopened_by_quoting_the_newest_token() {
     assert_eq!(reach["latest_revision"].as_u64(), revision, "{reach}");
 }
 
+/// Issue 36: a condition calling a function conditions do not support (`matches`, `timestamp`,
+/// `duration`) is refused when written with `invalid_condition` naming it, and a type used as a
+/// value (`type(x) == int`) evaluates instead of denying as a missing variable.
+#[tokio::test]
+async fn unsupported_condition_functions_are_refused_when_written_and_type_names_evaluate() {
+    let app = TestApp::new();
+    app.call("POST", "/v1/stores", Some(json!({"id": "s"}))).await;
+    for p in ["ann", "bob"] {
+        app.call("POST", "/v1/stores/s/participants", Some(json!({"id": p, "kind": "person"}))).await;
+    }
+    app.call("POST", "/v1/stores/s/devices", Some(json!({"id": "fridge", "owner": "ann"}))).await;
+    let capability = |id: &str, condition: &str| {
+        json!({"id": id, "issuer": "ann", "holder": "bob", "device": "fridge", "paths": ["a"], "actions": ["read"],
+               "constraints": {"condition": condition}})
+    };
+    let before = app.revision("s");
+    for (condition, name) in [
+        ("room.matches('^kit')", "`matches`"),
+        ("timestamp('2026-01-01T00:00:00Z') < now", "`timestamp`"),
+        ("duration('1h') > wait", "`duration`"),
+    ] {
+        let (status, resp) = app.call("POST", "/v1/stores/s/capabilities", Some(capability("k0", condition))).await;
+        assert_eq!((status.as_u16(), resp["error"]["code"].as_str()), (422, Some("invalid_condition")), "{resp}");
+        assert!(resp["error"]["message"].as_str().unwrap_or("").contains(name), "{resp}");
+    }
+    assert_eq!(app.revision("s"), before, "a refused condition writes nothing");
+
+    let (status, resp) = app
+        .call("POST", "/v1/stores/s/capabilities", Some(capability("k1", "type(n) == int && room.startsWith('kit')")))
+        .await;
+    assert!(status.is_success(), "{resp}");
+    let ask = |n: serde_json::Value| json!({"principal": "bob", "device": "fridge", "path": "a", "action": "read", "context": {"n": n, "room": "kitchen"}});
+    let (_, allowed) = app.call("POST", "/v1/stores/s/authorize", Some(ask(json!(3)))).await;
+    assert_eq!(allowed["reason"], "allowed_capability", "{allowed}");
+    let (_, denied) = app.call("POST", "/v1/stores/s/authorize", Some(ask(json!("3")))).await;
+    assert_eq!(denied["reason"], "denied_condition_false", "{denied}");
+}
+
+/// Issue 36: docs/RULES.md §5.6 lists exactly the functions, macros and type names the
+/// write-time check accepts (`earshot_core::condition::{FUNCTIONS, MACROS, TYPES}`, each of which
+/// the core's `every_accepted_function_evaluates` runs).
+#[test]
+fn rules_lists_exactly_the_supported_condition_language() {
+    use earshot_core::condition::{FUNCTIONS, MACROS, TYPES};
+    use std::collections::BTreeSet;
+    let rules =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/RULES.md")).expect("docs/RULES.md");
+    // The identifiers in backticks in the second cell of the table row `| kind | ... |`.
+    let row = |kind: &str| -> BTreeSet<String> {
+        let line = rules.lines().find(|l| l.trim_start().starts_with(&format!("| {kind} |"))).unwrap_or_default();
+        let cell = line.trim_start().split('|').nth(2).unwrap_or_default();
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect()
+    };
+    let names = |table: &[(&str, &str)]| -> BTreeSet<String> {
+        table
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(row("functions"), names(FUNCTIONS), "RULES §5.6 `functions` row");
+    assert_eq!(row("macros"), names(MACROS), "RULES §5.6 `macros` row");
+    assert_eq!(row("types as values"), names(TYPES), "RULES §5.6 `types as values` row");
+}
+
 /// SPEC §2.6, issue 9: a condition is bounded when written (422 `invalid_condition` naming the
 /// bound) and when used: a context that would make it run long denies with
 /// `denied_condition_error` before anything runs, so `POST /uses` (decided on the store's writer)

@@ -28,6 +28,7 @@ mod lists;
 mod model;
 mod observability;
 mod openapi;
+mod openapi_answers;
 mod oracle;
 mod postgres;
 mod properties;

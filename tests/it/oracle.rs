@@ -19,7 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use earshot_core::{Action, Disposition, Quality, State};
 use earshot_store::model::{
-    Command, ContainerInput, DeriveRequest, NewGrant, NewItem, NewParticipant, OriginInput, OriginKeyword, ViewersInput,
+    Command, ContainerInput, DeriveRequest, NewGrant, NewItem, NewParticipant, OriginInput, OriginKeyword,
+    ParticipantKind, ViewersInput,
 };
 
 /// An audience: `None` is public (everyone), `Some(members)` a finite set of names.
@@ -516,6 +517,10 @@ impl Oracle {
         // reading (SPEC §6.2): records that name it as an author or in a delegation keep it.
         if self.items.iter().any(|i| i.author == id) || self.trust.iter().any(|t| t.owner == id || t.participant == id)
         {
+            return no("participant_in_use");
+        }
+        // RULES §2.6 (issue 36): a device is never removed, whichever route made it.
+        if self.participant_requests.get(id).is_some_and(|p| p.kind == ParticipantKind::Device) {
             return no("participant_in_use");
         }
         self.participants.remove(id);

@@ -99,7 +99,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a participant (member removal, SPEC §1.8)
-         * @description Deletes the participant from every audience and grant containing it and unbinds its identities. A participant that owns items is refused. Needs the `admin` scope on the store.
+         * @description Deletes the participant from every audience and grant containing it and unbinds its identities. A participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the `admin` scope on the store.
          */
         delete: operations["removeParticipant"];
         options?: never;
@@ -1157,7 +1157,7 @@ export interface components {
             /** @description The participant the identity resolves to. Binding an identity already bound to another participant makes it ambiguous: it then resolves to no one. */
             participant: components["schemas"]["Id"];
         };
-        /** @description A transport identity used as viewer evidence. An unknown or ambiguous identity does not resolve. */
+        /** @description A transport identity used as viewer evidence: an object (an array of its fields is refused with 400 `invalid_request`). An unknown or ambiguous identity does not resolve. */
         Identity: {
             transport: string;
             identifier: string;
@@ -1306,7 +1306,7 @@ export interface components {
             /** @description Revoking a capability only: the descendants that were already invalid through an earlier revocation (revoked themselves, or below a revoked link, the revoked capability's ancestors included); this revocation changes nothing for them. In creation order. Absent when empty. */
             already_invalid?: string[];
             /**
-             * @description Derivations: why it was suppressed or quarantined. Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent (SPEC §6.3; it admits nothing until then).
+             * @description Derivations: why it was suppressed or quarantined; a quarantine always carries one (`requested` when nothing would have suppressed the derivation, as for the `suppress` disposition). Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent (SPEC §6.3; it admits nothing until then).
              * @enum {string}
              */
             reason?: "requested" | "source_not_current" | "source_reachable_only_through_grant" | "source_not_admissible" | "consent_pending";
@@ -1609,7 +1609,7 @@ export interface components {
         /** @description `/`-separated segments of `[A-Za-z0-9._-]`; `*` is one segment, a trailing `**` one or more remaining segments. Wildcards are whole segments. At most 256 bytes in all, at most 16 segments, each at most 64 bytes (`invalid_slice_path` otherwise, naming the cause). */
         SlicePattern: string;
         ActionName: string;
-        /** @description Time window `[not_before, not_after)`, a use count, and a CEL condition over the request's context. A condition is bounded (SPEC §2.6): at most 32 levels deep, 512 nodes, comprehensions nested two deep, and an estimated cost within the budget, else 422 `invalid_condition` naming the bound; at each use the cost is estimated with the context's actual sizes and over the budget denies (`denied_condition_error`). Comprehension variables are not context variables. */
+        /** @description Time window `[not_before, not_after)`, a use count, and a CEL condition over the request's context. A condition is bounded (SPEC §2.6): at most 32 levels deep, 512 nodes, comprehensions nested two deep, and an estimated cost within the budget, else 422 `invalid_condition` naming the bound. Only CEL's core is supported (operators, `size`, `contains`, `startsWith`, `endsWith`, the conversions `int`, `uint`, `double`, `string`, `bool`, `bytes`, `dyn`, `type`, type names as values, and the macros `has`, `all`, `exists`, `exists_one`, `map`, `filter`): a call to anything else (`matches`, `timestamp`, `duration`, optional values) is refused with 422 `invalid_condition` naming the function; at each use the cost is estimated with the context's actual sizes and over the budget denies (`denied_condition_error`). Comprehension variables are not context variables. */
         Constraints: {
             not_before?: components["schemas"]["Timestamp"];
             /** @description End of the window (exclusive). It must be later than `not_before` (else 400 `invalid_request`) and than the time of the write (else 422 `window_in_the_past`). */
@@ -1640,7 +1640,7 @@ export interface components {
             /** @description Absent for a root (issuer must own the device); otherwise the issuer must hold the parent. */
             parent?: components["schemas"]["Id"] | null;
         };
-        /** @description Variables for conditions, e.g. `{"human_in_cell": false}`. At most 64 variables, a total size of 16,384 (1 per value plus the bytes of every string and key) and lists or maps nested 8 deep; a larger context is refused with 400 `invalid_request`. */
+        /** @description Variables for conditions, e.g. `{"human_in_cell": false}`. At most 64 variables, else 400 `limit_exceeded` (`details.field` is `context`, `details.limit` 64); a total size of at most 16,384 (1 per value plus the bytes of every string and key) and lists or maps nested at most 8 deep, else 400 `invalid_request` naming the bound. */
         RequestContext: {
             [key: string]: unknown;
         };
@@ -2868,7 +2868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `participant_owns_items`; `write_conflict` (another writer committed first; not applied, safe to retry). */
+            /** @description Conflict: `participant_owns_items`; `participant_in_use` (a device, whether `POST /devices` or `POST /participants` made it, the owner of one, a party to a relation grant, the holder or issuer of a capability, or named by a trust delegation or as an author; `details.role` says which); `write_conflict` (another writer committed first; not applied, safe to retry). */
             409: {
                 headers: {
                     [name: string]: unknown;

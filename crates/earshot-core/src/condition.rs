@@ -7,6 +7,10 @@
 //! cannot hide a missing one. A comprehension's own variables (`a` in `xs.all(a, a > 0)`) are
 //! not context variables.
 //!
+//! The language is CEL's core, exactly [`FUNCTIONS`], [`MACROS`] and the type names of [`TYPES`]:
+//! a call to anything else is refused when written ([`ConditionError::UnsupportedFunction`]), so
+//! an accepted condition never fails for want of a function.
+//!
 //! Bounded (SPEC §2.6): a condition is refused when written if it is too long, nests too deep,
 //! has too many nodes or nests comprehensions more than [`MAX_COMPREHENSION_NESTING`] deep, or if
 //! its estimated cost ([`cost`]) exceeds [`COST_BUDGET`] even against the smallest context (every
@@ -53,6 +57,76 @@ pub const COST_BUDGET: u64 = 250_000;
 pub const MAX_CONTEXT_SIZE: u64 = 16_384;
 /// Deepest nesting of lists and maps in a context value (a scalar is depth 0).
 pub const MAX_CONTEXT_DEPTH: usize = 8;
+
+/// The functions and operators a condition may call, each with a condition that calls it and is
+/// `true` against an empty context (the test `every_accepted_function_evaluates` runs each, so
+/// nothing is accepted when written that cannot evaluate). A call to anything else is refused
+/// when written ([`ConditionError::UnsupportedFunction`]): in particular `matches` (a regular
+/// expression's cost is not bounded by the estimate), `timestamp` and `duration` (not built in;
+/// time is bounded with a constraint's window instead), and the optional-value functions.
+pub const FUNCTIONS: &[(&str, &str)] = &[
+    // Operators, by their names in the expanded syntax tree.
+    ("_?_:_", "1 > 0 ? true : false"),
+    ("_&&_", "true && true"),
+    ("_||_", "false || true"),
+    ("!_", "!false"),
+    ("-_", "[1].all(x, -x < 0)"),
+    ("_+_", "1 + 2 == 3 && 'a' + 'b' == 'ab' && [1] + [2] == [1, 2]"),
+    ("_-_", "3 - 1 == 2"),
+    ("_*_", "2 * 3 == 6"),
+    ("_/_", "7 / 2 == 3"),
+    ("_%_", "7 % 2 == 1"),
+    ("_==_", "1 == 1"),
+    ("_!=_", "1 != 2"),
+    ("_<_", "1 < 2"),
+    ("_<=_", "1 <= 1"),
+    ("_>_", "2 > 1"),
+    ("_>=_", "1 >= 1"),
+    ("_[_]", "[1, 2][1] == 2 && {'a': 1}['a'] == 1"),
+    ("@in", "1 in [1, 2] && 'a' in {'a': 1}"),
+    ("@not_strictly_false", "[1].all(x, x > 0)"),
+    // Functions.
+    ("size", "size('ab') == 2 && 'ab'.size() == 2 && size([1]) == 1 && size({'a': 1}) == 1"),
+    ("contains", "'kitchen'.contains('tch')"),
+    ("startsWith", "'kitchen'.startsWith('kit')"),
+    ("endsWith", "'kitchen'.endsWith('hen')"),
+    ("int", "int('3') == 3 && int(2.5) == 2"),
+    ("uint", "uint(3) == 3u"),
+    ("double", "double(1) == 1.0"),
+    ("string", "string(1) == '1'"),
+    ("bool", "bool('true')"),
+    ("bytes", "bytes('a') == b'a'"),
+    ("dyn", "dyn(1) == 1"),
+    ("type", "type(1) == type(2)"),
+];
+
+/// The macros, which the parser expands into comprehensions and tests before any call is made,
+/// each with a condition that uses it and is `true` against an empty context.
+pub const MACROS: &[(&str, &str)] = &[
+    ("has", "has({'a': 1}.a)"),
+    ("all", "[1, 2].all(x, x > 0)"),
+    ("exists", "[1, 2].exists(x, x == 2)"),
+    ("exists_one", "[1, 2].exists_one(x, x == 2)"),
+    ("existsOne", "[1, 2].existsOne(x, x == 2)"),
+    ("map", "[1, 2].map(x, x * 2) == [2, 4] && [1, 2].map(x, x > 1, x) == [2]"),
+    ("filter", "[1, 2].filter(x, x > 1) == [2]"),
+];
+
+/// The type names a condition may use as values (`type(x) == int`), each with a condition that
+/// uses it and is `true` against an empty context. A context variable of the same name shadows
+/// the type, as in CEL; an identifier that is neither is a context variable the context must carry.
+pub const TYPES: &[(&str, &str)] = &[
+    ("int", "type(1) == int"),
+    ("uint", "type(1u) == uint"),
+    ("double", "type(1.0) == double"),
+    ("bool", "type(true) == bool"),
+    ("string", "type('a') == string"),
+    ("bytes", "type(b'a') == bytes"),
+    ("list", "type([1]) == list"),
+    ("map", "type({'a': 1}) == map"),
+    ("null_type", "type(null) == null_type"),
+    ("type", "type(int) == type"),
+];
 
 /// A value in a request's context: what JSON can say, minus nothing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -118,8 +192,21 @@ pub enum ConditionError {
     TooManyNodes { nodes: usize },
     #[error("nests {nesting} comprehensions (all, exists, exists_one, map, filter) inside one another, over the limit of {MAX_COMPREHENSION_NESTING}")]
     TooManyNestedComprehensions { nesting: usize },
+    #[error("calls `{name}`, which conditions do not support (the supported functions are {})", supported_functions())]
+    UnsupportedFunction { name: String },
     #[error("has an estimated evaluation cost of {cost} even against the smallest context, over the budget of {COST_BUDGET} (a comprehension multiplies the cost of its body by the size of its range)")]
     TooCostly { cost: u64 },
+}
+
+/// The supported functions' names, for a message: operators are left out (they are syntax).
+fn supported_functions() -> String {
+    let names: Vec<String> = FUNCTIONS
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    names.join(", ")
 }
 
 /// Why a request context is refused before any condition sees it.
@@ -205,6 +292,9 @@ pub struct Condition {
     program: Arc<cel::Program>,
     /// The free variables: those the context must carry.
     variables: Arc<[String]>,
+    /// Free identifiers that name a type ([`TYPES`]): passed when the context carries them (the
+    /// variable shadows the type), else the type.
+    type_names: Arc<[String]>,
     /// Set only for a condition restored from a record that is over today's bounds: it denies.
     over_bounds: Option<ConditionError>,
 }
@@ -240,7 +330,10 @@ impl Condition {
         }
         let program = ENV.compile(source).map_err(|e| ConditionError::Syntax(e.to_string()))?;
         let structure = cost::structure(program.expression());
-        let over_bounds = if structure.depth > MAX_CONDITION_DEPTH {
+        let unsupported = structure.calls.iter().find(|c| !FUNCTIONS.iter().any(|(name, _)| name == c));
+        let over_bounds = if let Some(name) = unsupported {
+            Some(ConditionError::UnsupportedFunction { name: name.clone() })
+        } else if structure.depth > MAX_CONDITION_DEPTH {
             Some(ConditionError::TooDeep { depth: structure.depth })
         } else if structure.nodes > MAX_CONDITION_NODES {
             Some(ConditionError::TooManyNodes { nodes: structure.nodes })
@@ -252,10 +345,13 @@ impl Condition {
             let cost = cost::estimate(program.expression(), &|_| least);
             (cost > COST_BUDGET).then_some(ConditionError::TooCostly { cost })
         };
+        let (type_names, variables): (Vec<String>, Vec<String>) =
+            structure.free.into_iter().partition(|v| TYPES.iter().any(|(name, _)| name == v));
         Ok(Condition {
             source: source.into(),
             program: Arc::new(program),
-            variables: structure.free.into(),
+            variables: variables.into(),
+            type_names: type_names.into(),
             over_bounds,
         })
     }
@@ -271,6 +367,11 @@ impl Condition {
         let mut conversion = 0u64;
         for v in self.variables.iter() {
             let s = ctx.get(v)?.shape();
+            conversion = conversion.saturating_add(s.size);
+            shapes.insert(v.as_str(), s);
+        }
+        for v in self.type_names.iter() {
+            let s = ctx.get(v).map_or(Shape::SCALAR, ContextValue::shape);
             conversion = conversion.saturating_add(s.size);
             shapes.insert(v.as_str(), s);
         }
@@ -309,7 +410,7 @@ impl Condition {
         }
         budget.left.set(left - cost);
         let mut cel_ctx = cel::Context::with_env(ENV.clone());
-        for v in self.variables.iter() {
+        for v in self.variables.iter().chain(self.type_names.iter()) {
             if let Some(value) = ctx.get(v) {
                 cel_ctx.add_variable_from_value(v.as_str(), to_cel(value));
             }
@@ -399,6 +500,86 @@ mod tests {
     fn conditions_can_live_in_shared_snapshots() {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<Condition>();
+    }
+
+    /// Issue 36: what is accepted when written is what evaluates. Every function the write-time
+    /// check accepts is called by its example, which compiles and is `true`; the same for every
+    /// macro and type name.
+    #[test]
+    fn every_accepted_function_evaluates() {
+        for (name, src) in FUNCTIONS {
+            let c = Condition::compile(src).unwrap_or_else(|e| panic!("`{name}`: {src}: {e}"));
+            let calls = cost::structure(c.program.expression()).calls;
+            assert!(calls.iter().any(|c| c == name), "the example of `{name}` calls it: {src} calls {calls:?}");
+            assert_eq!(c.evaluate(&ctx(&[])), Ok(()), "`{name}`: {src}");
+        }
+        for (name, src) in MACROS {
+            assert!(src.contains(&format!("{name}(")), "the example of `{name}` uses it: {src}");
+            let c = Condition::compile(src).unwrap_or_else(|e| panic!("`{name}`: {src}: {e}"));
+            let calls = cost::structure(c.program.expression()).calls;
+            assert!(!calls.iter().any(|c| c == name), "`{name}` is expanded, not called: {src}");
+            assert_eq!(c.evaluate(&ctx(&[])), Ok(()), "`{name}`: {src}");
+        }
+        for (name, src) in TYPES {
+            let c = Condition::compile(src).unwrap_or_else(|e| panic!("`{name}`: {src}: {e}"));
+            assert!(c.type_names.iter().any(|t| t == name), "the example of `{name}` names it: {src}");
+            assert!(c.variables.is_empty(), "`{name}` is not a context variable: {src}");
+            assert_eq!(c.evaluate(&ctx(&[])), Ok(()), "`{name}`: {src}");
+        }
+    }
+
+    /// Issue 36: a function the interpreter does not have (or whose cost is not bounded) is
+    /// refused when written, naming it, instead of denying at every use as a missing variable.
+    #[test]
+    fn unsupported_functions_are_refused_when_written_naming_them() {
+        for (src, name) in [
+            ("name.matches('^a+$')", "matches"),
+            ("matches(name, 'a')", "matches"),
+            ("timestamp('2026-01-01T00:00:00Z') < now", "timestamp"),
+            ("duration('1h') > d", "duration"),
+            ("optional.of(1).hasValue()", "hasValue"),
+            ("x.getHours() > 1", "getHours"),
+            ("a.?b == optional.none()", "_?._"),
+            ("[1, 2][?0] == optional.of(1)", "_[?_]"),
+            ("cel.bind(x, 1, x == 1)", "cel.bind"),
+        ] {
+            let e = Condition::compile(src).err();
+            assert!(
+                matches!(&e, Some(ConditionError::UnsupportedFunction { name: n }) if n == name || src.contains(n.as_str())),
+                "{src}: {e:?}"
+            );
+            let message = e.map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                message.contains("which conditions do not support") && message.contains("`startsWith`"),
+                "{message}"
+            );
+            // A record written before the check still loads, and denies naming the function.
+            let restored = Condition::restore(src).unwrap();
+            let denied = restored.evaluate(&ctx(&[]));
+            assert!(
+                matches!(&denied, Err(ConditionFailure::Error { message, .. }) if message.contains("do not support")),
+                "{src}: {denied:?}"
+            );
+        }
+        let e = Condition::compile("name.matches('a')").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("`matches`"), "{e}");
+    }
+
+    /// Issue 36: a type name used as a value is the type unless the context carries a variable of
+    /// that name, which shadows it (as in CEL).
+    #[test]
+    fn type_names_are_types_unless_the_context_shadows_them() {
+        let c = Condition::compile("type(x) == int").unwrap();
+        assert_eq!(c.evaluate(&ctx(&[("x", ContextValue::Int(3))])), Ok(()));
+        assert!(matches!(
+            c.evaluate(&ctx(&[("x", ContextValue::String("a".into()))])),
+            Err(ConditionFailure::False(_))
+        ));
+        let c = Condition::compile("int == 3").unwrap();
+        assert_eq!(c.evaluate(&ctx(&[("int", ContextValue::Int(3))])), Ok(()));
+        // Not a type: still a context variable the context must carry.
+        let c = Condition::compile("duration > 3").unwrap();
+        assert!(matches!(c.evaluate(&ctx(&[])), Err(ConditionFailure::UnknownVariable { .. })));
     }
 
     #[test]

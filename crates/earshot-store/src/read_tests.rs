@@ -659,9 +659,11 @@ fn expected_outcome(snap: &crate::Snapshot, cmd: &Command, now: i64) -> (Option<
         (_, Some(_)) => "suppressed",
         _ => "created",
     };
-    let reason = match reason {
-        Some((code, source)) => (Some(code), Some(source)),
-        None => (None, None),
+    let reason = match (reason, r.disposition) {
+        (Some((code, source)), _) => (Some(code), Some(source)),
+        // A quarantine always says why: `requested` when nothing would have suppressed it.
+        (None, Disposition::Quarantine) => (Some("requested"), None),
+        (None, _) => (None, None),
     };
     (Some(outcome), Some(reason))
 }

@@ -15,9 +15,12 @@ T = TypeVar("T", bound="Constraints")
 class Constraints:
     """Time window `[not_before, not_after)`, a use count, and a CEL condition over the request's context. A condition is
     bounded (SPEC §2.6): at most 32 levels deep, 512 nodes, comprehensions nested two deep, and an estimated cost within
-    the budget, else 422 `invalid_condition` naming the bound; at each use the cost is estimated with the context's
-    actual sizes and over the budget denies (`denied_condition_error`). Comprehension variables are not context
-    variables.
+    the budget, else 422 `invalid_condition` naming the bound. Only CEL's core is supported (operators, `size`,
+    `contains`, `startsWith`, `endsWith`, the conversions `int`, `uint`, `double`, `string`, `bool`, `bytes`, `dyn`,
+    `type`, type names as values, and the macros `has`, `all`, `exists`, `exists_one`, `map`, `filter`): a call to
+    anything else (`matches`, `timestamp`, `duration`, optional values) is refused with 422 `invalid_condition` naming
+    the function; at each use the cost is estimated with the context's actual sizes and over the budget denies
+    (`denied_condition_error`). Comprehension variables are not context variables.
 
         Attributes:
             not_before (datetime.datetime | Unset): RFC 3339 instant with its zone: `Z` or a numeric offset such as `+01:00`

@@ -10,11 +10,12 @@ T = TypeVar("T", bound="Identity")
 
 @_attrs_define
 class Identity:
-    """A transport identity used as viewer evidence. An unknown or ambiguous identity does not resolve.
+    """A transport identity used as viewer evidence: an object (an array of its fields is refused with 400
+    `invalid_request`). An unknown or ambiguous identity does not resolve.
 
-    Attributes:
-        transport (str):
-        identifier (str):
+        Attributes:
+            transport (str):
+            identifier (str):
     """
 
     transport: str

@@ -26,8 +26,9 @@ class ReachersRequest:
         path (str):
         action (str):
         context (RequestContext | Unset): Variables for conditions, e.g. `{"human_in_cell": false}`. At most 64
-            variables, a total size of 16,384 (1 per value plus the bytes of every string and key) and lists or maps nested
-            8 deep; a larger context is refused with 400 `invalid_request`.
+            variables, else 400 `limit_exceeded` (`details.field` is `context`, `details.limit` 64); a total size of at most
+            16,384 (1 per value plus the bytes of every string and key) and lists or maps nested at most 8 deep, else 400
+            `invalid_request` naming the bound.
         consistency (ConsistencyType2 | ConsistencyType3 | Literal['fully_consistent'] | Literal['latest'] | Unset): How
             a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has applied,
             which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by default),

@@ -11,9 +11,9 @@ T = TypeVar("T", bound="RequestContext")
 
 @_attrs_define
 class RequestContext:
-    """Variables for conditions, e.g. `{"human_in_cell": false}`. At most 64 variables, a total size of 16,384 (1 per value
-    plus the bytes of every string and key) and lists or maps nested 8 deep; a larger context is refused with 400
-    `invalid_request`.
+    """Variables for conditions, e.g. `{"human_in_cell": false}`. At most 64 variables, else 400 `limit_exceeded`
+    (`details.field` is `context`, `details.limit` 64); a total size of at most 16,384 (1 per value plus the bytes of
+    every string and key) and lists or maps nested at most 8 deep, else 400 `invalid_request` naming the bound.
 
     """
 

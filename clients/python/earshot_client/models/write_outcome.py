@@ -35,9 +35,10 @@ class WriteOutcome:
         already_invalid (list[str] | Unset): Revoking a capability only: the descendants that were already invalid
             through an earlier revocation (revoked themselves, or below a revoked link, the revoked capability's ancestors
             included); this revocation changes nothing for them. In creation order. Absent when empty.
-        reason (WriteOutcomeReason | Unset): Derivations: why it was suppressed or quarantined. Grants,
-            declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's consent
-            (SPEC §6.3; it admits nothing until then).
+        reason (WriteOutcomeReason | Unset): Derivations: why it was suppressed or quarantined; a quarantine always
+            carries one (`requested` when nothing would have suppressed the derivation, as for the `suppress` disposition).
+            Grants, declassifications and consent decisions: `consent_pending` while the grant still waits for a subject's
+            consent (SPEC §6.3; it admits nothing until then).
         source (str | Unset): Derivations only: the source that caused suppression or quarantine.
         decision (AuthorizeDecision | Unset):
     """

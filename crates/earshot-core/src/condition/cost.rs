@@ -92,6 +92,8 @@ pub struct Structure {
     pub nesting: usize,
     /// Identifiers not bound by an enclosing comprehension: the context variables it needs, sorted.
     pub free: Vec<String>,
+    /// The functions and operators it calls (after macro expansion), sorted, each once.
+    pub calls: Vec<String>,
 }
 
 /// The structure of `e`. Recursion is bounded by the parser's own recursion limit.
@@ -103,6 +105,8 @@ pub fn structure(e: &IdedExpr) -> Structure {
     s.nesting = nesting;
     s.free.sort();
     s.free.dedup();
+    s.calls.sort();
+    s.calls.dedup();
     s
 }
 
@@ -123,6 +127,7 @@ fn walk_structure<'e>(e: &'e IdedExpr, bound: &mut Vec<&'e str>, s: &mut Structu
         }
         Expr::Select(sel) => fold(walk_structure(&sel.operand, bound, s)),
         Expr::Call(call) => {
+            s.calls.push(call.func_name.clone());
             for c in call.target.iter().map(|t| &**t).chain(&call.args) {
                 fold(walk_structure(c, bound, s));
             }

@@ -17,7 +17,7 @@ use crate::memory::graph::Provenance;
 use crate::memory::layered::Posting;
 use crate::memory::model::{
     limits, parse_time, Attributes, DeriveRequest, LifecycleRequest, NewGrant, NewIdentity, NewItem, NewParticipant,
-    OriginInput, OriginKeyword, Outcome,
+    OriginInput, OriginKeyword, Outcome, ParticipantKind,
 };
 use crate::memory::snapshot::{
     Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
@@ -148,7 +148,10 @@ impl Apply<'_> {
         if self.snap.owner_items.get(&pid).is_some_and(|v| !v.is_empty()) {
             return Err(StoreError::ParticipantOwnsItems(id.to_string()));
         }
-        if let Some(role) = in_use(pid) {
+        // A device is refused whichever route made it: `POST /devices`, or `POST /participants`
+        // with `kind: device` (RULES §2.6).
+        let device = self.snap.part(pid).is_some_and(|p| p.kind == ParticipantKind::Device);
+        if let Some(role) = in_use(pid).or(device.then_some("a device")) {
             return Err(StoreError::ParticipantInUse { participant: id.to_string(), role });
         }
         let affected: Vec<Aid> = self.snap.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default();
@@ -547,10 +550,17 @@ impl Apply<'_> {
                     (&sources, subjects),
                     NewContent { content: req.content, attributes: req.attributes },
                 );
+                // A quarantine always says why: the suppression it was created despite, else
+                // `requested` (the disposition asked for it), as a `suppress` does.
+                let reason = match (suppressed, d) {
+                    (Some(r), _) => Some(r.code().into()),
+                    (None, Disposition::Quarantine) => Some("requested".into()),
+                    (None, _) => None,
+                };
                 Ok(Outcome {
                     outcome: if d == Disposition::Quarantine { "quarantined" } else { "created" }.into(),
                     ids: vec![id],
-                    reason: suppressed.map(|r| r.code().into()),
+                    reason,
                     source: suppressed.map(|r| name_of(&self.snap, *r.source())),
                 })
             }

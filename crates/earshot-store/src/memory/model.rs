@@ -51,20 +51,63 @@ pub struct NewParticipant {
     pub name: Option<String>,
 }
 
-/// A transport identity, e.g. `("email", "bob@example.com")`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A transport identity, e.g. `("email", "bob@example.com")`. Read from an object only (see
+/// [`object`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Identity {
     pub transport: String,
     pub identifier: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+impl<'de> Deserialize<'de> for Identity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            transport: String,
+            identifier: String,
+        }
+        let f: Fields = object(d, "an identity: an object with `transport` and `identifier`")?;
+        Ok(Identity { transport: f.transport, identifier: f.identifier })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NewIdentity {
     pub transport: String,
     pub identifier: String,
     pub participant: String,
+}
+
+impl<'de> Deserialize<'de> for NewIdentity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            transport: String,
+            identifier: String,
+            participant: String,
+        }
+        let f: Fields = object(d, "an object with `transport`, `identifier` and `participant`")?;
+        Ok(NewIdentity { transport: f.transport, identifier: f.identifier, participant: f.participant })
+    }
+}
+
+/// Reads `T` from a map only. serde's derive also reads a struct from an array of its fields in
+/// order (`["email", "b@x"]`), which the API document (an object, `additionalProperties: false`)
+/// does not allow: the API would then accept what it documents as invalid.
+fn object<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D, expecting: &'static str) -> Result<T, D::Error> {
+    struct V<T>(std::marker::PhantomData<T>, &'static str);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.1)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_map(V(std::marker::PhantomData, expecting))
 }
 
 /// Viewer evidence: participant ids and/or transport identities, plus a quality.
@@ -569,6 +612,26 @@ mod tests {
             let e = parse_time("expires_at", s).unwrap_err();
             assert!(e.to_string().contains("needs a zone"), "{s}: {e}");
         }
+    }
+
+    /// Issue 36: an identity is an object (OpenAPI `Identity`, `additionalProperties: false`),
+    /// never the array of its fields that serde's derive would also take.
+    #[test]
+    fn identities_are_objects_only() {
+        let read = |s: &str| serde_json::from_str::<ViewersInput>(s).map_err(|e| e.to_string());
+        let ok = read(r#"{"identities": [{"transport": "email", "identifier": "b@x"}]}"#).unwrap();
+        assert_eq!(ok.identities, vec![Identity { transport: "email".into(), identifier: "b@x".into() }]);
+        let e = read(r#"{"identities": [["email", "b@x"]]}"#).unwrap_err();
+        assert!(e.contains("expected an identity"), "{e}");
+        assert!(read(r#"{"identities": [{"transport": "email", "identifier": "b@x", "x": 1}]}"#).is_err());
+        assert!(read(r#"{"identities": [{"transport": "email"}]}"#).is_err());
+        let new = |s: &str| serde_json::from_str::<NewIdentity>(s).map_err(|e| e.to_string());
+        assert!(new(r#"{"transport": "email", "identifier": "b@x", "participant": "bob"}"#).is_ok());
+        assert!(new(r#"["email", "b@x", "bob"]"#).is_err());
+        assert!(new(r#"{"transport": "email", "identifier": "b@x", "participant": "bob", "x": 1}"#).is_err());
+        // What is written reads back.
+        let i = Identity { transport: "sms".into(), identifier: "+1".into() };
+        assert_eq!(serde_json::from_str::<Identity>(&serde_json::to_string(&i).unwrap()).unwrap(), i);
     }
 
     #[test]

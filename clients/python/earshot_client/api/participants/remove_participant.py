@@ -111,7 +111,9 @@ def sync_detailed(
     """Remove a participant (member removal, SPEC §1.8)
 
      Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
+    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
+    `admin` scope on the store.
 
     Args:
         store (str):
@@ -149,7 +151,9 @@ def sync(
     """Remove a participant (member removal, SPEC §1.8)
 
      Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
+    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
+    `admin` scope on the store.
 
     Args:
         store (str):
@@ -182,7 +186,9 @@ async def asyncio_detailed(
     """Remove a participant (member removal, SPEC §1.8)
 
      Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
+    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
+    `admin` scope on the store.
 
     Args:
         store (str):
@@ -218,7 +224,9 @@ async def asyncio(
     """Remove a participant (member removal, SPEC §1.8)
 
      Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
+    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
+    `admin` scope on the store.
 
     Args:
         store (str):

@@ -13,6 +13,21 @@ use earshot_tests::{TestApp, T0_MS};
 
 use crate::scenarios::{fixture_files, parse};
 
+/// sled lets go of its file lock from a background thread some time after its last handle
+/// drops, later still on a loaded machine: reopening a directory just closed waits for it.
+fn until_unlocked<T, E: std::fmt::Display>(mut open: impl FnMut() -> Result<T, E>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        match open() {
+            Ok(v) => return v,
+            Err(e) if e.to_string().contains("lock") && started.elapsed() < std::time::Duration::from_secs(30) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => panic!("opening the data directory: {e}"),
+        }
+    }
+}
+
 fn export_of(e: &Earshot, store: &str) -> Vec<u8> {
     let mut out = Vec::new();
     e.export(store).expect("export opens").write_to(&mut out).expect("export runs");
@@ -21,7 +36,7 @@ fn export_of(e: &Earshot, store: &str) -> Vec<u8> {
 
 /// Rewrites the one-tree directory at `data` as the earlier layout wrote it.
 fn as_the_earlier_layout(data: &std::path::Path) {
-    let db = sled::Config::new().path(data).open().expect("sled");
+    let db = until_unlocked(|| sled::Config::new().path(data).open());
     let records = db.open_tree(RECORDS_TREE).expect("records");
     let mut marks = BTreeMap::new();
     let stores: Vec<String> = records
@@ -50,8 +65,8 @@ async fn a_directory_of_the_earlier_layout_opens_with_every_store_as_it_was() {
     let data = dir.path().join("data");
     let clock = Arc::new(ManualClock::new(T0_MS));
     let open = || {
-        Earshot::open_with(Arc::new(SledBackend::open(&data).expect("sled")), clock.clone(), Config::default())
-            .expect("open")
+        let backend = until_unlocked(|| SledBackend::open(&data));
+        Earshot::open_with(Arc::new(backend), clock.clone(), Config::default()).expect("open")
     };
 
     // Every fixture, played in a service of its own and imported here under an id of its own.
@@ -82,6 +97,6 @@ async fn a_directory_of_the_earlier_layout_opens_with_every_store_as_it_was() {
     e.shutdown();
     drop(e);
 
-    let db = sled::Config::new().path(&data).open().expect("sled");
+    let db = until_unlocked(|| sled::Config::new().path(&data).open());
     assert!(!db.tree_names().iter().any(|n| n.starts_with(b"store/")), "the old trees are dropped");
 }

@@ -710,6 +710,31 @@ mod tests {
     use crate::backend::{MetaRecord, META_KEY};
     use std::collections::BTreeMap;
 
+    /// sled lets go of its file lock from a background thread some time after its last handle
+    /// drops (see `open_db`), later still on a loaded machine: a test that reopens a directory
+    /// it just closed waits for the lock rather than failing on it.
+    fn until_unlocked<T, E: std::fmt::Display>(
+        mut open: impl FnMut() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let started = std::time::Instant::now();
+        loop {
+            match open() {
+                Err(e) if e.to_string().contains("lock") && started.elapsed() < std::time::Duration::from_secs(30) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn raw(path: &std::path::Path) -> sled::Db {
+        until_unlocked(|| sled::Config::new().path(path).open()).unwrap()
+    }
+
+    fn reopen(path: &std::path::Path) -> Result<SledBackend> {
+        until_unlocked(|| SledBackend::open_with_reserve(path, 0))
+    }
+
     fn put(k: &str, v: &str) -> Vec<Op> {
         vec![Op::Put(k.as_bytes().to_vec(), v.as_bytes().to_vec())]
     }
@@ -789,19 +814,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         {
-            let b = SledBackend::open_with_reserve(&path, 0).unwrap();
+            let b = reopen(&path).unwrap();
             for i in 0..5 {
                 b.commit(&format!("s{i}"), put("k/1", "v")).unwrap();
             }
             b.drop_store("s0").unwrap();
         }
         assert_eq!(sled_migrate::read_watermark(&path).unwrap(), sled_migrate::Mark::Sequence(6));
-        let b = SledBackend::open_with_reserve(&path, 0).unwrap();
+        let b = reopen(&path).unwrap();
         assert_eq!(b.stores().unwrap(), ["s1", "s2", "s3", "s4"]);
         drop(b);
         // A mark past what the files hold is what a cut log looks like.
         sled_migrate::write_watermark(&path, 7).unwrap();
-        let err = SledBackend::open_with_reserve(&path, 0).err().expect("refused");
+        let err = reopen(&path).err().expect("refused");
         assert!(matches!(err, KernelError::Integrity(_)), "{err}");
         assert!(err.to_string().contains("end at commit 6 but commit 7 was durable"), "{err}");
     }
@@ -809,7 +834,7 @@ mod tests {
     /// A directory as the earlier layout wrote it: one tree per store, each with its meta
     /// record, and the watermark of each store's revision.
     fn earlier_layout(path: &std::path::Path, stores: &[(&str, u64, usize)]) {
-        let db = sled::Config::new().path(path).open().unwrap();
+        let db = raw(path);
         let mut marks = BTreeMap::new();
         for (store, revision, records) in stores {
             let tree = db.open_tree(format!("store/{store}")).unwrap();
@@ -851,15 +876,15 @@ mod tests {
         let stores = [("a", 3, 2), ("ab", 7, 25_000), ("b", 1, 0)];
         earlier_layout(&path, &stores);
         {
-            let b = SledBackend::open_with_reserve(&path, 0).unwrap();
+            let b = reopen(&path).unwrap();
             expect_moved(&b, &stores);
             b.commit("b", put("i/new", "after the move")).unwrap();
         }
-        let db = sled::Config::new().path(&path).open().unwrap();
+        let db = raw(&path);
         assert!(!db.tree_names().iter().any(|n| n.starts_with(b"store/")), "the old trees are dropped once moved");
         drop(db);
         assert_eq!(sled_migrate::read_watermark(&path).unwrap(), sled_migrate::Mark::Sequence(2));
-        let b = SledBackend::open_with_reserve(&path, 0).unwrap();
+        let b = reopen(&path).unwrap();
         assert_eq!(b.get("b", b"i/new").unwrap().as_deref(), Some(&b"after the move"[..]));
         assert_eq!(rec("b", &b).len(), 2, "the meta record and the new one");
         assert_eq!(b.load("ab").unwrap().len(), 25_001);
@@ -873,13 +898,13 @@ mod tests {
         earlier_layout(&path, &stores);
         {
             // Cut during the copy: part of one store copied, no mark that the copy finished.
-            let db = sled::Config::new().path(&path).open().unwrap();
+            let db = raw(&path);
             let records = db.open_tree(RECORDS_TREE).unwrap();
             records.insert(prefixed(&store_prefix("a"), b"i/a-00000"), b"partial".as_slice()).unwrap();
             records.insert(prefixed(&store_prefix("a"), b"i/stray"), b"partial".as_slice()).unwrap();
             db.flush().unwrap();
         }
-        let b = SledBackend::open_with_reserve(&path, 0).unwrap();
+        let b = reopen(&path).unwrap();
         expect_moved(&b, &stores);
         assert_eq!(b.get("a", b"i/stray").unwrap(), None, "the cut copy is started again");
         drop(b);
@@ -889,7 +914,7 @@ mod tests {
         earlier_layout(&dir.path().join("db2"), &stores);
         let path = dir.path().join("db2");
         {
-            let db = sled::Config::new().path(&path).open().unwrap();
+            let db = raw(&path);
             let records = db.open_tree(RECORDS_TREE).unwrap();
             for (store, _, _) in &stores {
                 let tree = db.open_tree(format!("store/{store}")).unwrap();
@@ -904,7 +929,7 @@ mod tests {
             records.insert(b"v", b"one-tree".as_slice()).unwrap();
             db.flush().unwrap();
         }
-        let b = SledBackend::open_with_reserve(&path, 0).unwrap();
+        let b = reopen(&path).unwrap();
         expect_moved(&b, &stores);
         assert_eq!(b.get("a", b"i/a-00000").unwrap().as_deref(), Some(&b"copied"[..]));
     }
@@ -919,9 +944,9 @@ mod tests {
         marks.insert("gone".to_string(), 1u64);
         for (name, mark) in [("behind", &marks), ("missing", &BTreeMap::from([("gone".to_string(), 1u64)]))] {
             std::fs::write(path.join(WATERMARK_FILE), serde_json::to_vec(mark).unwrap()).unwrap();
-            let err = SledBackend::open_with_reserve(&path, 0).err().expect("refused");
+            let err = reopen(&path).err().expect("refused");
             assert!(matches!(err, KernelError::Integrity(_)), "{name}: {err}");
-            let db = sled::Config::new().path(&path).open().unwrap();
+            let db = raw(&path);
             assert!(db.tree_names().iter().any(|n| n.as_ref() == b"store/a"), "{name}: the old tree is kept");
             assert!(
                 !db.tree_names().iter().any(|n| n.as_ref() == b"store/gone"),

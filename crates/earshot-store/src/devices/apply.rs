@@ -515,6 +515,12 @@ impl DeviceWrite<'_> {
     }
 }
 
+/// Whether two lists hold the same elements, ignoring order and repeats (lists here are short:
+/// bounded by the request limits).
+fn same_set<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,10 +548,4 @@ mod tests {
             vec!["read", "write"]
         );
     }
-}
-
-/// Whether two lists hold the same elements, ignoring order and repeats (lists here are short:
-/// bounded by the request limits).
-fn same_set<T: PartialEq>(a: &[T], b: &[T]) -> bool {
-    a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
 }

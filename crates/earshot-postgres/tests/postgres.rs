@@ -276,57 +276,6 @@ fn an_unreachable_database_is_unavailable() {
     }
 }
 
-/// Latency of a durable single-item commit through PostgreSQL, one client. Run with
-/// `cargo test --release -p earshot-postgres --test postgres -- --ignored --nocapture commit_latency`.
-/// Single-item revisioned commits with the history of past values kept (the default) and
-/// without it (`history_revisions = 0`), in alternating rounds of 250. (The floor, one row
-/// updated in a durable transaction, is pgbench's: BENCHMARKS.md, "Any replica, any token".)
-#[test]
-#[ignore = "a measurement; run by hand"]
-fn commit_latency() {
-    let db: Isolated = db!("latency");
-    let with = PgBackend::open(db.options.clone()).unwrap();
-    let mut options = db.options.clone();
-    options.history_revisions = 0;
-    let without = PgBackend::open(options).unwrap();
-    for (s, b) in [("h", &with), ("n", &without)] {
-        b.commit(s, vec![meta(s, 1)]).unwrap();
-    }
-    let value = "x".repeat(300);
-    let (mut times_with, mut times_without) = (Vec::new(), Vec::new());
-    let mut next = [2u64, 2u64];
-    for round in 0..8 {
-        for (i, (s, b)) in [("h", &with), ("n", &without)].into_iter().enumerate() {
-            let out = if i == 0 { &mut times_with } else { &mut times_without };
-            let started = out.len();
-            for _ in 0..250 {
-                let r = next[i];
-                next[i] += 1;
-                let ops = vec![put(&format!("i/{r}"), &value), put(&format!("a/{}", r % 7), &value), meta(s, r)];
-                let t = Instant::now();
-                b.commit(s, ops).unwrap();
-                out.push(t.elapsed());
-            }
-            let mut round_times = out[started..].to_vec();
-            round_times.sort();
-            println!("round {round} {s}: p50 {:?}", round_times[round_times.len() / 2]);
-        }
-    }
-    let p = |times: &mut Vec<Duration>, q: f64| {
-        times.sort();
-        times[((times.len() as f64 - 1.0) * q) as usize]
-    };
-    for (name, times) in [("with history", &mut times_with), ("without history", &mut times_without)] {
-        println!(
-            "{name}: {} commits, p50 {:?}, p90 {:?}, p99 {:?}",
-            times.len(),
-            p(times, 0.5),
-            p(times, 0.9),
-            p(times, 0.99)
-        );
-    }
-}
-
 /// The history of past values (issue 32): the records of every revision still kept can be
 /// loaded back, exactly, whatever the later revisions put, overwrote or deleted, within one
 /// group commit or across several; the on-demand records are never part of it; past the kept

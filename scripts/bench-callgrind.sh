@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per request over HTTP, counted by callgrind (BENCHMARKS.md, "Over HTTP: the gate
-# in the request layer, counted in instructions"): the one measure of the check's extra cost
+# Instructions per request over HTTP, counted by callgrind (BENCHMARKS.md, "Over HTTP: checks
+# next to `/healthz`, and writes"): the one measure of the check's extra cost
 # over `/healthz` that a busy or uneven guest does not move (throughput and CPU time do, by 2×
 # within minutes on the shared 2-vCPU machine).
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The capability decision at 100 and 10,000 held, many passes, binaries run alternately.
 
-BENCHMARKS.md, "The capability decision at 10,000 held" (issue 12). On a shared or virtual
+BENCHMARKS.md, "The capability decision at 10,000 held". On a shared or virtual
 machine a single pass's p50 can move by half from one second to the next, so one run says
 little about the 10k / 100 ratio. This runs the authorize bench's per-call report for the
 `capability_allowed` row (3 passes per run) ROUNDS times for each binary in turn, and prints,

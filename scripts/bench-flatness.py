@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The check by name from 1k to 1M items, many runs of the peer bench, binaries run alternately.
 
-BENCHMARKS.md, issue 12's flatness target ("flat within 2× from 1k to 1M items"). The target is
+BENCHMARKS.md, "Earshot against Cedar, and the cold check by name": the flatness target
+(within 2× from 1k to 1M items). The target is
 a ratio of a memory-bound figure (1M) to a cache-bound one (1k); on a shared or virtual
 machine either moves by 10% from one run to the next, so one run says little about which side
 of 2× the ratio sits. This runs the peer bench (`EARSHOT_PEER_SIZES=1000,1000000`) RUNS times

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of one `earshot serve` over HTTP on loopback (BENCHMARKS.md, "Over HTTP: checks
-# next to /healthz, and writes (issue 12)"):
+# next to `/healthz`, and writes"):
 #
 #  1. checks per second on a store of BENCH_ITEMS items next to GET /healthz on the same server
 #     and load (what HTTP alone costs): `wrk -t2 -c16`, the two interleaved run by run, median

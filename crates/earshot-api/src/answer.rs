@@ -28,8 +28,8 @@ impl<T: Serialize> IntoResponse for JsonAnswer<T> {
 /// One check's answer: the bytes `JsonAnswer<AtRevision<DecisionView>>` writes, with the
 /// field names written as the constants they are. Through serde each name is escaped byte by
 /// byte and the decision's fields go through `#[serde(flatten)]`'s map adapter, work the
-/// hottest answer need not repeat (BENCHMARKS.md, "Over HTTP: hyper's wake on every body, and a
-/// lighter check"). Every value still goes through `serde_json`, so escaping is serde's.
+/// hottest answer need not repeat (BENCHMARKS.md, "Over HTTP: checks next to
+/// `/healthz`, and writes"). Every value still goes through `serde_json`, so escaping is serde's.
 pub(crate) struct CheckAnswer(pub AtRevision<DecisionView>);
 
 impl IntoResponse for CheckAnswer {

@@ -8,7 +8,7 @@
 //! task's own and the task is running, so tokio reschedules it as a yield once the poll
 //! returns, and a yield also wakes an idle worker thread to come and look: the task is polled
 //! 1.6 times per check instead of once, and a check costs more context switches than a
-//! `/healthz` request (BENCHMARKS.md, "Over HTTP: hyper's wake on every body").
+//! `/healthz` request (BENCHMARKS.md, "Over HTTP: checks next to `/healthz`, and writes").
 //!
 //! [`InlineSelfWakes`] gives the inner future its own waker. A wake that arrives while the
 //! inner future is being polled (from itself, or from another thread at that moment) is noted,

@@ -45,8 +45,8 @@ pub const OPENAPI_JSON: &str = include_str!("../../../api/openapi.json");
 /// Shared state of every handler: one pointer, so the clone that axum makes per request (for
 /// the route's service and for each `State` extractor) touches one shared reference count, not
 /// one per field. Under load on several cores each shared count a request increments is a cache
-/// line the cores pass back and forth (BENCHMARKS.md, "Over HTTP: what the check costs beyond
-/// `/healthz`, layer by layer").
+/// line the cores pass back and forth (BENCHMARKS.md, "Over HTTP: checks next to
+/// `/healthz`, and writes").
 #[derive(Clone)]
 pub struct AppState(Arc<SharedState>);
 

@@ -211,8 +211,8 @@ pub struct Config {
     /// Items from which a store rebuilds its item name table off the writer, on a thread of
     /// its own, when the table goes stale (the items fold into a new base, or a participant's
     /// removal changes an audience); below it the write that made it stale rebuilds it. In a
-    /// large store the rebuild would stall every write queued behind it (BENCHMARKS.md, "The
-    /// writer's pauses, removed"). Decisions are the same either way.
+    /// large store the rebuild would stall every write queued behind it (BENCHMARKS.md, "A store
+    /// grown by single writes, and the writer's pauses"). Decisions are the same either way.
     pub item_lines_off_writer_from: usize,
 }
 

@@ -149,8 +149,8 @@ impl Pool {
         // The statements are few and their plans do not depend on their parameters' values
         // (keys and arrays of keys): plan each once. Left to choose, PostgreSQL plans a commit's
         // statement anew at every execution (its arrays and CTEs keep the custom plan looking
-        // cheaper), which cost 0.37 ms of planning per commit (BENCHMARKS.md, "The history of
-        // past values"). A database without the setting (CockroachDB, YugabyteDB) keeps its own.
+        // cheaper), which cost 0.37 ms of planning per commit (BENCHMARKS.md, "Any replica, any
+        // token"). A database without the setting (CockroachDB, YugabyteDB) keeps its own.
         if let Err(e) = client.batch_execute("SET plan_cache_mode = force_generic_plan") {
             tracing::debug!(error = %e, "the datastore has no plan_cache_mode; planning is its own");
         }

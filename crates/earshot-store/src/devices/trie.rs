@@ -197,7 +197,8 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// Slots per chunk: a write copies the chunks it touches, 32 slots (2 KiB) each. 16 slots
 /// saved 20 MB more in the authorize bench but doubled the chunk pointers (256 KiB at 2^19
-/// slots), which a cold probe reads first; its p50 was no better (BENCHMARKS.md, issue 12).
+/// slots), which a cold probe reads first; its p50 was no better (BENCHMARKS.md, "The
+/// capability decision at 10,000 held").
 const CHUNK_BITS: u32 = 5;
 const CHUNK: usize = 1 << CHUNK_BITS;
 /// Chunk pointers per group: a write copies the groups it touches (1 KiB each) and the array
@@ -219,10 +220,10 @@ type Group = [Arc<Chunk>; GROUP];
 /// and groups its nodes fall in and the group array, about 1 KiB plus 3 KiB per node changed.
 /// A whole-table copy per fold (the table of the last fold plus a persistent overlay) cost
 /// 28 MB a fold at the bench's size, and the retained snapshots kept two or three of them
-/// alive (BENCHMARKS.md, issue 12). A node found cold costs one read (two when its probe runs
-/// past its home slot): the group array (1 KiB) and the groups (128 KiB at 2^19 slots) are
-/// small enough to stay mostly cached, where a persistent hash map walks several levels of
-/// nodes, cold.
+/// alive (BENCHMARKS.md, "The capability decision at 10,000 held"). A node found cold costs one
+/// read (two when its probe runs past its home slot): the group array (1 KiB) and the groups
+/// (128 KiB at 2^19 slots) are small enough to stay mostly cached, where a persistent hash map
+/// walks several levels of nodes, cold.
 ///
 /// Never full, and nodes are never removed, so a probe for a missing key ends at an empty
 /// slot. Empty chunks are one shared chunk until written.

@@ -8,7 +8,7 @@
 //! and then the item's record with its origin audience. A line holds the name itself (up to
 //! [`LINE_NAME`] bytes), the id, and a [`Summary`] of the record and the audience, so the common
 //! check (a current item without grants or provenance, with a small or public audience) is one
-//! trip to memory (BENCHMARKS.md, "One line per item").
+//! trip to memory (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name").
 //!
 //! Where a line goes: each name has three possible lines, derived from its hash (three-way
 //! cuckoo hashing). A lookup reads all three at once (three independent misses, one trip),
@@ -119,7 +119,7 @@ const NAME_UUID: u8 = u8::MAX - 1;
 /// comparison of the name's own length (the C library's `bcmp`) reads past the line's end: the
 /// line's name ends on its boundary, and glibc's short comparison on AVX-512 loads 32 bytes
 /// under a mask. Measured, that cost a lookup a second cold trip to memory, the line after its
-/// own by all the evidence (BENCHMARKS.md, "A name compared past its line").
+/// own by all the evidence (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name").
 #[derive(Clone, Copy)]
 enum Spelling {
     /// Up to [`LINE_NAME`] bytes: their count and the bytes, zero-padded.
@@ -159,7 +159,7 @@ impl Spelling {
 /// mapping is one to one (a test holds it to the `uuid` crate's parse and print). Written out
 /// because it runs on every lookup of a 36-byte name: table lookups without branches, rather
 /// than the crate's parse followed by printing back to compare, which was slower in the peer
-/// bench (BENCHMARKS.md, "Item names shaped like UUIDs in their lines").
+/// bench (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name").
 fn canonical_uuid(text: &[u8]) -> Option<[u8; 16]> {
     /// Where each byte's first digit is in the text (the second follows it).
     const DIGITS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];

@@ -30,7 +30,7 @@ const INLINE_NAME: usize = 22;
 /// which is one dependent cache miss fewer for a cold lookup (a container's owner and
 /// viewers are resolved this way on every check). It is 24 bytes, 8 more than the `Arc<str>`
 /// it replaces (whose heap block the participant's or grant's record shares anyway). Measured
-/// in BENCHMARKS.md ("Names inline in the name map's base").
+/// in BENCHMARKS.md ("Earshot against Cedar, and the cold check by name").
 pub(crate) type NameKey = InlineStr<INLINE_NAME>;
 
 /// Smallest overlay worth folding.
@@ -101,7 +101,7 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 /// write copies the pointer array and one chunk (copy on write), and every retained snapshot
 /// keeps its copies. That suits audiences (read on every check, written only when a new
 /// audience appears); for items, written on every write, it cost too much (BENCHMARKS.md,
-/// run J), so items are a [`FlatVec`].
+/// "Earshot against Cedar, and the cold check by name"), so items are a [`FlatVec`].
 #[derive(Clone)]
 pub(crate) struct ChunkedVec<T> {
     chunks: Arc<Vec<Arc<Vec<T>>>>,
@@ -166,8 +166,8 @@ impl<T: Clone> ChunkedVec<T> {
 ///
 /// A cold read of a base record is one dependent load (its slab's pointer is one of a few
 /// dozen, which stay cached), where an RRB vector of a million records walks a branch node
-/// first (BENCHMARKS.md, "The check by name at a million items"). A bit per base record says
-/// whether it was replaced, so a read of an unchanged record never probes `changed`; the bits
+/// first (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name"). A bit per base
+/// record says whether it was replaced, so a read of an unchanged record never probes `changed`; the bits
 /// sit in 4 KiB chunks (a million records: 128 KiB, which stay cached) and a write copies one
 /// chunk. Writes stay cheap: a replaced base record goes to `changed`, a new one to `tail`, and
 /// the three are folded into a new base when they pass an eighth of it (amortised O(1) per
@@ -283,9 +283,9 @@ const SLAB: usize = 1 << SLAB_BITS;
 /// slab but the last is full, so record `i` is in slab `i >> SLAB_BITS`.
 ///
 /// Why slabs: the writer waits for a fold, and copying the whole base was its longest pause at
-/// a million items once the item lines were rebuilt off the writer (BENCHMARKS.md, "The
-/// writer's pauses, removed"); now a fold copies the slabs that changed and the last one,
-/// which a growing store's appends touch.
+/// a million items once the item lines were rebuilt off the writer (BENCHMARKS.md, "A store
+/// grown by single writes, and the writer's pauses"); now a fold copies the slabs that changed
+/// and the last one, which a growing store's appends touch.
 #[derive(Clone)]
 struct Slabs<T> {
     slabs: Arc<[Arc<[T]>]>,

@@ -4,8 +4,8 @@
 //! Why: the item name table (`crate::memory::id_table`) is rebuilt whole when its summaries go
 //! stale (the items folded into a new base, or an audience changed in place). Done in the write,
 //! it was most of the writer's longest pauses (up to 1.5 s with the items' fold) while a store
-//! grew to a million items by single writes (BENCHMARKS.md, "Writes while the store grows to a
-//! million items"). Now the writer starts
+//! grew to a million items by single writes (BENCHMARKS.md, "A store grown by single writes, and
+//! the writer's pauses"). Now the writer starts
 //! the build and goes on; until the build is done, lookups use the old lines (still right for
 //! every name and id) and decide from records, never from a stale summary.
 //!

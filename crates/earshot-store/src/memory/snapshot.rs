@@ -46,7 +46,8 @@ pub(crate) enum Members {
 
 /// Audiences of at most this many members keep them inline in their record (most audiences
 /// have 1–5), so a check reads the record and its members in one place: one cache miss
-/// fewer for a cold check (BENCHMARKS.md, issue 12). It also keeps `AudRec` at 64 bytes.
+/// fewer for a cold check (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name").
+/// It also keeps `AudRec` at 64 bytes.
 const INLINE_MEMBERS: usize = 5;
 
 /// A sorted member list: inline when short, else a shared slice.
@@ -119,7 +120,8 @@ impl AudRec {
 #[repr(align(64))]
 pub(crate) struct ItemRec {
     /// Inline up to 22 bytes: a check by name compares it in the record it has just read
-    /// instead of following a pointer to a heap block (BENCHMARKS.md, "Item names inline").
+    /// instead of following a pointer to a heap block (BENCHMARKS.md, "Earshot against
+    /// Cedar, and the cold check by name").
     pub name: ItemName,
     pub links: Option<Arc<ItemLinks>>,
     pub created_rev: u64,
@@ -176,7 +178,7 @@ pub(crate) struct ItemLinks {
     pub author: Option<Pid>,
 }
 
-// One cache line, and part of the memory budget (BENCHMARKS.md, "Memory").
+// One cache line, and part of the memory budget (BENCHMARKS.md, "Start-up rebuild and memory").
 const _: () = assert!(std::mem::size_of::<ItemRec>() == 64);
 
 /// An item's name: inline up to the name map's inline length, like its keys.

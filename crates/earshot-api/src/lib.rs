@@ -64,6 +64,12 @@ pub struct SharedState {
     /// The stores' readiness as last evaluated, and when (`/readyz` answers from it for
     /// [`READINESS_FRESH`], so that probes under load never queue behind storage).
     readiness: std::sync::Mutex<Option<(std::time::Instant, Degraded)>>,
+    /// The newest evaluation, healthy or not, and when it ended; held while one runs, so that
+    /// probes arriving meanwhile wait for it and share its answer (one evaluation, one blocking
+    /// thread, however many probes come at once).
+    evaluation: tokio::sync::Mutex<Option<(std::time::Instant, Degraded)>>,
+    /// How many evaluations ran (tests).
+    evaluations: std::sync::atomic::AtomicU64,
 }
 
 /// Every store that makes this replica unready, with why.
@@ -89,6 +95,8 @@ impl AppState {
             draining: Arc::default(),
             metrics: Arc::new(metrics::Metrics::new()),
             readiness: std::sync::Mutex::new(None),
+            evaluation: tokio::sync::Mutex::new(None),
+            evaluations: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 
@@ -99,12 +107,21 @@ impl AppState {
         if let Some((_, d)) = last.filter(|(at, _)| at.elapsed() < READINESS_FRESH) {
             return d;
         }
+        let asked = std::time::Instant::now();
+        let mut evaluation = self.evaluation.lock().await;
+        // An evaluation that ended while this probe waited answers it too.
+        if let Some((_, d)) = evaluation.as_ref().filter(|(ended, _)| *ended >= asked) {
+            return d.clone();
+        }
         let earshot = self.earshot.clone();
+        self.evaluations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let degraded = Arc::new(tokio::task::spawn_blocking(move || earshot.degraded()).await.unwrap_or_default());
-        // Only a healthy answer is reused: an unready replica is asked again at every probe,
-        // so that it turns ready as soon as its condition clears.
+        let ended = std::time::Instant::now();
+        *evaluation = Some((ended, degraded.clone()));
+        // Only a healthy answer is reused by later probes: an unready replica is asked again at
+        // every probe, so that it turns ready as soon as its condition clears.
         if let Ok(mut g) = self.readiness.lock() {
-            *g = degraded.is_empty().then(|| (std::time::Instant::now(), degraded.clone()));
+            *g = degraded.is_empty().then(|| (ended, degraded.clone()));
         }
         degraded
     }
@@ -300,4 +317,70 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 
 async fn openapi() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON)
+}
+
+#[cfg(test)]
+mod readiness_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+    use super::*;
+
+    use earshot_store::kernel::backend::Record;
+    use earshot_store::{Backend, MemoryBackend, Op};
+
+    /// A datastore whose readiness probe takes a while (a loaded disk, a slow `statvfs`).
+    struct SlowProbe(MemoryBackend);
+
+    impl Backend for SlowProbe {
+        fn stores(&self) -> earshot_store::kernel::Result<Vec<String>> {
+            self.0.stores()
+        }
+        fn load(&self, store: &str) -> earshot_store::kernel::Result<Vec<Record>> {
+            self.0.load(store)
+        }
+        fn commit(&self, store: &str, ops: Vec<Op>) -> earshot_store::kernel::Result<()> {
+            self.0.commit(store, ops)
+        }
+        fn get(&self, store: &str, key: &[u8]) -> earshot_store::kernel::Result<Option<Vec<u8>>> {
+            self.0.get(store, key)
+        }
+        fn scan(
+            &self,
+            store: &str,
+            from: &[u8],
+            to: &[u8],
+            limit: usize,
+        ) -> earshot_store::kernel::Result<Vec<Record>> {
+            self.0.scan(store, from, to, limit)
+        }
+        fn condition(&self) -> Option<String> {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            None
+        }
+    }
+
+    /// A burst of probes at once is one evaluation (one blocking thread), not one per probe.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn probes_arriving_together_share_one_evaluation() {
+        let clock = Arc::new(earshot_store::ManualClock::new(1_700_000_000_000));
+        let backend = Arc::new(SlowProbe(MemoryBackend::default()));
+        let earshot =
+            Arc::new(Earshot::open_with(backend, clock, earshot_store::Config::default()).expect("an instance"));
+        let state = AppState::new(earshot, Auth::disabled());
+        let start = Arc::new(tokio::sync::Barrier::new(200));
+        let probes: Vec<_> = (0..200)
+            .map(|_| {
+                let (s, start) = (state.clone(), start.clone());
+                tokio::spawn(async move {
+                    start.wait().await;
+                    s.degraded().await
+                })
+            })
+            .collect();
+        for p in probes {
+            assert!(p.await.unwrap().is_empty(), "an empty instance is ready");
+        }
+        let n = state.evaluations.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(n <= 2, "{n} evaluations for 200 probes arriving together");
+    }
 }

@@ -31,7 +31,7 @@ from earshot_client.models import (
     Basis,
     CheckRequest,
     CheckResponse,
-    ConsistencyType2,
+    ConsistencyAtLeast,
     Container,
     Error,
     ErrorErrorCode,
@@ -44,7 +44,7 @@ from earshot_client.models import (
     NewItem,
     NewParticipant,
     NewStore,
-    OriginType0,
+    OriginKeyword,
     ParticipantKind,
     Reason,
     Viewers,
@@ -184,7 +184,7 @@ class Figure1(unittest.TestCase):
             create_item.sync_detailed(
                 STORE,
                 client=c,
-                body=NewItem(id="p1", owner="owner", content="the office is closed on friday", origin=OriginType0.PUBLIC),
+                body=NewItem(id="p1", owner="owner", content="the office is closed on friday", origin=OriginKeyword.PUBLIC),
             ),
             "p1",
         )
@@ -195,7 +195,7 @@ class Figure1(unittest.TestCase):
             owner="owner", viewers=Viewers(identities=[Identity(transport="email", identifier="bob@example.com")])
         )
         found = lookup.sync(
-            STORE, client=c, body=LookupRequest(container=bob_by_email, consistency=ConsistencyType2(at_least=last.token))
+            STORE, client=c, body=LookupRequest(container=bob_by_email, consistency=ConsistencyAtLeast(at_least=last.token))
         )
         assert isinstance(found, LookupResponse), found
         self.assertTrue(found.container.resolved)

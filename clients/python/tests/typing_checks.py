@@ -11,7 +11,7 @@ from earshot_client.models import (
     Container,
     NewItem,
     NewParticipant,
-    OriginType0,
+    OriginKeyword,
     Reason,
     Viewers,
 )
@@ -19,8 +19,8 @@ from earshot_client.models import (
 
 def misuses(response: CheckResponse) -> None:
     NewItem(owner="owner", origin=["alice"])  # type: ignore[arg-type]
-    NewItem(owner="owner", origin=OriginType0.PUBLIC, content=3)  # type: ignore[arg-type]
-    NewItem(origin=OriginType0.PUBLIC)  # type: ignore[call-arg]
+    NewItem(owner="owner", origin=OriginKeyword.PUBLIC, content=3)  # type: ignore[arg-type]
+    NewItem(origin=OriginKeyword.PUBLIC)  # type: ignore[call-arg]
     NewParticipant(id="bob", kind="robot")  # type: ignore[arg-type]
     Container(owner="owner", viewers={"participants": ["bob"]})  # type: ignore[arg-type]
     Viewers(participants="bob")  # type: ignore[arg-type]

@@ -220,6 +220,64 @@ fn every_ref_resolves_and_every_schema_is_used() {
     assert!(unused.is_empty(), "schemas nothing refers to: {unused:?}");
 }
 
+/// Every alternative of a `oneOf`/`anyOf` written inline (not a `$ref`) that a generator turns into
+/// a type of its own: an object, or an enum of strings. `null` and single `const` alternatives
+/// become no type (`None`, a literal).
+fn collect_inline_alternatives<'a>(v: &'a Value, at: String, out: &mut Vec<(String, &'a Value)>) {
+    match v {
+        Value::Object(m) => {
+            for key in ["oneOf", "anyOf"] {
+                for (i, alt) in m.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                    let makes_a_type = alt.get("$ref").is_none()
+                        && (alt.get("type") == Some(&json!("object"))
+                            || alt.get("properties").is_some()
+                            || alt.get("enum").is_some());
+                    if makes_a_type {
+                        out.push((format!("{at}/{key}/{i}"), alt));
+                    }
+                }
+            }
+            for (k, x) in m {
+                collect_inline_alternatives(x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                collect_inline_alternatives(x, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The generated clients name a union's inline alternatives by their `title` (openapi-python-client
+/// otherwise calls them `OriginType0`, `AuthorityType2`, …): each has one, unique, and no
+/// component schema has the same name.
+#[test]
+fn inline_alternatives_have_titles_people_would_write() {
+    let doc = doc();
+    let mut alternatives = Vec::new();
+    collect_inline_alternatives(&doc, String::new(), &mut alternatives);
+    assert!(alternatives.len() >= 6, "only {} inline alternatives found; is the walk broken?", alternatives.len());
+    let schemas = doc["components"]["schemas"].as_object().expect("components/schemas");
+    let mut seen = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (at, alt) in &alternatives {
+        match alt.get("title").and_then(Value::as_str) {
+            None => problems.push(format!("{at}: no `title` (a generated client would call it `…Type<N>`)")),
+            Some(title) if schemas.contains_key(title) => {
+                problems.push(format!("{at}: title {title:?} is also a component schema's name"))
+            }
+            Some(title) => {
+                if let Some(first) = seen.insert(title.to_string(), at.clone()) {
+                    problems.push(format!("{at}: title {title:?} already names {first}"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "inline alternatives the generated clients cannot name:\n  {}", problems.join("\n  "));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Error codes.
 

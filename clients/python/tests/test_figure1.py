@@ -1,37 +1,26 @@
 """The README's Figure 1 walkthrough, through the generated Python client, against the real binary.
 
-Starts `earshot serve` (EARSHOT_BIN, default target/debug/earshot) on a free loopback port with a
-fresh data directory and one admin token, waits for /readyz, then creates the store, the people,
-Bob's identity, the items and the grant with the client's typed models, and asserts the decisions
-the README promises. Run it with clients/python/test.sh.
+Against `earshot serve` (tests/server.py: EARSHOT_BIN, default target/debug/earshot), creates the
+store, the people, Bob's identity, the items and the grant with the client's typed models, and
+asserts the decisions the README promises. Run it with clients/python/test.sh.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import tempfile
-import time
 import unittest
-from pathlib import Path
-from typing import BinaryIO
 
-import httpx
-
-from earshot_client import AuthenticatedClient, Client
+from earshot_client import Client
 from earshot_client.api.grants import grant_item
 from earshot_client.api.items import create_item, expand_item
 from earshot_client.api.participants import bind_identity, create_participant
 from earshot_client.api.reads import check, lookup
-from earshot_client.api.service import readyz
 from earshot_client.api.stores import create_store, get_store
 from earshot_client.models import (
     AudienceViewSource,
     Basis,
     CheckRequest,
     CheckResponse,
-    ConsistencyType2,
+    ConsistencyAtLeast,
     Container,
     Error,
     ErrorErrorCode,
@@ -44,7 +33,7 @@ from earshot_client.models import (
     NewItem,
     NewParticipant,
     NewStore,
-    OriginType0,
+    OriginKeyword,
     ParticipantKind,
     Reason,
     Viewers,
@@ -55,78 +44,12 @@ from earshot_client.models import (
 )
 from earshot_client.types import UNSET, Response
 from earshot_client_extras.watch import parse_watch_event, watch
+from tests.server import ServerTestCase
 
-ROOT = Path(__file__).resolve().parents[3]
-TOKEN = "figure-1-admin-token-for-the-client-test"
 STORE = "demo"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class Figure1(unittest.TestCase):
-    server: subprocess.Popen[bytes]
-    workdir: tempfile.TemporaryDirectory[str]
-    base_url: str
-    log: BinaryIO
-    client: AuthenticatedClient
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        binary = Path(os.environ.get("EARSHOT_BIN", ROOT / "target/debug/earshot"))
-        if not binary.is_file():
-            raise unittest.SkipTest(f"no earshot binary at {binary} (cargo build -p earshot)")
-        cls.workdir = tempfile.TemporaryDirectory(prefix="earshot-py-client-")
-        work = Path(cls.workdir.name)
-        config = work / "earshot.toml"
-        config.write_text(f'[[tokens]]\nname = "client-test"\ntoken = "{TOKEN}"\nscope = "admin"\n')
-        port = _free_port()
-        cls.base_url = f"http://127.0.0.1:{port}"
-        cls.log = open(work / "server.log", "wb")
-        cls.server = subprocess.Popen(
-            [str(binary), "serve", "--config", str(config), "--data", str(work / "data"), "--bind", f"127.0.0.1:{port}"],
-            stdout=cls.log,
-            stderr=subprocess.STDOUT,
-        )
-        # /readyz is open (no token): the generated client's unauthenticated Client.
-        probe = Client(base_url=cls.base_url, timeout=httpx.Timeout(1.0))
-        cls.addClassCleanup(probe.get_httpx_client().close)
-        deadline = time.monotonic() + 30
-        while True:
-            if cls.server.poll() is not None:
-                cls._stop()
-                raise RuntimeError(f"earshot exited early:\n{(work / 'server.log').read_text()}")
-            try:
-                if readyz.sync_detailed(client=probe).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                cls._stop()
-                raise RuntimeError("earshot did not become ready within 30 s")
-            time.sleep(0.1)
-        cls.client = AuthenticatedClient(base_url=cls.base_url, token=TOKEN, raise_on_unexpected_status=True)
-        cls.addClassCleanup(cls.client.get_httpx_client().close)
-
-    @classmethod
-    def _stop(cls) -> None:
-        cls.server.terminate()
-        try:
-            cls.server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            cls.server.kill()
-            cls.server.wait()
-        cls.log.close()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls._stop()
-        cls.workdir.cleanup()
-
+class Figure1(ServerTestCase):
     def created(self, response: Response[Error | WriteOutcome], *ids: str) -> WriteOutcome:
         self.assertEqual(response.status_code, 201, response.content)
         outcome = response.parsed
@@ -184,7 +107,7 @@ class Figure1(unittest.TestCase):
             create_item.sync_detailed(
                 STORE,
                 client=c,
-                body=NewItem(id="p1", owner="owner", content="the office is closed on friday", origin=OriginType0.PUBLIC),
+                body=NewItem(id="p1", owner="owner", content="the office is closed on friday", origin=OriginKeyword.PUBLIC),
             ),
             "p1",
         )
@@ -195,7 +118,7 @@ class Figure1(unittest.TestCase):
             owner="owner", viewers=Viewers(identities=[Identity(transport="email", identifier="bob@example.com")])
         )
         found = lookup.sync(
-            STORE, client=c, body=LookupRequest(container=bob_by_email, consistency=ConsistencyType2(at_least=last.token))
+            STORE, client=c, body=LookupRequest(container=bob_by_email, consistency=ConsistencyAtLeast(at_least=last.token))
         )
         assert isinstance(found, LookupResponse), found
         self.assertTrue(found.container.resolved)

@@ -10,9 +10,9 @@ from .audience_view import AudienceView
 from .audience_view_source import AudienceViewSource
 from .auth_failure import AuthFailure
 from .auth_reason import AuthReason
-from .authority_type_0 import AuthorityType0
-from .authority_type_1 import AuthorityType1
-from .authority_type_2 import AuthorityType2
+from .authority_capability import AuthorityCapability
+from .authority_owner import AuthorityOwner
+from .authority_relation import AuthorityRelation
 from .authorize_decision import AuthorizeDecision
 from .authorize_request import AuthorizeRequest
 from .authorize_response import AuthorizeResponse
@@ -31,8 +31,8 @@ from .check_response import CheckResponse
 from .consent_event import ConsentEvent
 from .consent_event_action import ConsentEventAction
 from .consent_state import ConsentState
-from .consistency_type_2 import ConsistencyType2
-from .consistency_type_3 import ConsistencyType3
+from .consistency_at_exact import ConsistencyAtExact
+from .consistency_at_least import ConsistencyAtLeast
 from .constraints import Constraints
 from .constraints_view import ConstraintsView
 from .container import Container
@@ -108,7 +108,7 @@ from .new_trust import NewTrust
 from .object_ref import ObjectRef
 from .object_ref_type import ObjectRefType
 from .openapi_response_200 import OpenapiResponse200
-from .origin_type_0 import OriginType0
+from .origin_keyword import OriginKeyword
 from .participant_kind import ParticipantKind
 from .participant_page import ParticipantPage
 from .participant_view import ParticipantView
@@ -171,9 +171,9 @@ __all__ = (
     "AudienceView",
     "AudienceViewSource",
     "AuthFailure",
-    "AuthorityType0",
-    "AuthorityType1",
-    "AuthorityType2",
+    "AuthorityCapability",
+    "AuthorityOwner",
+    "AuthorityRelation",
     "AuthorizeDecision",
     "AuthorizeRequest",
     "AuthorizeResponse",
@@ -193,8 +193,8 @@ __all__ = (
     "ConsentEvent",
     "ConsentEventAction",
     "ConsentState",
-    "ConsistencyType2",
-    "ConsistencyType3",
+    "ConsistencyAtExact",
+    "ConsistencyAtLeast",
     "Constraints",
     "ConstraintsView",
     "Container",
@@ -270,7 +270,7 @@ __all__ = (
     "ObjectRef",
     "ObjectRefType",
     "OpenapiResponse200",
-    "OriginType0",
+    "OriginKeyword",
     "ParticipantKind",
     "ParticipantPage",
     "ParticipantView",

@@ -8,8 +8,8 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.consistency_type_2 import ConsistencyType2
-    from ..models.consistency_type_3 import ConsistencyType3
+    from ..models.consistency_at_exact import ConsistencyAtExact
+    from ..models.consistency_at_least import ConsistencyAtLeast
     from ..models.container import Container
 
 
@@ -21,27 +21,27 @@ class AttemptRequest:
     """
     Attributes:
         container (Container): A container: one conversation turn or model attempt.
-        consistency (ConsistencyType2 | ConsistencyType3 | Literal['fully_consistent'] | Literal['latest'] | None |
+        consistency (ConsistencyAtExact | ConsistencyAtLeast | Literal['fully_consistent'] | Literal['latest'] | None |
             Unset):
     """
 
     container: Container
     consistency: (
-        ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset
+        ConsistencyAtExact | ConsistencyAtLeast | Literal["fully_consistent"] | Literal["latest"] | None | Unset
     ) = UNSET
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
-        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.consistency_at_exact import ConsistencyAtExact  # noqa: PLC0415
+        from ..models.consistency_at_least import ConsistencyAtLeast  # noqa: PLC0415
 
         container = self.container.to_dict()
 
         consistency: dict[str, Any] | Literal["fully_consistent"] | Literal["latest"] | None | Unset
         if isinstance(self.consistency, Unset):
             consistency = UNSET
-        elif isinstance(self.consistency, ConsistencyType2):
+        elif isinstance(self.consistency, ConsistencyAtLeast):
             consistency = self.consistency.to_dict()
-        elif isinstance(self.consistency, ConsistencyType3):
+        elif isinstance(self.consistency, ConsistencyAtExact):
             consistency = self.consistency.to_dict()
         else:
             consistency = self.consistency
@@ -60,8 +60,8 @@ class AttemptRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
-        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.consistency_at_exact import ConsistencyAtExact  # noqa: PLC0415
+        from ..models.consistency_at_least import ConsistencyAtLeast  # noqa: PLC0415
         from ..models.container import Container  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -69,7 +69,7 @@ class AttemptRequest:
 
         def _parse_consistency(
             data: object,
-        ) -> ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset:
+        ) -> ConsistencyAtExact | ConsistencyAtLeast | Literal["fully_consistent"] | Literal["latest"] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -89,21 +89,26 @@ class AttemptRequest:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_consistency_type_2 = ConsistencyType2.from_dict(data)
+                componentsschemas_consistency_consistency_at_least = ConsistencyAtLeast.from_dict(data)
 
-                return componentsschemas_consistency_type_2
+                return componentsschemas_consistency_consistency_at_least
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_consistency_type_3 = ConsistencyType3.from_dict(data)
+                componentsschemas_consistency_consistency_at_exact = ConsistencyAtExact.from_dict(data)
 
-                return componentsschemas_consistency_type_3
+                return componentsschemas_consistency_consistency_at_exact
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             return cast(
-                ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset,
+                ConsistencyAtExact
+                | ConsistencyAtLeast
+                | Literal["fully_consistent"]
+                | Literal["latest"]
+                | None
+                | Unset,
                 data,
             )
 

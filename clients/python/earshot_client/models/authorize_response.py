@@ -11,9 +11,9 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.auth_failure import AuthFailure
-    from ..models.authority_type_0 import AuthorityType0
-    from ..models.authority_type_1 import AuthorityType1
-    from ..models.authority_type_2 import AuthorityType2
+    from ..models.authority_capability import AuthorityCapability
+    from ..models.authority_owner import AuthorityOwner
+    from ..models.authority_relation import AuthorityRelation
     from ..models.authorize_decision import AuthorizeDecision
 
 
@@ -30,8 +30,8 @@ class AuthorizeResponse:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
-        authority (AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset): The authority a decision used (or, on a
-            denial by a failing link, would have used).
+        authority (AuthorityCapability | AuthorityOwner | AuthorityRelation | Unset): The authority a decision used (or,
+            on a denial by a failing link, would have used).
         failure (AuthFailure | Unset):
         historical (AuthorizeDecision | Unset):
         latest_revision (int | Unset): Present only when the answer is historical: the newest revision, which `revision`
@@ -42,15 +42,15 @@ class AuthorizeResponse:
     reason: AuthReason
     revision: int
     token: str
-    authority: AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset = UNSET
+    authority: AuthorityCapability | AuthorityOwner | AuthorityRelation | Unset = UNSET
     failure: AuthFailure | Unset = UNSET
     historical: AuthorizeDecision | Unset = UNSET
     latest_revision: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
-        from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
+        from ..models.authority_owner import AuthorityOwner  # noqa: PLC0415
+        from ..models.authority_relation import AuthorityRelation  # noqa: PLC0415
 
         allowed = self.allowed
 
@@ -63,9 +63,9 @@ class AuthorizeResponse:
         authority: dict[str, Any] | Unset
         if isinstance(self.authority, Unset):
             authority = UNSET
-        elif isinstance(self.authority, AuthorityType0):
+        elif isinstance(self.authority, AuthorityOwner):
             authority = self.authority.to_dict()
-        elif isinstance(self.authority, AuthorityType1):
+        elif isinstance(self.authority, AuthorityRelation):
             authority = self.authority.to_dict()
         else:
             authority = self.authority.to_dict()
@@ -104,9 +104,9 @@ class AuthorizeResponse:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.auth_failure import AuthFailure  # noqa: PLC0415
-        from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
-        from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
-        from ..models.authority_type_2 import AuthorityType2  # noqa: PLC0415
+        from ..models.authority_capability import AuthorityCapability  # noqa: PLC0415
+        from ..models.authority_owner import AuthorityOwner  # noqa: PLC0415
+        from ..models.authority_relation import AuthorityRelation  # noqa: PLC0415
         from ..models.authorize_decision import AuthorizeDecision  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -118,30 +118,30 @@ class AuthorizeResponse:
 
         token = d.pop("token")
 
-        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset:
+        def _parse_authority(data: object) -> AuthorityCapability | AuthorityOwner | AuthorityRelation | Unset:
             if isinstance(data, Unset):
                 return data
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_authority_type_0 = AuthorityType0.from_dict(data)
+                componentsschemas_authority_authority_owner = AuthorityOwner.from_dict(data)
 
-                return componentsschemas_authority_type_0
+                return componentsschemas_authority_authority_owner
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_authority_type_1 = AuthorityType1.from_dict(data)
+                componentsschemas_authority_authority_relation = AuthorityRelation.from_dict(data)
 
-                return componentsschemas_authority_type_1
+                return componentsschemas_authority_authority_relation
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_authority_type_2 = AuthorityType2.from_dict(data)
+            componentsschemas_authority_authority_capability = AuthorityCapability.from_dict(data)
 
-            return componentsschemas_authority_type_2
+            return componentsschemas_authority_authority_capability
 
         authority = _parse_authority(d.pop("authority", UNSET))
 

@@ -8,8 +8,8 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.consistency_type_2 import ConsistencyType2
-    from ..models.consistency_type_3 import ConsistencyType3
+    from ..models.consistency_at_exact import ConsistencyAtExact
+    from ..models.consistency_at_least import ConsistencyAtLeast
     from ..models.container import Container
 
 
@@ -25,7 +25,7 @@ class BulkCheckRequest:
             items (list[str]): Items to decide; unknown ones are denied with `denied_unknown_item`.
             container (Container | None | Unset):
             attempt (None | str | Unset): An open attempt; its container and snapshot are used.
-            consistency (ConsistencyType2 | ConsistencyType3 | Literal['fully_consistent'] | Literal['latest'] | None |
+            consistency (ConsistencyAtExact | ConsistencyAtLeast | Literal['fully_consistent'] | Literal['latest'] | None |
                 Unset):
     """
 
@@ -33,12 +33,12 @@ class BulkCheckRequest:
     container: Container | None | Unset = UNSET
     attempt: None | str | Unset = UNSET
     consistency: (
-        ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset
+        ConsistencyAtExact | ConsistencyAtLeast | Literal["fully_consistent"] | Literal["latest"] | None | Unset
     ) = UNSET
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
-        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.consistency_at_exact import ConsistencyAtExact  # noqa: PLC0415
+        from ..models.consistency_at_least import ConsistencyAtLeast  # noqa: PLC0415
         from ..models.container import Container  # noqa: PLC0415
 
         items = self.items
@@ -60,9 +60,9 @@ class BulkCheckRequest:
         consistency: dict[str, Any] | Literal["fully_consistent"] | Literal["latest"] | None | Unset
         if isinstance(self.consistency, Unset):
             consistency = UNSET
-        elif isinstance(self.consistency, ConsistencyType2):
+        elif isinstance(self.consistency, ConsistencyAtLeast):
             consistency = self.consistency.to_dict()
-        elif isinstance(self.consistency, ConsistencyType3):
+        elif isinstance(self.consistency, ConsistencyAtExact):
             consistency = self.consistency.to_dict()
         else:
             consistency = self.consistency
@@ -85,8 +85,8 @@ class BulkCheckRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
-        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.consistency_at_exact import ConsistencyAtExact  # noqa: PLC0415
+        from ..models.consistency_at_least import ConsistencyAtLeast  # noqa: PLC0415
         from ..models.container import Container  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -120,7 +120,7 @@ class BulkCheckRequest:
 
         def _parse_consistency(
             data: object,
-        ) -> ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset:
+        ) -> ConsistencyAtExact | ConsistencyAtLeast | Literal["fully_consistent"] | Literal["latest"] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -140,21 +140,26 @@ class BulkCheckRequest:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_consistency_type_2 = ConsistencyType2.from_dict(data)
+                componentsschemas_consistency_consistency_at_least = ConsistencyAtLeast.from_dict(data)
 
-                return componentsschemas_consistency_type_2
+                return componentsschemas_consistency_consistency_at_least
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_consistency_type_3 = ConsistencyType3.from_dict(data)
+                componentsschemas_consistency_consistency_at_exact = ConsistencyAtExact.from_dict(data)
 
-                return componentsschemas_consistency_type_3
+                return componentsschemas_consistency_consistency_at_exact
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             return cast(
-                ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | None | Unset,
+                ConsistencyAtExact
+                | ConsistencyAtLeast
+                | Literal["fully_consistent"]
+                | Literal["latest"]
+                | None
+                | Unset,
                 data,
             )
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
-from ..models.origin_type_0 import OriginType0
+from ..models.origin_keyword import OriginKeyword
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ class NewItem:
         owner (str): Identifier: `[a-z0-9][a-z0-9_.@-]{0,127}`. The spellings of the anonymous participant (`anonymous`,
             `_`, `*`, `⊥`) are refused with 422 `anonymous_participant`; any other malformed identifier with 400
             `invalid_id`.
-        origin (OriginType0 | Viewers): Where an item was recorded: `public`, `owner_private`, or the viewers present
+        origin (OriginKeyword | Viewers): Where an item was recorded: `public`, `owner_private`, or the viewers present
             (bound at write time; unresolved viewers are refused with `origin_unresolved`).
         id (None | str | Unset): Item id; a random one is generated when absent.
         content (None | str | Unset): Text, at most 65536 bytes. Never influences the audience.
@@ -36,7 +36,7 @@ class NewItem:
     """
 
     owner: str
-    origin: OriginType0 | Viewers
+    origin: OriginKeyword | Viewers
     id: None | str | Unset = UNSET
     content: None | str | Unset = UNSET
     attributes: Attributes | None | Unset = UNSET
@@ -49,7 +49,7 @@ class NewItem:
         owner = self.owner
 
         origin: dict[str, Any] | str
-        if isinstance(self.origin, OriginType0):
+        if isinstance(self.origin, OriginKeyword):
             origin = self.origin.value
         else:
             origin = self.origin.to_dict()
@@ -113,13 +113,13 @@ class NewItem:
         d = dict(src_dict)
         owner = d.pop("owner")
 
-        def _parse_origin(data: object) -> OriginType0 | Viewers:
+        def _parse_origin(data: object) -> OriginKeyword | Viewers:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                componentsschemas_origin_type_0 = OriginType0(data)
+                componentsschemas_origin_origin_keyword = OriginKeyword(data)
 
-                return componentsschemas_origin_type_0
+                return componentsschemas_origin_origin_keyword
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             if not isinstance(data, dict):

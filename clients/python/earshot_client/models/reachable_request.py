@@ -8,8 +8,8 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.consistency_type_2 import ConsistencyType2
-    from ..models.consistency_type_3 import ConsistencyType3
+    from ..models.consistency_at_exact import ConsistencyAtExact
+    from ..models.consistency_at_least import ConsistencyAtLeast
     from ..models.request_context import RequestContext
 
 
@@ -27,11 +27,11 @@ class ReachableRequest:
             variables, else 400 `limit_exceeded` (`details.field` is `context`, `details.limit` 64); a total size of at most
             16,384 (1 per value plus the bytes of every string and key) and lists or maps nested at most 8 deep, else 400
             `invalid_request` naming the bound.
-        consistency (ConsistencyType2 | ConsistencyType3 | Literal['fully_consistent'] | Literal['latest'] | Unset): How
-            a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has applied,
-            which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by default),
-            `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed on any
-            replica before the read), at least the revision of a token (waits, bounded, for it to be published;
+        consistency (ConsistencyAtExact | ConsistencyAtLeast | Literal['fully_consistent'] | Literal['latest'] | Unset):
+            How a read picks its snapshot: `latest` (also the default when absent: the newest revision this replica has
+            applied, which over a shared datastore may trail other replicas' writes by the follow interval, 50 ms by
+            default), `fully_consistent` (the datastore's head is read first and waited for, bounded: everything committed
+            on any replica before the read), at least the revision of a token (waits, bounded, for it to be published;
             `consistency_timeout` otherwise), or exactly that revision (`revision_expired` when it left the retention
             window). Exactly one of `at_least` and `at_exact`. Decisions are made on the newest state at the time of the
             request: an `at_exact` read is judged at the time recorded with its revision, so the same token always gives the
@@ -44,11 +44,13 @@ class ReachableRequest:
 
     principal: str
     context: RequestContext | Unset = UNSET
-    consistency: ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | Unset = UNSET
+    consistency: ConsistencyAtExact | ConsistencyAtLeast | Literal["fully_consistent"] | Literal["latest"] | Unset = (
+        UNSET
+    )
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
-        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.consistency_at_exact import ConsistencyAtExact  # noqa: PLC0415
+        from ..models.consistency_at_least import ConsistencyAtLeast  # noqa: PLC0415
 
         principal = self.principal
 
@@ -59,9 +61,9 @@ class ReachableRequest:
         consistency: dict[str, Any] | Literal["fully_consistent"] | Literal["latest"] | Unset
         if isinstance(self.consistency, Unset):
             consistency = UNSET
-        elif isinstance(self.consistency, ConsistencyType2):
+        elif isinstance(self.consistency, ConsistencyAtLeast):
             consistency = self.consistency.to_dict()
-        elif isinstance(self.consistency, ConsistencyType3):
+        elif isinstance(self.consistency, ConsistencyAtExact):
             consistency = self.consistency.to_dict()
         else:
             consistency = self.consistency
@@ -82,8 +84,8 @@ class ReachableRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.consistency_type_2 import ConsistencyType2  # noqa: PLC0415
-        from ..models.consistency_type_3 import ConsistencyType3  # noqa: PLC0415
+        from ..models.consistency_at_exact import ConsistencyAtExact  # noqa: PLC0415
+        from ..models.consistency_at_least import ConsistencyAtLeast  # noqa: PLC0415
         from ..models.request_context import RequestContext  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -98,7 +100,7 @@ class ReachableRequest:
 
         def _parse_consistency(
             data: object,
-        ) -> ConsistencyType2 | ConsistencyType3 | Literal["fully_consistent"] | Literal["latest"] | Unset:
+        ) -> ConsistencyAtExact | ConsistencyAtLeast | Literal["fully_consistent"] | Literal["latest"] | Unset:
             if isinstance(data, Unset):
                 return data
             componentsschemas_consistency_type_0 = cast(Literal["latest"], data)
@@ -116,16 +118,16 @@ class ReachableRequest:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_consistency_type_2 = ConsistencyType2.from_dict(data)
+                componentsschemas_consistency_consistency_at_least = ConsistencyAtLeast.from_dict(data)
 
-                return componentsschemas_consistency_type_2
+                return componentsschemas_consistency_consistency_at_least
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_consistency_type_3 = ConsistencyType3.from_dict(data)
+            componentsschemas_consistency_consistency_at_exact = ConsistencyAtExact.from_dict(data)
 
-            return componentsschemas_consistency_type_3
+            return componentsschemas_consistency_consistency_at_exact
 
         consistency = _parse_consistency(d.pop("consistency", UNSET))
 

@@ -10,9 +10,9 @@ from ..models.auth_reason import AuthReason
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.authority_type_0 import AuthorityType0
-    from ..models.authority_type_1 import AuthorityType1
-    from ..models.authority_type_2 import AuthorityType2
+    from ..models.authority_capability import AuthorityCapability
+    from ..models.authority_owner import AuthorityOwner
+    from ..models.authority_relation import AuthorityRelation
 
 
 T = TypeVar("T", bound="Reacher")
@@ -26,21 +26,21 @@ class Reacher:
         principal (str):
         allowed (bool): True at the newest revision; false in a historical answer.
         reason (AuthReason):
-        authority (AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset): The authority a decision used (or, on a
-            denial by a failing link, would have used).
+        authority (AuthorityCapability | AuthorityOwner | AuthorityRelation | Unset): The authority a decision used (or,
+            on a denial by a failing link, would have used).
         historical (Reacher | Unset): One principal `authorize` allows, decided as `authorize` decides it.
     """
 
     principal: str
     allowed: bool
     reason: AuthReason
-    authority: AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset = UNSET
+    authority: AuthorityCapability | AuthorityOwner | AuthorityRelation | Unset = UNSET
     historical: Reacher | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
-        from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
+        from ..models.authority_owner import AuthorityOwner  # noqa: PLC0415
+        from ..models.authority_relation import AuthorityRelation  # noqa: PLC0415
 
         principal = self.principal
 
@@ -51,9 +51,9 @@ class Reacher:
         authority: dict[str, Any] | Unset
         if isinstance(self.authority, Unset):
             authority = UNSET
-        elif isinstance(self.authority, AuthorityType0):
+        elif isinstance(self.authority, AuthorityOwner):
             authority = self.authority.to_dict()
-        elif isinstance(self.authority, AuthorityType1):
+        elif isinstance(self.authority, AuthorityRelation):
             authority = self.authority.to_dict()
         else:
             authority = self.authority.to_dict()
@@ -80,9 +80,9 @@ class Reacher:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.authority_type_0 import AuthorityType0  # noqa: PLC0415
-        from ..models.authority_type_1 import AuthorityType1  # noqa: PLC0415
-        from ..models.authority_type_2 import AuthorityType2  # noqa: PLC0415
+        from ..models.authority_capability import AuthorityCapability  # noqa: PLC0415
+        from ..models.authority_owner import AuthorityOwner  # noqa: PLC0415
+        from ..models.authority_relation import AuthorityRelation  # noqa: PLC0415
 
         d = dict(src_dict)
         principal = d.pop("principal")
@@ -91,30 +91,30 @@ class Reacher:
 
         reason = AuthReason(d.pop("reason"))
 
-        def _parse_authority(data: object) -> AuthorityType0 | AuthorityType1 | AuthorityType2 | Unset:
+        def _parse_authority(data: object) -> AuthorityCapability | AuthorityOwner | AuthorityRelation | Unset:
             if isinstance(data, Unset):
                 return data
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_authority_type_0 = AuthorityType0.from_dict(data)
+                componentsschemas_authority_authority_owner = AuthorityOwner.from_dict(data)
 
-                return componentsschemas_authority_type_0
+                return componentsschemas_authority_authority_owner
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_authority_type_1 = AuthorityType1.from_dict(data)
+                componentsschemas_authority_authority_relation = AuthorityRelation.from_dict(data)
 
-                return componentsschemas_authority_type_1
+                return componentsschemas_authority_authority_relation
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_authority_type_2 = AuthorityType2.from_dict(data)
+            componentsschemas_authority_authority_capability = AuthorityCapability.from_dict(data)
 
-            return componentsschemas_authority_type_2
+            return componentsschemas_authority_authority_capability
 
         authority = _parse_authority(d.pop("authority", UNSET))
 

@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     from ..models.chain_link import ChainLink
 
 
-T = TypeVar("T", bound="AuthorityType2")
+T = TypeVar("T", bound="AuthorityCapability")
 
 
 @_attrs_define
-class AuthorityType2:
+class AuthorityCapability:
     """
     Attributes:
         kind (Literal['capability']):
@@ -60,13 +60,13 @@ class AuthorityType2:
 
             chain.append(chain_item)
 
-        authority_type_2 = cls(
+        authority_capability = cls(
             kind=kind,
             chain=chain,
         )
 
-        authority_type_2.additional_properties = d
-        return authority_type_2
+        authority_capability.additional_properties = d
+        return authority_capability
 
     @property
     def additional_keys(self) -> list[str]:

@@ -6,11 +6,11 @@ from typing import Any, Literal, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="AuthorityType1")
+T = TypeVar("T", bound="AuthorityRelation")
 
 
 @_attrs_define
-class AuthorityType1:
+class AuthorityRelation:
     """
     Attributes:
         kind (Literal['relation']):
@@ -67,7 +67,7 @@ class AuthorityType1:
 
         grantee = d.pop("grantee")
 
-        authority_type_1 = cls(
+        authority_relation = cls(
             kind=kind,
             edge=edge,
             grantor=grantor,
@@ -75,8 +75,8 @@ class AuthorityType1:
             grantee=grantee,
         )
 
-        authority_type_1.additional_properties = d
-        return authority_type_1
+        authority_relation.additional_properties = d
+        return authority_relation
 
     @property
     def additional_keys(self) -> list[str]:

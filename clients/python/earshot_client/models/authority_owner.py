@@ -6,11 +6,11 @@ from typing import Any, Literal, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="AuthorityType0")
+T = TypeVar("T", bound="AuthorityOwner")
 
 
 @_attrs_define
-class AuthorityType0:
+class AuthorityOwner:
     """
     Attributes:
         kind (Literal['owner']):
@@ -53,14 +53,14 @@ class AuthorityType0:
 
         owner = d.pop("owner")
 
-        authority_type_0 = cls(
+        authority_owner = cls(
             kind=kind,
             device=device,
             owner=owner,
         )
 
-        authority_type_0.additional_properties = d
-        return authority_type_0
+        authority_owner.additional_properties = d
+        return authority_owner
 
     @property
     def additional_keys(self) -> list[str]:

@@ -5,11 +5,11 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
-T = TypeVar("T", bound="ConsistencyType3")
+T = TypeVar("T", bound="ConsistencyAtExact")
 
 
 @_attrs_define
-class ConsistencyType3:
+class ConsistencyAtExact:
     """
     Attributes:
         at_exact (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex
@@ -37,8 +37,8 @@ class ConsistencyType3:
         d = dict(src_dict)
         at_exact = d.pop("at_exact")
 
-        consistency_type_3 = cls(
+        consistency_at_exact = cls(
             at_exact=at_exact,
         )
 
-        return consistency_type_3
+        return consistency_at_exact

@@ -1,7 +1,7 @@
 from enum import StrEnum
 
 
-class OriginType0(StrEnum):
+class OriginKeyword(StrEnum):
     OWNER_PRIVATE = "owner_private"
     PUBLIC = "public"
 

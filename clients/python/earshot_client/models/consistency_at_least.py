@@ -5,11 +5,11 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
-T = TypeVar("T", bound="ConsistencyType2")
+T = TypeVar("T", bound="ConsistencyAtLeast")
 
 
 @_attrs_define
-class ConsistencyType2:
+class ConsistencyAtLeast:
     """
     Attributes:
         at_least (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex
@@ -37,8 +37,8 @@ class ConsistencyType2:
         d = dict(src_dict)
         at_least = d.pop("at_least")
 
-        consistency_type_2 = cls(
+        consistency_at_least = cls(
             at_least=at_least,
         )
 
-        return consistency_type_2
+        return consistency_at_least

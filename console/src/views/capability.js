@@ -102,6 +102,13 @@ async function revoke(render) {
     render();
     return;
   }
-  await del(`${storePath("capabilities", cap)}?by=${encodeURIComponent(val("rv-by"))}`);
+  try {
+    await del(`${storePath("capabilities", cap)}?by=${encodeURIComponent(val("rv-by"))}`);
+  } catch (e) {
+    // Refused (a reader's 403, or any error): nothing was revoked, so the "would be revoked"
+    // preview goes; the refusal itself is shown by the caller.
+    render();
+    throw e;
+  }
   window.dispatchEvent(new HashChangeEvent("hashchange"));
 }

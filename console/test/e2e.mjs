@@ -184,6 +184,10 @@ try {
   }
   const shot = async (name) => {
     await legible(name);
+    for (const id of await page.$$eval("figure.picture[data-testid]", (fs) => fs.map((f) => f.dataset.testid))) {
+      const crossed = await crossings(id);
+      assert(crossed.length === 0, `${name}, ${id}: no edge passes through a node it does not join: ${crossed.join("; ")}`);
+    }
     await titlesClear(name);
     await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
   };
@@ -225,6 +229,13 @@ try {
     return Number(await el.getAttribute("data-nodes"));
   }
   const text = (sel) => page.textContent(sel);
+  /** For each element, how many lines its text takes (distinct tops of its line boxes). */
+  const oneLine = (els) =>
+    els.map((el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size;
+    });
   /** Issue 36, item 13: the edges of a picture that pass through a node they do not join, as
    * drawn (each edge's path: straight segments, or its bezier sampled, against each other
    * node's bounding box). */
@@ -444,6 +455,8 @@ try {
     rec = await text('[data-testid="trust-record"]');
     assert(rec.includes(`Delegation ${trustBob}: owner trusts bob`) && rec.includes(`REVOKED at ${bob.revoked_at} (no longer counts from revision ${bob.revoked_revision})`) && rec.includes(`From revision ${bob.revoked_revision} on, bob's items in owner's memory, and everything derived from them, are data again`), `revoked record: ${rec}`);
     assert((await page.getAttribute(`[data-trust="${trustBob}"] a`, "aria-current")) === "true", "the shown delegation is marked in the list");
+    const trustIdLines = await page.$$eval('[data-testid="trust-list"] tr[data-trust] > :first-child', oneLine);
+    assert(trustIdLines.length === 3 && trustIdLines.every((n) => n === 1), `delegation ids on one line: ${trustIdLines}`);
     assert(JSON.stringify(await itemRows()) === JSON.stringify(["e2|bob|data|untrusted_author", "e3|owner|data|untrusted_source: e2 by bob"]), `bob's words: ${await itemRows()}`);
     await axe("trust");
     await shot("trust");
@@ -461,13 +474,7 @@ try {
     const c = await row(grantCarol);
     assert(c.slice(1, 6).join("|") === "{carol, owner}|bob, carol|bob|carol (withdrew)|PENDING: admits nobody until carol consents; withdrawn by carol", `grant to carol: ${c}`);
     // Issue 36, item 18: a grant id is one line (a UUID wrapped at its hyphens read as three).
-    const idLines = await page.$$eval('[data-testid="grant-consents"] tr[data-grant] > th', (ths) =>
-      ths.map((th) => {
-        const r = document.createRange();
-        r.selectNodeContents(th);
-        return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size;
-      }),
-    );
+    const idLines = await page.$$eval('[data-testid="grant-consents"] tr[data-grant] > th', oneLine);
     assert(idLines.length === 2 && idLines.every((n) => n === 1), `grant ids on one line: ${idLines}`);
     const history = await page.$$eval(`tr[data-grant="${grantCarol}"] ol.history li`, (lis) => lis.map((l) => l.textContent));
     const recorded = (await api("GET", `${F}/grants?item=m1`)).results.find((g) => g.id === grantCarol).consent.history;

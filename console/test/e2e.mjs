@@ -21,6 +21,7 @@ const bin = process.env.EARSHOT_BIN || path.join(root, "target/debug/earshot");
 const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const ADMIN = "console-e2e-admin-0123456789";
 const READER = "console-e2e-reader-0123456789";
+const LIMITED = "console-e2e-limited-0123456789";
 const axeSource = fs.readFileSync(path.join(here, "../node_modules/axe-core/axe.min.js"), "utf8");
 
 let failures = 0;
@@ -56,7 +57,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "earshot-console-"));
 const config = path.join(work, "earshot.toml");
 fs.writeFileSync(
   config,
-  `[[tokens]]\nname = "ops"\ntoken = "${ADMIN}"\nscope = "admin"\n\n[[tokens]]\nname = "viewer"\ntoken = "${READER}"\nscope = "reader"\n`,
+  `[[tokens]]\nname = "ops"\ntoken = "${ADMIN}"\nscope = "admin"\n\n[[tokens]]\nname = "viewer"\ntoken = "${READER}"\nscope = "reader"\n\n[[tokens]]\nname = "home-only"\ntoken = "${LIMITED}"\nscope = "reader"\nstores = ["home"]\n`,
 );
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
@@ -140,13 +141,56 @@ try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const problems = [];
+  // Issue 36, item 18: every 404 (a favicon asked for on each load) and every warning (Cytoscape's
+  // deprecations), over the whole run.
+  const notFound = [];
+  const warnings = [];
   page.on("console", (m) => {
+    // (An API answer's 404 is the API's to give: only the page's own resources count here.)
+    if (m.type() === "error" && /status of 404/.test(m.text()) && !new URL(m.location().url).pathname.startsWith("/v1/")) notFound.push(`${m.text()} (${m.location().url})`);
+    if (m.type() === "warning") warnings.push(m.text());
     if (m.type() === "error" && !/status of 40[34]/.test(m.text())) problems.push(`console: ${m.text()}`);
   });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   fs.mkdirSync(shots, { recursive: true });
 
-  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  /** Issue 36, item 14: every label of every picture on the page renders at 10 CSS px or more
+   * (its font size times the picture's zoom). Checked before each screenshot. */
+  async function legible(where) {
+    const small = await page.$$eval(".graph", (gs) =>
+      gs.flatMap((g) => (g.cy ? g.cy.elements().filter((e) => e.data("label")).map((e) => [e.data("label"), parseFloat(e.style("font-size")) * g.cy.zoom()]) : [])).filter(([, px]) => px < 10),
+    );
+    assert(small.length === 0, `labels of ${where} render at 10 px or more: ${small.map(([l, px]) => `${JSON.stringify(l)} at ${px.toFixed(1)} px`).join("; ")}`);
+  }
+  /** Issue 36, item 18: a set's title sits above its box, not on its border, on two lines at most. */
+  async function titlesClear(where) {
+    const bad = await page.$$eval(".graph", (gs) =>
+      gs.flatMap((g) =>
+        g.cy
+          ? g.cy
+              .nodes(":parent")
+              .filter((n) => n.data("label"))
+              .map((n) => {
+                const body = n.boundingBox({ includeLabels: false, includeOverlays: false });
+                const label = n.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false });
+                const lines = Math.round(label.h / (parseFloat(n.style("font-size")) * 1.2));
+                return [n.data("label"), label.y2 <= body.y1, lines];
+              })
+              .filter(([, above, lines]) => !above || lines > 2)
+          : [],
+      ),
+    );
+    assert(bad.length === 0, `titles of ${where} clear of their box and on two lines at most: ${JSON.stringify(bad)}`);
+  }
+  const shot = async (name) => {
+    await legible(name);
+    for (const id of await page.$$eval("figure.picture[data-testid]", (fs) => fs.map((f) => f.dataset.testid))) {
+      const crossed = await crossings(id);
+      assert(crossed.length === 0, `${name}, ${id}: no edge passes through a node it does not join: ${crossed.join("; ")}`);
+    }
+    await titlesClear(name);
+    await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  };
   const noProblems = () => assert(problems.length === 0, `no CSP violation or page error: ${problems.join(" | ")}`);
   async function axe(where) {
     if (!(await page.evaluate(() => typeof window.axe !== "undefined"))) await page.evaluate(axeSource);
@@ -185,6 +229,79 @@ try {
     return Number(await el.getAttribute("data-nodes"));
   }
   const text = (sel) => page.textContent(sel);
+  /** For each element, how many lines its text takes (distinct tops of its line boxes). */
+  const oneLine = (els) =>
+    els.map((el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size;
+    });
+  /** Issue 36, item 13: the edges of a picture that pass through a node they do not join, as
+   * drawn (each edge's path: straight segments, or its bezier sampled, against each other
+   * node's bounding box). */
+  async function crossings(testid) {
+    return page.$eval(`[data-testid="${testid}"] .graph`, (g) => {
+      const cy = g.cy;
+      const within = (p, bb) => p.x > bb.x1 && p.x < bb.x2 && p.y > bb.y1 && p.y < bb.y2;
+      // Liang–Barsky: does the segment a-b meet the open box?
+      const hitsBox = (a, b, bb) => {
+        if (within(a, bb) || within(b, bb)) return true;
+        let t0 = 0;
+        let t1 = 1;
+        const dx = b.x - a.x;
+        const dy = b.y - a.y;
+        for (const [p, q] of [[-dx, a.x - bb.x1], [dx, bb.x2 - a.x], [-dy, a.y - bb.y1], [dy, bb.y2 - a.y]]) {
+          if (p === 0) {
+            if (q <= 0) return false;
+          } else {
+            const r = q / p;
+            if (p < 0) t0 = Math.max(t0, r);
+            else t1 = Math.min(t1, r);
+            if (t0 >= t1) return false;
+          }
+        }
+        return true;
+      };
+      const path = (e) => {
+        const s = e.sourceEndpoint();
+        const t = e.targetEndpoint();
+        const seg = e.segmentPoints();
+        if (seg) return [s, ...seg, t];
+        const cps = e.controlPoints();
+        if (!cps) return [s, t];
+        // Cytoscape draws control points as successive quadratic curves through their midpoints.
+        const knots = [s];
+        for (let i = 0; i < cps.length - 1; i++) knots.push(cps[i], { x: (cps[i].x + cps[i + 1].x) / 2, y: (cps[i].y + cps[i + 1].y) / 2 });
+        knots.push(cps[cps.length - 1], t);
+        const out = [s];
+        for (let i = 0; i + 2 < knots.length; i += 2) {
+          const [p0, c, p1] = [knots[i], knots[i + 1], knots[i + 2]];
+          for (let k = 1; k <= 16; k++) {
+            const u = k / 16;
+            out.push({ x: (1 - u) ** 2 * p0.x + 2 * (1 - u) * u * c.x + u * u * p1.x, y: (1 - u) ** 2 * p0.y + 2 * (1 - u) * u * c.y + u * u * p1.y });
+          }
+        }
+        return out;
+      };
+      const hits = [];
+      cy.edges().forEach((e) => {
+        const pts = path(e);
+        cy.nodes().forEach((n) => {
+          // A compound box holds its children: the edges between them are meant to cross it.
+          if (n.isParent() || n.same(e.source()) || n.same(e.target())) return;
+          const b = n.boundingBox({ includeLabels: true, includeOverlays: false });
+          const bb = { x1: b.x1 + 1, y1: b.y1 + 1, x2: b.x2 - 1, y2: b.y2 - 1 };
+          for (let i = 0; i + 1 < pts.length; i++) {
+            if (hitsBox(pts[i], pts[i + 1], bb)) {
+              hits.push(`${e.data("source")} -> ${e.data("target")} (${e.data("label")}) crosses ${n.id()}`);
+              break;
+            }
+          }
+        });
+      });
+      return hits;
+    });
+  }
   async function explain({ owner = "owner", viewers = "", identities = "", item }) {
     await page.fill("#ex-owner", owner);
     await page.fill("#ex-viewers", viewers);
@@ -202,6 +319,8 @@ try {
     await page.goto(`${base}/console/`);
     await page.waitForSelector("#token");
     await axe("the connect form");
+    await page.waitForTimeout(300);
+    assert(notFound.length === 0, `no 404 on loading the console (no favicon request): ${notFound.join(" | ")}`);
     noProblems();
   });
 
@@ -225,6 +344,9 @@ try {
     const info = await text('[data-testid="store-info"]');
     assert(/Revision\s*\d+/.test(info) && info.includes("Writes per minute"), `store info: ${info}`);
     await page.waitForSelector('[data-testid="writes-chart"] svg');
+    // An admin token reads every store: the instance's decisions, labelled as such.
+    await page.waitForSelector('[data-testid="decisions-chart"], [data-testid="decisions-hidden"]', { timeout: 10000 }).catch(async () => assert(false, `no decisions panel: ${await text("#main")}`));
+    assert((await text('[data-testid="decisions-chart"] figcaption')) === "Decisions by reason since start (every store of this instance, /metrics)", "the decisions' label says whose they are");
     await axe("store");
     await shot("store");
     noProblems();
@@ -333,6 +455,8 @@ try {
     rec = await text('[data-testid="trust-record"]');
     assert(rec.includes(`Delegation ${trustBob}: owner trusts bob`) && rec.includes(`REVOKED at ${bob.revoked_at} (no longer counts from revision ${bob.revoked_revision})`) && rec.includes(`From revision ${bob.revoked_revision} on, bob's items in owner's memory, and everything derived from them, are data again`), `revoked record: ${rec}`);
     assert((await page.getAttribute(`[data-trust="${trustBob}"] a`, "aria-current")) === "true", "the shown delegation is marked in the list");
+    const trustIdLines = await page.$$eval('[data-testid="trust-list"] tr[data-trust] > :first-child', oneLine);
+    assert(trustIdLines.length === 3 && trustIdLines.every((n) => n === 1), `delegation ids on one line: ${trustIdLines}`);
     assert(JSON.stringify(await itemRows()) === JSON.stringify(["e2|bob|data|untrusted_author", "e3|owner|data|untrusted_source: e2 by bob"]), `bob's words: ${await itemRows()}`);
     await axe("trust");
     await shot("trust");
@@ -349,6 +473,9 @@ try {
     assert(b.slice(1, 6).join("|") === "{bob, owner}|bob, carol|bob, carol|none|IN EFFECT: every subject consented (bob, carol)", `grant to bob: ${b}`);
     const c = await row(grantCarol);
     assert(c.slice(1, 6).join("|") === "{carol, owner}|bob, carol|bob|carol (withdrew)|PENDING: admits nobody until carol consents; withdrawn by carol", `grant to carol: ${c}`);
+    // Issue 36, item 18: a grant id is one line (a UUID wrapped at its hyphens read as three).
+    const idLines = await page.$$eval('[data-testid="grant-consents"] tr[data-grant] > th', oneLine);
+    assert(idLines.length === 2 && idLines.every((n) => n === 1), `grant ids on one line: ${idLines}`);
     const history = await page.$$eval(`tr[data-grant="${grantCarol}"] ol.history li`, (lis) => lis.map((l) => l.textContent));
     const recorded = (await api("GET", `${F}/grants?item=m1`)).results.find((g) => g.id === grantCarol).consent.history;
     assert(recorded.length === 3 && history.join("\n") === recorded.map((e) => `${e.subject} ${e.action === "consented" ? "consented" : "withdrew"} at ${e.at} (revision ${e.revision})`).join("\n"), `decisions: ${history}`);
@@ -363,6 +490,12 @@ try {
     await go("#explain", "explain");
     let r = await explain({ viewers: "carol", item: "m1" });
     assert(r.reason === "denied_consent_pending" && r.all.includes(`grant ${grantCarol}: {carol, owner} — PENDING: admits nobody until carol consents; withdrawn by carol; not an authorized audience now.`), `pending: ${r.all}`);
+    // Issue 36, item 15: the picture draws the pending grant and who has not consented, and carol
+    // is not "outside every audience" (she is in a grant waiting for her consent).
+    assert(!r.all.includes("outside every") && r.all.includes(`carol is in no authorized audience: only in grant ${grantCarol}, waiting for consent from carol.`), `carol waits: ${r.all}`);
+    const drawn = await page.$eval('[data-testid="explain-picture"] .graph', (g) => g.cy.nodes().map((n) => n.data("label")));
+    assert(drawn.includes(`grant ${grantCarol} (shared) — CONSENT PENDING, admits nobody`) && drawn.includes("no consent yet from:\ncarol (withdrew)") && drawn.includes("carol\n✗ only in a grant waiting for consent"), `pending grant drawn: ${JSON.stringify(drawn)}`);
+    await shot("explain-consent-pending");
     r = await explain({ viewers: "bob", item: "m1" });
     assert(r.reason === "admitted_grant" && (await text('[data-testid="basis"]')) === `grant ${grantBob}`, `consented: ${r.all}`);
     noProblems();
@@ -374,6 +507,8 @@ try {
     assert((await graphNodes("devices-graph")) === 12, "five people and seven devices");
     const side = await text('[data-testid="unexercised"]');
     assert(/Exercised by no edge\s*colleague/.test(side), `unexercised: ${side}`);
+    const crossed = await crossings("devices-graph");
+    assert(crossed.length === 0, `no edge passes through a node it does not join: ${crossed.join("; ")}`);
     await axe("devices");
     await shot("devices");
     noProblems();
@@ -394,6 +529,19 @@ try {
     await shot("authorize");
   });
 
+  await test("a token limited to one store sees no decision figures made in other stores", async () => {
+    // Issue 36, item 17: /metrics counts decisions for the whole instance, figure1's included.
+    await api("POST", "/v1/stores/figure1/check", { item: "f1", container: { owner: "owner", viewers: { participants: ["bob"] } } });
+    assert(/earshot_decisions_total\{[^}]*\} [1-9]/.test(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${LIMITED}` } })).text()), "the limited token's /metrics has the instance's decisions");
+    await connect(LIMITED, "home");
+    assert((await page.$$eval("#store option", (os) => os.map((o) => o.value))).join() === "home", "it reads store home only");
+    await page.waitForSelector('[data-testid="writes-chart"] svg');
+    assert((await page.$('[data-testid="decisions-chart"]')) === null, "no decisions chart for a token limited to some stores");
+    assert((await text('[data-testid="decisions-hidden"]')).includes("shown only to a token that reads every store"), "it says why");
+    await axe("store, limited token");
+    noProblems();
+  });
+
   await test("a reader token sees the chain but cannot act: the API's 403 is shown", async () => {
     await connect(READER, "home");
     await go("#capability/vacuum-cap", "capability");
@@ -405,6 +553,10 @@ try {
     await page.waitForSelector('[data-testid="error"]');
     const err = await text("#error");
     assert(err.includes("403") && err.includes("forbidden"), `reader refusal: ${err}`);
+    // Issue 36, item 16: nothing was revoked, so no link stays marked "would be revoked".
+    const after = await text('[data-testid="chain"] .facts');
+    assert(!after.includes("would be") && !(await text('[data-testid="chain"] figcaption')).includes("outlined"), `the preview is cleared after the refusal: ${after}`);
+    assert((await page.evaluate(() => document.querySelectorAll('[data-testid="chain"]').length)) === 1, "one chain picture");
     await axe("reader refused");
     await shot("reader-refused");
     const chain = await api("GET", "/v1/stores/home/capabilities/vacuum-cap/chain");
@@ -449,6 +601,10 @@ try {
     assert((await text('[data-testid="links"]')).includes("Link 1, glasses-root (me → glasses; calendar/**; read): ✗ FAILS"), "the revoked link named");
     await shot("authorize-revoked");
     noProblems();
+  });
+  await test("no 404 for the page's own resources and no warning in the console over every view drawn above", async () => {
+    assert(notFound.length === 0, `404s: ${notFound.join(" | ")}`);
+    assert(warnings.length === 0, `${warnings.length} warnings: ${[...new Set(warnings)].join(" | ")}`);
   });
 } catch (e) {
   failures++;

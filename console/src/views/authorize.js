@@ -65,5 +65,5 @@ async function explain(out) {
     steps.push(`No authority reaches ${req.device}/${req.path} for ${req.principal}.`);
   }
   out.append(h("ol", { "data-testid": "links", "aria-label": "Link by link" }, steps.map((s) => h("li", {}, s))));
-  figure(out, { title: `Why: ${r.reason}`, elements: els, layout: "breadthfirst", layoutOptions: { roots: ["dev"] }, facts: steps, height: 360, testid: "authorize-picture" });
+  figure(out, { title: `Why: ${r.reason}`, elements: els, layout: "dagre", facts: steps, height: 360, testid: "authorize-picture" });
 }

@@ -60,8 +60,7 @@ export async function capabilityView(main, arg) {
     figure(holder, {
       title: `Delegation tree from ${root.id} on ${root.device}${preview.size ? " — outlined: invalidated if revoked" : ""}`,
       elements: els,
-      layout: "breadthfirst",
-      layoutOptions: { roots: [`c:${root.id}`], spacingFactor: 1.0 },
+      layout: "dagre",
       facts: tree.map((c) => `${c.id}: ${capMarks(c).join(", ") || "valid"}${preview.has(c.id) ? (c.id === revoking ? " — would be revoked" : " — would be invalidated") : ""}${inChain.has(c.id) ? " (in the chain of " + id + ")" : ""}`),
       height: 420,
       testid: "chain",
@@ -102,6 +101,13 @@ async function revoke(render) {
     render();
     return;
   }
-  await del(`${storePath("capabilities", cap)}?by=${encodeURIComponent(val("rv-by"))}`);
+  try {
+    await del(`${storePath("capabilities", cap)}?by=${encodeURIComponent(val("rv-by"))}`);
+  } catch (e) {
+    // Refused (a reader's 403, or any error): nothing was revoked, so the "would be revoked"
+    // preview goes; the refusal itself is shown by the caller.
+    render();
+    throw e;
+  }
   window.dispatchEvent(new HashChangeEvent("hashchange"));
 }

@@ -29,9 +29,9 @@ export async function devicesView(main) {
   figure(left, {
     title: "People, devices and directed relation edges (grantor → grantee)",
     elements: els,
-    // People on top (the roots), their devices below: owners and grants read top-down.
-    layout: "breadthfirst",
-    layoutOptions: { roots: [...persons].map((p) => `p:${p}`), spacingFactor: 1.2, directed: false },
+    // Layered (grantor above grantee, owner above device), each edge routed around the nodes
+    // between its ends, so no edge reads as passing through a node it does not join.
+    layout: "dagre",
     facts: [...relations.map((r) => `${r.grantor} --${r.relation}--> ${r.grantee}${r.revoked ? " (revoked)" : ""}`), ...devices.map((d) => `${d.owner} owns ${d.id}`)],
     height: 420,
     testid: "devices-graph",

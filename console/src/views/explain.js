@@ -137,19 +137,39 @@ async function explain(out) {
     }
     factsList.push(`${label}: {${members.join(", ")}}`);
   });
+  // Pending grants (SPEC §6.3) are no authorized audience, so the viewer sets leave them out; they
+  // are drawn anyway, marked, each with the subjects who have not consented.
+  const pending = notCurrent ? [] : iv.grants.filter((g) => g.live && g.consent && !g.consent.effective);
+  const waitingFor = new Map();
+  pending.forEach((g, j) => {
+    const c = g.consent;
+    const missing = c.missing.map((m) => (c.withdrawn.includes(m) ? `${m} (withdrew)` : m));
+    const label = `grant ${g.id} (${g.kind || "shared"}) — CONSENT PENDING, admits nobody`;
+    els.push(node(`pg${j}`, label, "warn"));
+    for (const m of g.members) {
+      const isViewer = viewers?.includes(m);
+      els.push(node(`pg${j}:${m}`, isViewer ? `${m} (viewer)` : m, `person ${isViewer ? "focus" : ""}`, `pg${j}`));
+      if (isViewer && !inSome.has(m)) {
+        waitingFor.set(m, [...(waitingFor.get(m) || []), g]);
+        els.push(edge(`vc:${m}`, `pg${j}:${m}`, "waits for consent", "arc pending"));
+      }
+    }
+    els.push(node(`pg${j}:missing`, `no consent yet from:\n${missing.join(", ")}`, "bad", `pg${j}`));
+    factsList.push(`grant ${g.id}: {${g.members.join(", ")}} — ${grantEffect(g)[0]}; not an authorized audience now.`);
+  });
   // Parents before their children: the viewers go right after the V(C) box.
   const viewerNodes = (viewers || []).map((m) => {
     const outside = !notCurrent && !inSome.has(m);
+    const waits = outside ? waitingFor.get(m) : undefined;
+    if (waits) {
+      const who = [...new Set(waits.flatMap((g) => g.consent.missing))].join(", ");
+      factsList.push(`${m} is in no authorized audience: only in ${waits.map((g) => `grant ${g.id}`).join(", ")}, waiting for consent from ${who}.`);
+      return node(`vc:${m}`, `${m}\n✗ only in a grant waiting for consent`, "person warn", "vc");
+    }
     if (outside) factsList.push(`${m} is outside every authorized audience.`);
     return node(`vc:${m}`, outside ? `${m}\n✗ outside every audience` : m, `person ${outside ? "bad" : ""}`, "vc");
   });
   els.splice(1, 0, ...viewerNodes);
-  // Pending grants (SPEC §6.3) are no authorized audience: the viewer sets leave them out.
-  if (!notCurrent) {
-    for (const g of iv.grants.filter((g) => g.live && g.consent && !g.consent.effective)) {
-      factsList.push(`grant ${g.id}: {${g.members.join(", ")}} — ${grantEffect(g)[0]}; not an authorized audience now.`);
-    }
-  }
   if (d.blocked_by) {
     const b = d.blocked_by.item || item;
     els.push(node(`item:${item}`, `${item}\nNOT current`, "bad"));
@@ -159,5 +179,5 @@ async function explain(out) {
     }
     factsList.push(`${item} is not current: ${b === item ? "its own state is" : `its source ${b} is`} ${d.blocked_by.state}.`);
   }
-  figure(out, { title: `Why: ${d.reason}`, elements: els, layout: "grid", layoutOptions: { rows: 1, avoidOverlap: true, avoidOverlapPadding: 24 }, facts: factsList, height: 300, testid: "explain-picture" });
+  figure(out, { title: `Why: ${d.reason}`, elements: els, layout: "dagre", facts: factsList, height: 300, testid: "explain-picture" });
 }

@@ -104,7 +104,7 @@ export async function itemView(main, arg) {
     ...prov.edges.map(([s, t]) => edge(`item:${s}`, `item:${t}`, "derives")),
   ];
   const provFacts = prov.nodes.map((it) => `${it.id}: ${it.state}, ${it.current ? "current" : "not current"}${it.id === blocking ? " — this one makes " + item.id + " non-current" : ""}`);
-  figure(main, { title: `Provenance of ${item.id}: sources above, derived items below`, elements: els, facts: provFacts, height: 300, testid: "provenance" });
+  figure(main, { title: `Provenance of ${item.id}: sources above, derived items below`, elements: els, layout: "dagre", facts: provFacts, height: 300, testid: "provenance" });
 
   // Acting (an admin token; a reader token gets the API's 403, shown as is).
   const actions = h("section", { class: "actions" }, h("h3", {}, "Act on this item"));

@@ -1,17 +1,19 @@
 // The store over time: revision, writes per minute and decisions by reason, sampled from
-// /metrics while the view is open, beside the store's own summary (GET /v1/stores/{s}).
+// /metrics while the view is open, beside the store's own summary (GET /v1/stores/{s}). The
+// decisions are the instance's (no store label), so only a token reading every store sees them.
 import { get, session, storePath } from "../api.js";
 import { facts, h } from "../ui.js";
 
 /** Samples kept across re-renders (this tab only): {t, revision, decisions: {reason: n}}. */
 const samples = [];
 const MAX_SAMPLES = 120;
-let timer;
 
 /** Parses the Prometheus text exposition lines this view needs. */
 export function parseMetrics(text, store) {
   let revision;
   let items;
+  let loaded;
+  let unloaded;
   const decisions = {};
   for (const line of text.split("\n")) {
     if (line.startsWith("#")) continue;
@@ -21,12 +23,16 @@ export function parseMetrics(text, store) {
     const v = Number(m[3]);
     if (m[1] === "earshot_store_revision" && labels.store === store) revision = v;
     if (m[1] === "earshot_store_items" && labels.store === store) items = v;
+    if (m[1] === "earshot_stores_loaded") loaded = v;
+    if (m[1] === "earshot_stores_unloaded") unloaded = v;
     if (m[1] === "earshot_decisions_total") {
       const key = `${labels.kind}: ${labels.reason}`;
       decisions[key] = (decisions[key] || 0) + v;
     }
   }
-  return { revision, items, decisions };
+  // Every store of the instance, readable by this token or not (the tenancy gauges are global).
+  const stores = loaded === undefined || unloaded === undefined ? undefined : loaded + unloaded;
+  return { revision, items, decisions, stores };
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -66,7 +72,8 @@ function line(title, pts) {
 }
 
 export async function storeView(main, _arg, alive) {
-  clearInterval(timer);
+  // This view's own timer: a render overtaken by a newer one stops its own sampling only.
+  let timer;
   const info = await get(storePath());
   main.append(h("h2", {}, `Store ${info.id}`));
   const summary = h("div", { "data-testid": "store-info" });
@@ -78,7 +85,7 @@ export async function storeView(main, _arg, alive) {
       clearInterval(timer);
       return;
     }
-    const [inf, text] = await Promise.all([get(storePath()), get("/metrics")]);
+    const [inf, text, readable] = await Promise.all([get(storePath()), get("/metrics"), get("/v1/stores?limit=1000")]);
     const m = parseMetrics(text, session.store);
     samples.push({ t: Date.now(), store: session.store, revision: inf.revision, decisions: m.decisions });
     if (samples.length > MAX_SAMPLES) samples.shift();
@@ -97,10 +104,15 @@ export async function storeView(main, _arg, alive) {
       ]),
     );
     const rows = Object.entries(m.decisions).sort((a, b) => b[1] - a[1]);
-    charts.replaceChildren(
-      line("Writes per minute, sampled from the store's revision", rates),
-      rows.length ? bars("Decisions by reason since start (all stores this token reads, /metrics)", rows) : h("p", {}, "No decisions yet."),
-    );
+    // /metrics counts decisions for the whole instance (no store label). Shown only to a token
+    // that reads every store, so a token limited to some stores never sees figures made in others.
+    const readsEvery = !readable.next_cursor && m.stores !== undefined && readable.results.length >= m.stores;
+    const decisions = !readsEvery
+      ? h("p", { class: "note", "data-testid": "decisions-hidden" }, "Decisions by reason are counted for every store of this instance together (/metrics has no per-store figure): they are shown only to a token that reads every store, and this one does not.")
+      : rows.length
+        ? bars("Decisions by reason since start (every store of this instance, /metrics)", rows)
+        : h("p", {}, "No decisions yet.");
+    charts.replaceChildren(line("Writes per minute, sampled from the store's revision", rates), decisions);
   };
   await sample();
   timer = setInterval(() => sample().catch(() => clearInterval(timer)), 5000);

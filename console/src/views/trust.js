@@ -27,9 +27,7 @@ export async function trustView(main, arg) {
   }
   const id = arg || all[0].id;
   const people = [...new Set(all.flatMap((t) => [t.owner, t.participant]))];
-  // Owners nobody trusts on top, whom they trust below (a cycle falls back to every owner).
-  const tops = people.filter((p) => !all.some((t) => t.participant === p));
-  const roots = (tops.length ? tops : [...new Set(all.map((t) => t.owner))]).map((p) => `p:${p}`);
+  // Layered: owners above whom they trust (dagre breaks a cycle itself).
   figure(main, {
     title: "Who trusts whose words (owner → trusted participant)",
     elements: [
@@ -39,8 +37,7 @@ export async function trustView(main, arg) {
         return { ...e, data: { ...e.data, id: `t:${t.id}` } };
       }),
     ],
-    layout: "breadthfirst",
-    layoutOptions: { roots, spacingFactor: 1.2 },
+    layout: "dagre",
     facts: all.map((t) => `${t.owner} trusts ${t.participant}: ${t.revoked ? "REVOKED" : "live"} (${t.id})`),
     height: 260,
     testid: "trust-graph",

@@ -216,8 +216,26 @@ async fn a_store_limited_token_sees_only_its_stores() {
         samples(&e, "earshot_store_revision").into_iter().filter_map(|(l, _)| l.get("store").cloned()).collect();
     assert_eq!(stores, BTreeSet::from(["a".to_string()]), "{text}");
     assert!(!text.contains("store=\"b\""), "{text}");
+    // The instance's own counters count every store together (a decision made in `b` is in
+    // them), so a token limited to some stores gets none of them.
+    let instance_wide = [
+        "earshot_http_requests_total",
+        "earshot_http_request_duration_seconds",
+        "earshot_decisions_total",
+        "earshot_stores_loaded",
+        "earshot_stores_unloaded",
+        "earshot_store_evictions_total",
+        "earshot_writer_threads",
+    ];
+    for family in instance_wide {
+        assert!(!e.families.contains_key(family), "{family} shown to a token limited to store a:\n{text}");
+    }
     let (_, _, text) = scrape(&app, Some("admin-secret-0123456789")).await;
     assert!(text.contains("earshot_store_revision{store=\"b\"}"), "{text}");
+    let e = parse_checked(&text);
+    for family in instance_wide {
+        assert!(e.families.contains_key(family), "{family} missing for a token that reads every store:\n{text}");
+    }
 }
 
 #[tokio::test]

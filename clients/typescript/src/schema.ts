@@ -435,7 +435,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Prometheus text format 0.0.4, every family with HELP and TYPE (docs/configuration.md, "Metrics"): requests and latency by route template and status, decisions by endpoint and reason code, and, for each store the caller may read, its revision, items, writer queue depth, group-commit batch sizes and replica lag.
+         * @description Prometheus text format 0.0.4, every family with HELP and TYPE (docs/configuration.md, "Metrics"): requests and latency by route template and status, decisions by endpoint and reason code, and, for each store the caller may read, its revision, items, writer queue depth, group-commit batch sizes and replica lag. The process-wide families (requests, decisions, tenancy) count every store together and are answered only to a token that reads every store.
          */
         get: operations["metrics"];
         put?: never;

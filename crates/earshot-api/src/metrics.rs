@@ -330,10 +330,24 @@ impl Metrics {
         }
     }
 
-    /// The whole exposition: this instance's counters, and the per-store figures of every store
-    /// `visible` admits.
-    pub fn encode(&self, earshot: &earshot_store::Earshot, visible: impl Fn(&str) -> bool) -> String {
+    /// The exposition: the per-store figures of every store `visible` admits, and, when `whole`
+    /// (the caller reads every store), this instance's own counters. Those count every store
+    /// together (requests, decisions, tenancy), so a caller limited to some stores never sees
+    /// them: they would show figures made in stores it cannot read.
+    pub fn encode(&self, earshot: &earshot_store::Earshot, whole: bool, visible: impl Fn(&str) -> bool) -> String {
         let mut registry = Registry::default();
+        if whole {
+            self.register_instance(&mut registry, earshot);
+        }
+        self.register_stores(&mut registry, earshot, visible);
+        let mut out = String::new();
+        // Writing to a `String` cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
+        out
+    }
+
+    /// The counters of the whole instance: HTTP requests, decisions, tenancy.
+    fn register_instance(&self, registry: &mut Registry, earshot: &earshot_store::Earshot) {
         registry.register(
             "earshot_http_requests",
             "HTTP requests answered, by method, route template and status (`cancelled`: the handler was dropped, by the request timeout or a client that went away)",
@@ -405,7 +419,15 @@ impl Metrics {
             "Threads of the writer pool that runs every store's writer",
             gauge(t.writer_threads),
         );
+    }
 
+    /// The figures of each store `visible` admits.
+    fn register_stores(
+        &self,
+        registry: &mut Registry,
+        earshot: &earshot_store::Earshot,
+        visible: impl Fn(&str) -> bool,
+    ) {
         let mut revision = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
         let mut items = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
         let mut queue = Rows::<StoreLabels, Gauge>::new(MetricType::Gauge);
@@ -455,10 +477,6 @@ impl Metrics {
             "Seconds since a replica last caught up with its shared datastore's head (replicas over PostgreSQL only)",
             lag_seconds,
         );
-        let mut out = String::new();
-        // Writing to a `String` cannot fail.
-        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
-        out
     }
 }
 

@@ -591,6 +591,7 @@ pub async fn store_info(
 /// The Prometheus exposition: this instance's request and decision counters, and the figures
 /// of each store the caller may read.
 pub async fn metrics(State(st): State<AppState>, p: Principal, _: NoQuery) -> ApiResult<impl IntoResponse> {
-    let out = st.metrics.encode(&st.earshot, |id| p.require(Scope::Reader, Some(id)).is_ok());
+    let whole = p.require(Scope::Reader, None).is_ok();
+    let out = st.metrics.encode(&st.earshot, whole, |id| p.require(Scope::Reader, Some(id)).is_ok());
     Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out))
 }

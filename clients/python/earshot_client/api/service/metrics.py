@@ -53,7 +53,8 @@ def sync_detailed(
      Prometheus text format 0.0.4, every family with HELP and TYPE (docs/configuration.md, "Metrics"):
     requests and latency by route template and status, decisions by endpoint and reason code, and, for
     each store the caller may read, its revision, items, writer queue depth, group-commit batch sizes
-    and replica lag.
+    and replica lag. The process-wide families (requests, decisions, tenancy) count every store together
+    and are answered only to a token that reads every store.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -81,7 +82,8 @@ def sync(
      Prometheus text format 0.0.4, every family with HELP and TYPE (docs/configuration.md, "Metrics"):
     requests and latency by route template and status, decisions by endpoint and reason code, and, for
     each store the caller may read, its revision, items, writer queue depth, group-commit batch sizes
-    and replica lag.
+    and replica lag. The process-wide families (requests, decisions, tenancy) count every store together
+    and are answered only to a token that reads every store.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -105,7 +107,8 @@ async def asyncio_detailed(
      Prometheus text format 0.0.4, every family with HELP and TYPE (docs/configuration.md, "Metrics"):
     requests and latency by route template and status, decisions by endpoint and reason code, and, for
     each store the caller may read, its revision, items, writer queue depth, group-commit batch sizes
-    and replica lag.
+    and replica lag. The process-wide families (requests, decisions, tenancy) count every store together
+    and are answered only to a token that reads every store.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -131,7 +134,8 @@ async def asyncio(
      Prometheus text format 0.0.4, every family with HELP and TYPE (docs/configuration.md, "Metrics"):
     requests and latency by route template and status, decisions by endpoint and reason code, and, for
     each store the caller may read, its revision, items, writer queue depth, group-commit batch sizes
-    and replica lag.
+    and replica lag. The process-wide families (requests, decisions, tenancy) count every store together
+    and are answered only to a token that reads every store.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -41,8 +41,9 @@ pub struct OItem {
     pub sources: Vec<String>,
     /// SPEC §6.3: the participants the item is about.
     pub subjects: BTreeSet<String>,
-    /// SPEC §6.2: whose words it carries (the owner for the owner's notes and for derived items).
-    pub author: String,
+    /// SPEC §6.2: whose words it carries (the owner for the owner's notes and for derived
+    /// items); `None` when unknown (written without an author in front of anyone else).
+    pub author: Option<String>,
 }
 
 /// SPEC §6.2: `owner` trusts `participant`'s words while not revoked.
@@ -59,8 +60,8 @@ pub struct OTrust {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ORole {
     pub instruction: bool,
-    pub author: String,
-    pub untrusted: BTreeSet<(String, String)>,
+    pub author: Option<String>,
+    pub untrusted: BTreeSet<(String, Option<String>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,9 +323,11 @@ impl Oracle {
 
     /// SPEC §6.2: "its author is the owner or a participant the owner has explicitly delegated
     /// authority to (a revocable, recorded delegation)".
+    /// An unknown author is nobody's: never trusted.
     pub fn author_trusted(&self, item: &OItem) -> bool {
-        item.author == item.owner
-            || self.trust.iter().any(|t| !t.revoked && t.owner == item.owner && t.participant == item.author)
+        let Some(author) = &item.author else { return false };
+        *author == item.owner
+            || self.trust.iter().any(|t| !t.revoked && t.owner == item.owner && t.participant == *author)
     }
 
     /// SPEC §6.2: "a derived item is trusted only when every transitive source is".
@@ -334,7 +337,7 @@ impl Oracle {
 
     /// Every item of `id`'s provenance (itself and its transitive sources) whose author its
     /// owner does not trust, as (item, author).
-    pub fn untrusted_in_provenance(&self, id: &str) -> BTreeSet<(String, String)> {
+    pub fn untrusted_in_provenance(&self, id: &str) -> BTreeSet<(String, Option<String>)> {
         let mut out = BTreeSet::new();
         let mut todo = vec![id.to_string()];
         let mut seen = BTreeSet::new();
@@ -407,9 +410,8 @@ impl Oracle {
                     return no("participant_not_found");
                 }
                 let subjects = self.named_subjects(&i.subjects, BTreeSet::new())?;
-                // SPEC §6.2: the author is a known participant; the owner when not given.
-                let author = i.author.clone().unwrap_or_else(|| i.owner.clone());
-                if !self.participants.contains(&author) {
+                // SPEC §6.2: the author is a known participant.
+                if i.author.as_ref().is_some_and(|a| !self.participants.contains(a)) {
                     return no("author_not_found");
                 }
                 // Write-time binding: the origin decides, never the content.
@@ -420,6 +422,15 @@ impl Oracle {
                         OViewers::Everyone => return no("origin_unresolved"),
                         OViewers::Set(s) => Some(s),
                     },
+                };
+                // SPEC §6.2: "the author is the origin speaker given at write time, the owner
+                // only for the owner's own notes": without one, an origin audience of the owner
+                // alone, or public, is the owner's note; any other is nobody known.
+                let owners_note = audience.as_ref().is_none_or(|a| a.len() == 1 && a.contains(&i.owner));
+                let author = match &i.author {
+                    Some(a) => Some(a.clone()),
+                    None if owners_note => Some(i.owner.clone()),
+                    None => None,
                 };
                 self.items.push(OItem {
                     id: id.clone(),
@@ -514,7 +525,8 @@ impl Oracle {
             return no("participant_owns_items");
         }
         // reading (SPEC §6.2): records that name it as an author or in a delegation keep it.
-        if self.items.iter().any(|i| i.author == id) || self.trust.iter().any(|t| t.owner == id || t.participant == id)
+        if self.items.iter().any(|i| i.author.as_deref() == Some(id))
+            || self.trust.iter().any(|t| t.owner == id || t.participant == id)
         {
             return no("participant_in_use");
         }
@@ -704,7 +716,7 @@ impl Oracle {
                     sources: r.sources.clone(),
                     subjects,
                     // SPEC §6.2: a derived item is the owner's agent's words.
-                    author: r.owner.clone(),
+                    author: Some(r.owner.clone()),
                 });
                 ok(outcome, vec![id])
             }
@@ -753,7 +765,7 @@ impl Oracle {
                         state: State::Active,
                         sources,
                         subjects,
-                        author: r.owner.clone(),
+                        author: Some(r.owner.clone()),
                     });
                 }
                 ok("created", ids)

@@ -258,6 +258,10 @@ pub struct ItemSummary {
     /// The participant whose words the item carries (SPEC §6.2), when it is not the owner.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub author: Option<String>,
+    /// The author is unknown (SPEC §6.2: written without an `author` in front of anyone
+    /// besides the owner); `author` is then absent.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub author_unknown: bool,
     pub state: earshot_core::State,
     pub current: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -284,7 +288,8 @@ pub struct ItemFilter {
     #[serde(default)]
     pub member: Option<String>,
     /// Items whose author (SPEC §6.2) is this participant; an item recorded without an author
-    /// is its owner's.
+    /// is its owner's when its origin audience was `{owner}` or public (an unknown author
+    /// matches nobody).
     #[serde(default)]
     pub author: Option<String>,
 }
@@ -499,7 +504,10 @@ impl Snapshot {
         Some(ItemSummary {
             id: rec.name.to_string(),
             owner: self.part_name(rec.owner).to_string(),
-            author: Some(rec.author()).filter(|a| *a != rec.owner).map(|a| self.part_name(a).to_string()),
+            author: Some(rec.author())
+                .filter(|a| *a != rec.owner && *a != crate::memory::snapshot::NO_AUTHOR)
+                .map(|a| self.part_name(a).to_string()),
+            author_unknown: rec.author() == crate::memory::snapshot::NO_AUTHOR,
             state: rec.state(),
             current: rec.current().is_current(),
             blocked_by,

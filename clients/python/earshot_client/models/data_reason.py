@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class DataReason(StrEnum):
+    AUTHOR_UNKNOWN = "author_unknown"
     PROVENANCE_INCOMPLETE = "provenance_incomplete"
     UNTRUSTED_AUTHOR = "untrusted_author"
     UNTRUSTED_SOURCE = "untrusted_source"

@@ -309,6 +309,9 @@ impl Apply<'_> {
                 Viewers::Resolved(members) => self.intern_audience(members)?,
             },
         };
+        let owner_only_or_public = aid == PUBLIC_AID
+            || self.snap.aud(aid).is_some_and(|a| matches!(&a.members, Members::Only(m) if **m == [owner]));
+        let author = crate::memory::trust::author_for(author, owner_only_or_public);
         let iid = self.push_item(
             &id,
             owner,

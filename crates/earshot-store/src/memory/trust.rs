@@ -13,7 +13,7 @@ use crate::error::{check_id, Result, StoreError};
 use crate::kernel::backend::{enc, key, Op};
 use crate::memory::apply::{check_text, outcome, Apply};
 use crate::memory::model::{format_time, Outcome};
-use crate::memory::snapshot::{Iid, Map, MemorySnapshot, Pid, Vector};
+use crate::memory::snapshot::{Author, Iid, Map, MemorySnapshot, Pid, Vector, NO_AUTHOR};
 
 /// Trust delegation index: its creation sequence number.
 pub type Tid = u32;
@@ -143,16 +143,20 @@ pub struct TrustRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UntrustedSource {
     pub item: String,
-    pub author: String,
+    /// The source's author; absent when it is unknown (an item written without an `author` in
+    /// front of others, SPEC §6.2).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub author: Option<String>,
 }
 
 /// The role of an item and, for data, its attribution, as answers carry it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoleView {
     pub role: Role,
-    /// For data: the item's author.
+    /// For data: the item's author (absent when unknown).
     pub author: Option<String>,
-    /// For data: `untrusted_author`, `untrusted_source` or `provenance_incomplete`.
+    /// For data: `untrusted_author`, `author_unknown`, `untrusted_source` or
+    /// `provenance_incomplete`.
     pub reason: Option<&'static str>,
     /// For data made so by a source: that source and its author.
     pub source: Option<UntrustedSource>,
@@ -186,22 +190,28 @@ impl MemorySnapshot {
         match self.integrity_of(iid) {
             Integrity::Trusted => RoleView::INSTRUCTION,
             Integrity::Untrusted(t) => {
-                let author = self.item(iid).map(|r| self.part_name(r.author()).to_string());
+                let author = self.author_name(iid);
                 let source = match t {
                     Taint::Source { item, author } => Some(UntrustedSource {
                         item: self.item(item).map(|r| r.name.to_string()).unwrap_or_default(),
-                        author: self.part_name(author).to_string(),
+                        author: (author != NO_AUTHOR).then(|| self.part_name(author).to_string()),
                     }),
                     Taint::Author | Taint::Incomplete => None,
                 };
-                RoleView { role: Role::Data, author, reason: Some(t.code()), source }
+                let unknown = self.item(iid).and_then(|r| r.author_rec()) == Some(&Author::Unknown);
+                let reason = match t {
+                    Taint::Author if unknown => AUTHOR_UNKNOWN,
+                    _ => t.code(),
+                };
+                RoleView { role: Role::Data, author, reason: Some(reason), source }
             }
         }
     }
 
-    /// The author of an item by interned id, by name (`GET /items/{id}`).
+    /// The author of an item by interned id, by name (`GET /items/{id}`); `None` when the
+    /// item is unknown or its author is.
     pub(crate) fn author_name(&self, iid: Iid) -> Option<String> {
-        self.item(iid).map(|r| self.part_name(r.author()).to_string())
+        self.item(iid).map(|r| r.author()).filter(|a| *a != NO_AUTHOR).map(|a| self.part_name(a).to_string())
     }
 
     /// `GET /trust/{id}`.
@@ -285,22 +295,48 @@ impl Apply<'_> {
         Ok(outcome("revoked", vec![id.to_string()]))
     }
 
-    /// The author named by an item create: a known participant (`author_not_found` otherwise);
-    /// `None` when it is the owner (or not given).
-    pub(crate) fn author_of(&self, owner: Pid, author: Option<&str>) -> Result<Option<Pid>> {
-        let Some(name) = author else { return Ok(None) };
+    /// The author named by an item create: a known participant (`author_not_found` otherwise).
+    /// An absent one is judged by [`author_for`] once the origin audience is known.
+    pub(crate) fn author_of(&self, owner: Pid, author: Option<&str>) -> Result<NamedAuthor> {
+        let Some(name) = author else { return Ok(NamedAuthor::NotGiven) };
         check_id("author", name)?;
         let pid = self.snap.pid(name).ok_or_else(|| StoreError::AuthorNotFound(name.to_string()))?;
-        Ok((pid != owner).then_some(pid))
+        Ok(if pid == owner { NamedAuthor::Owner } else { NamedAuthor::Other(pid) })
     }
 
     /// Records a newly created item's author (only when it is not the owner).
-    pub(crate) fn set_author(&mut self, iid: Iid, author: Pid) {
+    pub(crate) fn set_author(&mut self, iid: Iid, author: Author) {
         if let Some(mut rec) = self.snap.item(iid).cloned() {
+            if let Author::Participant(p) = author {
+                self.snap.trust.add_ref(p);
+            }
             rec.edit_links(|l| l.author = Some(author));
             self.snap.items.set(iid as usize, rec);
-            self.snap.trust.add_ref(author);
         }
+    }
+}
+
+/// The stable `data_reason` of an item whose author is unknown (SPEC §6.2).
+pub const AUTHOR_UNKNOWN: &str = "author_unknown";
+
+/// The `author` an item create names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NamedAuthor {
+    NotGiven,
+    Owner,
+    Other(Pid),
+}
+
+/// The author recorded for a new item (SPEC §6.2), judged once, at write time: the named one;
+/// without one, the owner when the origin audience holds nobody but the owner (`{owner}`) or
+/// is public (the owner's own note or announcement), and otherwise unknown: the words may be
+/// anyone's who was there, so they are never trusted. `None` stands for the owner.
+pub(crate) fn author_for(named: NamedAuthor, owner_only_or_public: bool) -> Option<Author> {
+    match named {
+        NamedAuthor::Other(p) => Some(Author::Participant(p)),
+        NamedAuthor::Owner => None,
+        NamedAuthor::NotGiven if owner_only_or_public => None,
+        NamedAuthor::NotGiven => Some(Author::Unknown),
     }
 }
 

@@ -84,11 +84,13 @@ pub enum Fault {
     RoleNotPropagated,
     /// SPEC §6.2: an item recorded without an author is the owner's whoever heard it.
     AuthorDefaultsToOwner,
+    /// SPEC §1.8, §6.2: a removal leaves its authored items and its delegations as they were.
+    RemovedAuthorKept,
     ExactJudgedAtRevisionTime,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 26] = [
+    pub const ALL: [Fault; 27] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -114,6 +116,7 @@ impl Fault {
         Fault::ConsentIgnored,
         Fault::RoleNotPropagated,
         Fault::AuthorDefaultsToOwner,
+        Fault::RemovedAuthorKept,
         Fault::ExactJudgedAtRevisionTime,
     ];
 
@@ -212,6 +215,11 @@ impl Fault {
                 "author_defaults_to_owner",
                 "§6.2",
                 "an item recorded without an `author` is the owner's even when others heard it (fails open)",
+            ),
+            Fault::RemovedAuthorKept => (
+                "removed_author_kept",
+                "§1.8, §6.2",
+                "removing a participant keeps its delegations live and its items' authorship (no tombstone)",
             ),
             Fault::ExactJudgedAtRevisionTime => (
                 "exact_judged_at_revision_time",
@@ -413,6 +421,16 @@ pub fn apply(o: &mut Oracle, fault: Fault, cmd: &Command, grant_id: &str) -> Res
                     o.item_requests.insert(id.clone(), sent.clone());
                 }
             }
+            r
+        }
+        (Fault::RemovedAuthorKept, Command::RemoveParticipant { .. }) => {
+            let (items, trust) = (o.items.clone(), o.trust.clone());
+            let r = o.apply(cmd, grant_id);
+            // Everything but the tombstones and the ended delegations, as the rule does.
+            for (now, then) in o.items.iter_mut().zip(items) {
+                now.author_removed = then.author_removed;
+            }
+            o.trust = trust;
             r
         }
         (Fault::IncompleteProvenanceAdmitted, Command::Derive { .. }) => {
@@ -623,7 +641,11 @@ impl FaultTarget {
                 }
                 let item = m.get("item").and_then(Value::as_str).unwrap_or("").to_string();
                 if r.untrusted.iter().any(|(i, _)| *i == item) {
-                    let reason = if r.author.is_some() { "untrusted_author" } else { "author_unknown" };
+                    let reason = match (&r.author, r.author_removed) {
+                        (None, _) => "author_unknown",
+                        (Some(_), true) => "author_removed",
+                        (Some(_), false) => "untrusted_author",
+                    };
                     m.insert("data_reason".into(), json!(reason));
                 } else {
                     m.insert("data_reason".into(), json!("untrusted_source"));
@@ -845,7 +867,7 @@ fn property_verdict(fault: Fault) -> Option<String> {
         // subjects, grants, consents and withdrawals), run here with the same fault.
         return crate::consent_props::fault_verdict(fault, PROPERTY_CASES);
     }
-    if fault == Fault::RoleNotPropagated || fault == Fault::AuthorDefaultsToOwner {
+    if matches!(fault, Fault::RoleNotPropagated | Fault::AuthorDefaultsToOwner | Fault::RemovedAuthorKept) {
         // SPEC §6.2 has its own harness in `integrity.rs` (the fault on its oracle side).
         return crate::integrity::property_verdict(fault, PROPERTY_CASES);
     }

@@ -44,6 +44,11 @@ pub(crate) enum Step {
     Revoke(u8),
     /// Assembles a context for `owner` alone and compares every item's role.
     Context { owner: u8 },
+    /// Removes one of the others (2..5 in `PEOPLE`; SPEC §1.8): its items become tombstoned
+    /// authors' and its delegations end.
+    Remove(u8),
+    /// Creates one of the others again (a new participant with the old id).
+    Recreate(u8),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -54,6 +59,8 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (0u8..2, 0u8..5).prop_map(|(owner, participant)| Step::Trust { owner, participant }),
         2 => any::<u8>().prop_map(Step::Revoke),
         1 => (0u8..2).prop_map(|owner| Step::Context { owner }),
+        1 => (2u8..5).prop_map(Step::Remove),
+        1 => (2u8..5).prop_map(Step::Recreate),
     ]
 }
 
@@ -173,6 +180,15 @@ impl World {
                 let id = self.trust.get(*n as usize % self.trust.len().max(1))?.clone();
                 Command::RevokeTrust { trust: id }
             }
+            Step::Remove(p) => Command::RemoveParticipant { id: PEOPLE[*p as usize].into() },
+            Step::Recreate(p) => {
+                // Only one that is gone (a second create of a present one is another question).
+                let id = PEOPLE[*p as usize];
+                if self.oracle.participants.contains(id) {
+                    return None;
+                }
+                person(id)
+            }
             Step::Context { .. } => return None,
         })
     }
@@ -235,7 +251,11 @@ impl World {
             return Err(format!("{id}: author {author:?}, the oracle says {:?}", want.author));
         }
         let own = want.untrusted.iter().any(|(i, _)| i == id);
-        let own_reason = if want.author.is_some() { "untrusted_author" } else { "author_unknown" };
+        let own_reason = match (&want.author, want.author_removed) {
+            (None, _) => "author_unknown",
+            (Some(_), true) => "author_removed",
+            (Some(_), false) => "untrusted_author",
+        };
         match (own, reason, source) {
             (true, Some(r), None) if r == own_reason => Ok(()),
             (false, Some("untrusted_source"), Some((i, a)))
@@ -354,20 +374,27 @@ pub(crate) fn property_verdict(fault: Fault, cases: u32) -> Option<String> {
 }
 
 /// The generator reaches what the property is about: chains at least four levels deep, data
-/// answers, revocations of delegations that were in use.
+/// answers, revocations of delegations that were in use, unknown and tombstoned authors, and
+/// delegations ended by a removal.
 #[test]
 fn the_histories_reach_deep_derivations_and_data() {
     let config = PtConfig { cases: 24, failure_persistence: None, max_shrink_iters: 0, ..PtConfig::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let (mut deep, mut data, mut revoked) = (0, 0, 0);
+    let (mut unknown, mut tombstoned, mut ended) = (0, 0, 0);
     for _ in 0..24 {
         let steps = history(40).new_tree(&mut runner).map_err(|e| e.to_string()).expect("tree").current();
         let w = run_history(None, &steps).unwrap_or_else(|e| panic!("{e}"));
         deep += w.deep;
         data += w.data;
         revoked += w.oracle.trust.iter().filter(|t| t.revoked).count();
+        unknown += w.oracle.items.iter().filter(|i| i.author.is_none()).count();
+        tombstoned += w.oracle.items.iter().filter(|i| i.author_removed).count();
+        ended += w.oracle.trust.iter().filter(|t| t.removed).count();
     }
     assert!(deep > 0 && data > 0 && revoked > 0, "deep {deep}, data {data}, revoked {revoked}");
+    // Issue 36: unknown authors, tombstoned authors and delegations ended by a removal.
+    assert!(unknown > 0 && tombstoned > 0 && ended > 0, "unknown {unknown}, tombstoned {tombstoned}, ended {ended}");
 }
 
 /// A fixed history: the three-level derivation of the SPEC's example, made data by one
@@ -499,4 +526,46 @@ fn the_harness_catches_an_author_defaulting_to_the_owner() {
     run_history(None, &steps).unwrap_or_else(|e| panic!("{e}"));
     let e = run_history(Some(Fault::AuthorDefaultsToOwner), &steps).err().unwrap_or_default();
     assert!(e.contains("m1"), "{e}");
+}
+
+/// Issue 36, item 2 (SPEC §1.8, §6.2): removing an author is no longer refused. Its items keep
+/// it as a tombstoned author (data, `author_removed`, never an instruction, not even for a
+/// participant created later with the same id and trusted again), everything derived from them
+/// is data through them, its delegations end in the same revision, and the rebuild from the
+/// durable records agrees.
+#[test]
+fn removing_an_author_tombstones_its_items_and_ends_its_delegations() {
+    let mut w = World::new(None).unwrap_or_else(|e| panic!("{e}"));
+    let steps = [
+        Step::Record { owner: 0, author: 4, shared: true, named: true }, // m1: mal's words
+        Step::Trust { owner: 0, participant: 4 },                        // ann trusts mal
+        Step::Derive { owner: 0, picks: vec![0] },                       // d3 <- m1
+    ];
+    for s in &steps {
+        w.run(s).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let check = |w: &World, id: &str| {
+        let snap = w.store.latest();
+        let c = snap.resolve_container(&alone("ann")).unwrap_or_else(|e| panic!("{e}"));
+        snap.check(id, &c, w.store.now_ms()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(check(&w, "m1").role, Some(earshot_core::Role::Instruction));
+    let before = w.store.latest().revision();
+    w.run(&Step::Remove(4)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(w.store.latest().revision(), before + 1, "one write, one revision");
+    let m1 = check(&w, "m1");
+    assert_eq!(m1.role, Some(earshot_core::Role::Data));
+    assert_eq!((m1.author.as_deref(), m1.data_reason.as_deref()), (Some("mal"), Some("author_removed")));
+    let d3 = check(&w, "d3");
+    assert_eq!(d3.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref())), Some(("m1", Some("mal"))));
+    let t = w.store.latest().trust_view(&w.trust[0]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((t.participant.as_str(), t.revoked, t.revoked_revision), ("mal", true, Some(before + 1)));
+    // Someone new under the old id, trusted again: the old words stay nobody's.
+    w.run(&Step::Recreate(4)).unwrap_or_else(|e| panic!("{e}"));
+    w.run(&Step::Trust { owner: 0, participant: 4 }).unwrap_or_else(|e| panic!("{e}"));
+    w.run(&Step::Record { owner: 0, author: 4, shared: true, named: true }).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(check(&w, "m1").role, Some(earshot_core::Role::Data));
+    assert_eq!(check(&w, "m7").role, Some(earshot_core::Role::Instruction));
+    w.compare().unwrap_or_else(|e| panic!("{e}"));
+    w.store.verify().unwrap_or_else(|e| panic!("{e}"));
 }

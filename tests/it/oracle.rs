@@ -44,6 +44,8 @@ pub struct OItem {
     /// SPEC §6.2: whose words it carries (the owner for the owner's notes and for derived
     /// items); `None` when unknown (written without an author in front of anyone else).
     pub author: Option<String>,
+    /// SPEC §1.8: the author has been removed since; the name stays, as a tombstone.
+    pub author_removed: bool,
 }
 
 /// SPEC §6.2: `owner` trusts `participant`'s words while not revoked.
@@ -53,6 +55,8 @@ pub struct OTrust {
     pub owner: String,
     pub participant: String,
     pub revoked: bool,
+    /// SPEC §1.8: one of the two was removed (the delegation ended then).
+    pub removed: bool,
 }
 
 /// SPEC §6.2: an item's role and, for data, its author and every untrusted-authored item in its
@@ -61,6 +65,7 @@ pub struct OTrust {
 pub struct ORole {
     pub instruction: bool,
     pub author: Option<String>,
+    pub author_removed: bool,
     pub untrusted: BTreeSet<(String, Option<String>)>,
 }
 
@@ -326,6 +331,10 @@ impl Oracle {
     /// An unknown author is nobody's: never trusted.
     pub fn author_trusted(&self, item: &OItem) -> bool {
         let Some(author) = &item.author else { return false };
+        // SPEC §1.8: a removed author is nobody now (its delegations ended with it).
+        if item.author_removed {
+            return false;
+        }
         *author == item.owner
             || self.trust.iter().any(|t| !t.revoked && t.owner == item.owner && t.participant == *author)
     }
@@ -361,7 +370,12 @@ impl Oracle {
             Some(f) => crate::faults::trusted(self, f, id),
             None => self.trusted(id),
         };
-        Some(ORole { instruction, author: i.author.clone(), untrusted: self.untrusted_in_provenance(id) })
+        Some(ORole {
+            instruction,
+            author: i.author.clone(),
+            author_removed: i.author_removed,
+            untrusted: self.untrusted_in_provenance(id),
+        })
     }
 
     /// Applies one write. Every refusal is decided before anything changes. `grant_id` names the
@@ -440,6 +454,7 @@ impl Oracle {
                     sources: vec![],
                     subjects,
                     author,
+                    author_removed: false,
                 });
                 self.item_requests.insert(id.clone(), i.clone());
                 ok("created", vec![id])
@@ -499,6 +514,7 @@ impl Oracle {
                     owner: trust.owner.clone(),
                     participant: trust.participant.clone(),
                     revoked: false,
+                    removed: false,
                 });
                 ok("created", vec![grant_id.to_string()])
             }
@@ -524,11 +540,18 @@ impl Oracle {
         if self.items.iter().any(|i| i.owner == id) {
             return no("participant_owns_items");
         }
-        // reading (SPEC §6.2): records that name it as an author or in a delegation keep it.
-        if self.items.iter().any(|i| i.author.as_deref() == Some(id))
-            || self.trust.iter().any(|t| t.owner == id || t.participant == id)
-        {
-            return no("participant_in_use");
+        // SPEC §1.8 (issue 36): the items it wrote keep it as a tombstoned author (never
+        // trusted); delegations to or from it end.
+        for i in &mut self.items {
+            if i.author.as_deref() == Some(id) {
+                i.author_removed = true;
+            }
+        }
+        for t in &mut self.trust {
+            if t.owner == id || t.participant == id {
+                t.revoked = true;
+                t.removed = true;
+            }
         }
         self.participants.remove(id);
         self.participant_requests.remove(id);
@@ -717,6 +740,7 @@ impl Oracle {
                     subjects,
                     // SPEC §6.2: a derived item is the owner's agent's words.
                     author: Some(r.owner.clone()),
+                    author_removed: false,
                 });
                 ok(outcome, vec![id])
             }
@@ -766,6 +790,7 @@ impl Oracle {
                         sources,
                         subjects,
                         author: Some(r.owner.clone()),
+                        author_removed: false,
                     });
                 }
                 ok("created", ids)

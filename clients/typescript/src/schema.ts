@@ -99,7 +99,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a participant (member removal, SPEC §1.8)
-         * @description Deletes the participant from every audience and grant containing it and unbinds its identities. A participant that owns items is refused. Needs the `admin` scope on the store.
+         * @description In one write: deletes the participant from every audience and grant containing it and unbinds its identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant that owns items (`participant_owns_items`), or that is a device, owns one, is party to a relation grant or holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
          */
         delete: operations["removeParticipant"];
         options?: never;
@@ -1846,6 +1846,8 @@ export interface components {
             author?: string;
             /** @description Present (`true`) when the item's author is unknown (SPEC §6.2: written without an `author` in front of anyone besides its owner); `author` is then absent. */
             author_unknown?: boolean;
+            /** @description Present (`true`) when `author` names a participant since removed (SPEC §1.8): a tombstone, never a participant created later with the same id. */
+            author_removed?: boolean;
             state: components["schemas"]["State"];
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
@@ -2215,10 +2217,10 @@ export interface components {
          */
         Role: "instruction" | "data";
         /**
-         * @description Why an item is data: its own author is not trusted by its owner; its author is unknown (written without an `author` in front of anyone besides its owner, judged at write time); a transitive source's author is not trusted or is unknown (named by `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
+         * @description Why an item is data: its own author is not trusted by its owner; its author is unknown (written without an `author` in front of anyone besides its owner, judged at write time); its author has been removed from the store (a tombstone); a transitive source's author is not trusted or is unknown (named by `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
          * @enum {string}
          */
-        DataReason: "untrusted_author" | "author_unknown" | "untrusted_source" | "provenance_incomplete";
+        DataReason: "untrusted_author" | "author_unknown" | "author_removed" | "untrusted_source" | "provenance_incomplete";
         /** @description The transitive source that made a derived item data, and its untrusted author (the first met in a depth-first walk of the sources in their recorded order). */
         UntrustedSource: {
             item: string;
@@ -2871,7 +2873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `participant_owns_items`; `write_conflict` (another writer committed first; not applied, safe to retry). */
+            /** @description Conflict: `participant_owns_items`, `participant_in_use`; `write_conflict` (another writer committed first; not applied, safe to retry). */
             409: {
                 headers: {
                     [name: string]: unknown;

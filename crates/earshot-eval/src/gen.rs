@@ -307,6 +307,7 @@ impl Builder<'_> {
             created_at_ms: 0,
             author: None,
             author_unknown: false,
+            author_removed: false,
         });
         *self.seq += 1;
         self.contents.insert(name.clone(), text);

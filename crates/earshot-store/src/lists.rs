@@ -19,6 +19,7 @@ use crate::devices::model::{CapabilityView, ConstraintsView};
 use crate::devices::{Cid, Eid};
 use crate::error::{Result, StoreError};
 use crate::memory::model::{format_time, AudienceView, BlockedBy, GrantView, ParticipantKind};
+use crate::memory::snapshot::Author;
 use crate::memory::snapshot::{Gid, Iid, Pid};
 
 /// Bounds of a page.
@@ -262,6 +263,9 @@ pub struct ItemSummary {
     /// besides the owner); `author` is then absent.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub author_unknown: bool,
+    /// `author` names a participant since removed (SPEC §1.8): a tombstone.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub author_removed: bool,
     pub state: earshot_core::State,
     pub current: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -504,10 +508,13 @@ impl Snapshot {
         Some(ItemSummary {
             id: rec.name.to_string(),
             owner: self.part_name(rec.owner).to_string(),
-            author: Some(rec.author())
-                .filter(|a| *a != rec.owner && *a != crate::memory::snapshot::NO_AUTHOR)
-                .map(|a| self.part_name(a).to_string()),
-            author_unknown: rec.author() == crate::memory::snapshot::NO_AUTHOR,
+            author: match rec.author_rec() {
+                Some(Author::Participant(a)) => Some(self.part_name(*a).to_string()),
+                Some(Author::Removed(name)) => Some(name.to_string()),
+                Some(Author::Unknown) | None => None,
+            },
+            author_unknown: rec.author_rec() == Some(&Author::Unknown),
+            author_removed: matches!(rec.author_rec(), Some(Author::Removed(_))),
             state: rec.state(),
             current: rec.current().is_current(),
             blocked_by,

@@ -73,6 +73,10 @@ pub struct ItemRecord {
     /// besides the owner, judged at write time. Then `author` is absent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub author_unknown: bool,
+    /// `author` names a participant since removed (SPEC §1.8): a tombstone, never resolved to
+    /// a participant of that id created later.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub author_removed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -217,9 +221,11 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
                 subjects: i.subjects().iter().map(|x| x.to_string()).collect(),
                 author: match i.author_rec() {
                     Some(Author::Participant(a)) => Some(s.part_name(*a).to_string()),
+                    Some(Author::Removed(name)) => Some(name.to_string()),
                     Some(Author::Unknown) | None => None,
                 },
                 author_unknown: i.author_rec() == Some(&Author::Unknown),
+                author_removed: matches!(i.author_rec(), Some(Author::Removed(_))),
             })?,
         ));
     }
@@ -417,6 +423,14 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
                 return Err(bad(format!("item `{}` names an author and says it is unknown", i.id)));
             }
             authors.push((iid, Author::Unknown));
+        } else if i.author_removed {
+            let name = i
+                .author
+                .as_deref()
+                .ok_or_else(|| bad(format!("item `{}` has a removed author without a name", i.id)))?;
+            earshot_core::validate_id(name)
+                .map_err(|e| bad(format!("item `{}` names a malformed removed author: {e}", i.id)))?;
+            authors.push((iid, Author::Removed(Arc::from(name))));
         } else if let Some(author) = i.author.as_deref().map(pid_of).transpose()?.filter(|a| *a != owner) {
             authors.push((iid, Author::Participant(author)));
         }
@@ -426,10 +440,6 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     }
     for (iid, author) in authors {
         if let Some(rec) = items.get_mut(iid as usize) {
-            if let Author::Participant(p) = author {
-                let n = s.trust.refs.get(&p).copied().unwrap_or(0);
-                s.trust.refs.insert(p, n.saturating_add(1));
-            }
             rec.edit_links(|l| l.author = Some(author));
         }
     }

@@ -184,6 +184,9 @@ pub(crate) enum Author {
     /// Nobody known: an item written without an `author` in front of anyone besides its owner
     /// (judged once, at write time). Never trusted.
     Unknown,
+    /// A participant since removed (SPEC §1.8), kept by name as a tombstone: never trusted, and
+    /// never the participant a later create of the same id makes.
+    Removed(Arc<str>),
 }
 
 /// The interned id that stands for an unknown author in the integrity rule: no participant
@@ -258,7 +261,7 @@ impl ItemRec {
         match self.links.as_deref().and_then(|l| l.author.as_ref()) {
             None => self.owner,
             Some(Author::Participant(p)) => *p,
-            Some(Author::Unknown) => NO_AUTHOR,
+            Some(Author::Unknown | Author::Removed(_)) => NO_AUTHOR,
         }
     }
     /// The recorded author when it is not the owner.

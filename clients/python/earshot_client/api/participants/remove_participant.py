@@ -110,8 +110,12 @@ def sync_detailed(
 ) -> Response[Error | WriteOutcome]:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device, owns one, is party to a relation
+    grant or holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -148,8 +152,12 @@ def sync(
 ) -> Error | WriteOutcome | None:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device, owns one, is party to a relation
+    grant or holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -181,8 +189,12 @@ async def asyncio_detailed(
 ) -> Response[Error | WriteOutcome]:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device, owns one, is party to a relation
+    grant or holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -217,8 +229,12 @@ async def asyncio(
 ) -> Error | WriteOutcome | None:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items is refused. Needs the `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device, owns one, is party to a relation
+    grant or holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):

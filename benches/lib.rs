@@ -431,6 +431,8 @@ pub fn generate(shape: &Shape) -> Synthetic {
             created_rev: seq as u64 + 2,
             created_at_ms: T0_MS + seq as i64,
             author: None,
+            author_unknown: false,
+            author_removed: false,
         });
     }
     let rev0 = items.len() as u64 + 2;

@@ -82,11 +82,15 @@ pub enum Fault {
     AggregationWindowIgnored,
     ConsentIgnored,
     RoleNotPropagated,
+    /// SPEC §6.2: an item recorded without an author is the owner's whoever heard it.
+    AuthorDefaultsToOwner,
+    /// SPEC §1.8, §6.2: a removal leaves its authored items and its delegations as they were.
+    RemovedAuthorKept,
     ExactJudgedAtRevisionTime,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 25] = [
+    pub const ALL: [Fault; 27] = [
         Fault::ReversedSubset,
         Fault::UnknownViewersOwnerPrivate,
         Fault::ViewerOmitted,
@@ -111,6 +115,8 @@ impl Fault {
         Fault::AggregationWindowIgnored,
         Fault::ConsentIgnored,
         Fault::RoleNotPropagated,
+        Fault::AuthorDefaultsToOwner,
+        Fault::RemovedAuthorKept,
         Fault::ExactJudgedAtRevisionTime,
     ];
 
@@ -204,6 +210,16 @@ impl Fault {
                 "role_not_propagated",
                 "§6.2",
                 "an item's role comes from its own author only, not from its transitive sources'",
+            ),
+            Fault::AuthorDefaultsToOwner => (
+                "author_defaults_to_owner",
+                "§6.2",
+                "an item recorded without an `author` is the owner's even when others heard it (fails open)",
+            ),
+            Fault::RemovedAuthorKept => (
+                "removed_author_kept",
+                "§1.8, §6.2",
+                "removing a participant keeps its delegations live and its items' authorship (no tombstone)",
             ),
             Fault::ExactJudgedAtRevisionTime => (
                 "exact_judged_at_revision_time",
@@ -393,6 +409,30 @@ pub fn apply(o: &mut Oracle, fault: Fault, cmd: &Command, grant_id: &str) -> Res
         _ => None,
     };
     match (fault, cmd) {
+        (Fault::AuthorDefaultsToOwner, Command::CreateItem(i))
+            if i.author.is_none() && i.id.as_ref().is_none_or(|id| o.item_requests.get(id) != Some(i)) =>
+        {
+            let mut i = i.clone();
+            i.author = Some(i.owner.clone());
+            let r = o.apply(&Command::CreateItem(i), grant_id);
+            // The request is recorded as sent (a retry compares with it).
+            if let (Ok(_), Command::CreateItem(sent)) = (&r, cmd) {
+                if let Some(id) = &sent.id {
+                    o.item_requests.insert(id.clone(), sent.clone());
+                }
+            }
+            r
+        }
+        (Fault::RemovedAuthorKept, Command::RemoveParticipant { .. }) => {
+            let (items, trust) = (o.items.clone(), o.trust.clone());
+            let r = o.apply(cmd, grant_id);
+            // Everything but the tombstones and the ended delegations, as the rule does.
+            for (now, then) in o.items.iter_mut().zip(items) {
+                now.author_removed = then.author_removed;
+            }
+            o.trust = trust;
+            r
+        }
         (Fault::IncompleteProvenanceAdmitted, Command::Derive { .. }) => {
             // Every item looks active while the derivation decides; states are restored after.
             let states: BTreeMap<String, State> = o.items.iter().map(|i| (i.id.clone(), i.state)).collect();
@@ -596,18 +636,31 @@ impl FaultTarget {
                 m.insert("role".into(), json!("instruction"));
             } else {
                 m.insert("role".into(), json!("data"));
-                m.insert("author".into(), json!(r.author));
+                if let Some(a) = &r.author {
+                    m.insert("author".into(), json!(a));
+                }
                 let item = m.get("item").and_then(Value::as_str).unwrap_or("").to_string();
                 if r.untrusted.iter().any(|(i, _)| *i == item) {
-                    m.insert("data_reason".into(), json!("untrusted_author"));
+                    let reason = match (&r.author, r.author_removed) {
+                        (None, _) => "author_unknown",
+                        (Some(_), true) => "author_removed",
+                        (Some(_), false) => "untrusted_author",
+                    };
+                    m.insert("data_reason".into(), json!(reason));
                 } else {
                     m.insert("data_reason".into(), json!("untrusted_source"));
                     let named = source.as_ref().and_then(|s| {
-                        let pair = (s.get("item")?.as_str()?.to_string(), s.get("author")?.as_str()?.to_string());
+                        let author = s.get("author").and_then(Value::as_str).map(str::to_string);
+                        let pair = (s.get("item")?.as_str()?.to_string(), author);
                         r.untrusted.contains(&pair).then_some(pair)
                     });
                     if let Some((i, a)) = named.or_else(|| r.untrusted.iter().next().cloned()) {
-                        m.insert("untrusted_source".into(), json!({ "item": i, "author": a }));
+                        let mut src = serde_json::Map::new();
+                        src.insert("item".into(), json!(i));
+                        if let Some(a) = a {
+                            src.insert("author".into(), json!(a));
+                        }
+                        m.insert("untrusted_source".into(), Value::Object(src));
                     }
                 }
             }
@@ -814,7 +867,7 @@ fn property_verdict(fault: Fault) -> Option<String> {
         // subjects, grants, consents and withdrawals), run here with the same fault.
         return crate::consent_props::fault_verdict(fault, PROPERTY_CASES);
     }
-    if fault == Fault::RoleNotPropagated {
+    if matches!(fault, Fault::RoleNotPropagated | Fault::AuthorDefaultsToOwner | Fault::RemovedAuthorKept) {
         // SPEC §6.2 has its own harness in `integrity.rs` (the fault on its oracle side).
         return crate::integrity::property_verdict(fault, PROPERTY_CASES);
     }

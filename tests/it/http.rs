@@ -1662,8 +1662,18 @@ async fn trust_delegations_are_recorded_read_listed_and_revoked() {
     assert!(view.1["revoked_revision"].as_u64().is_some() && view.1["revoked_at"].is_string(), "{}", view.1);
     let item = app.call_with("GET", "/v1/stores/s/items/a1", None, adm).await;
     assert_eq!((&item.1["author"], &item.1["role"]), (&json!("alice"), &json!("data")), "{}", item.1);
-    // The author keeps its participant.
-    refused(&app.call_with("DELETE", "/v1/stores/s/participants/alice", None, adm).await, 409, "participant_in_use");
+    // Issue 36 (SPEC §1.8): the author may be removed; the item keeps her as a tombstone.
+    let gone = app.call_with("DELETE", "/v1/stores/s/participants/alice", None, adm).await;
+    assert_eq!((gone.0.as_u16(), &gone.1["outcome"]), (200, &json!("removed")), "{}", gone.1);
+    let item = app.call_with("GET", "/v1/stores/s/items/a1", None, adm).await;
+    assert_eq!(
+        (&item.1["author"], &item.1["role"], &item.1["data_reason"]),
+        (&json!("alice"), &json!("data"), &json!("author_removed")),
+        "{}",
+        item.1
+    );
+    let listed = app.call_with("GET", "/v1/stores/s/items?author=alice", None, adm).await;
+    assert_eq!(listed.1["results"], json!([]), "a tombstone is nobody's now: {}", listed.1);
 }
 
 /// Issue 36, item 3: a grant (or a declassification, which is one) whose `expires_at` is at or

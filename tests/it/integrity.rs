@@ -32,8 +32,10 @@ const PEOPLE: [&str; 5] = ["ann", "ben", "bob", "cal", "mal"];
 
 #[derive(Debug, Clone)]
 pub(crate) enum Step {
-    /// An item of `owner` (0 or 1) written by `author` (any of `PEOPLE`).
-    Record { owner: u8, author: u8, shared: bool },
+    /// An item of `owner` (0 or 1) written by `author` (any of `PEOPLE`), heard by the author
+    /// (`shared`) or by the owner alone; the create names the author when `named` (else the
+    /// store judges it: the owner's for an owner-only origin, unknown otherwise).
+    Record { owner: u8, author: u8, shared: bool, named: bool },
     /// An intersection of `owner`'s items: `picks` index them from the newest, so chains grow.
     Derive { owner: u8, picks: Vec<u8> },
     /// `owner` trusts `participant` (self-delegations are refused, and must be).
@@ -42,15 +44,23 @@ pub(crate) enum Step {
     Revoke(u8),
     /// Assembles a context for `owner` alone and compares every item's role.
     Context { owner: u8 },
+    /// Removes one of the others (2..5 in `PEOPLE`; SPEC §1.8): its items become tombstoned
+    /// authors' and its delegations end.
+    Remove(u8),
+    /// Creates one of the others again (a new participant with the old id).
+    Recreate(u8),
 }
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        4 => (0u8..2, 0u8..5, any::<bool>()).prop_map(|(owner, author, shared)| Step::Record { owner, author, shared }),
+        4 => (0u8..2, 0u8..5, any::<bool>(), prop::bool::weighted(0.75))
+            .prop_map(|(owner, author, shared, named)| Step::Record { owner, author, shared, named }),
         4 => (0u8..2, prop::collection::vec(0u8..4, 1..4)).prop_map(|(owner, picks)| Step::Derive { owner, picks }),
         2 => (0u8..2, 0u8..5).prop_map(|(owner, participant)| Step::Trust { owner, participant }),
         2 => any::<u8>().prop_map(Step::Revoke),
         1 => (0u8..2).prop_map(|owner| Step::Context { owner }),
+        1 => (2u8..5).prop_map(Step::Remove),
+        1 => (2u8..5).prop_map(Step::Recreate),
     ]
 }
 
@@ -106,7 +116,7 @@ impl World {
     fn command(&mut self, s: &Step) -> Option<Command> {
         self.seq += 1;
         Some(match s {
-            Step::Record { owner, author, shared } => {
+            Step::Record { owner, author, shared, named } => {
                 let owner = PEOPLE[*owner as usize];
                 let author = PEOPLE[*author as usize];
                 let origin = if *shared {
@@ -121,8 +131,9 @@ impl World {
                     content: Some(format!("note {} by {author}", self.seq)),
                     attributes: None,
                     origin,
-                    // Half the owner's own notes name the owner explicitly: the same as absent.
-                    author: (author != owner || self.seq.is_multiple_of(2)).then(|| author.to_string()),
+                    // An owner-only note naming nobody is the owner's, naming the owner the
+                    // same; one heard by others naming nobody has an unknown author.
+                    author: named.then(|| author.to_string()),
                     subjects: Vec::new(),
                 })
             }
@@ -169,6 +180,15 @@ impl World {
                 let id = self.trust.get(*n as usize % self.trust.len().max(1))?.clone();
                 Command::RevokeTrust { trust: id }
             }
+            Step::Remove(p) => Command::RemoveParticipant { id: PEOPLE[*p as usize].into() },
+            Step::Recreate(p) => {
+                // Only one that is gone (a second create of a present one is another question).
+                let id = PEOPLE[*p as usize];
+                if self.oracle.participants.contains(id) {
+                    return None;
+                }
+                person(id)
+            }
             Step::Context { .. } => return None,
         })
     }
@@ -207,7 +227,7 @@ impl World {
         role: Option<earshot_core::Role>,
         author: Option<&str>,
         reason: Option<&str>,
-        source: Option<(&str, &str)>,
+        source: Option<(&str, Option<&str>)>,
     ) -> Result<(), String> {
         let want: ORole = self.oracle.role(id).ok_or_else(|| format!("{id}: unknown to the oracle"))?;
         let touched = !self.oracle.untrusted_in_provenance(id).is_empty();
@@ -227,13 +247,22 @@ impl World {
             };
         }
         self.data += 1;
-        if author != Some(want.author.as_str()) {
-            return Err(format!("{id}: author {author:?}, the oracle says {}", want.author));
+        if author != want.author.as_deref() {
+            return Err(format!("{id}: author {author:?}, the oracle says {:?}", want.author));
         }
         let own = want.untrusted.iter().any(|(i, _)| i == id);
+        let own_reason = match (&want.author, want.author_removed) {
+            (None, _) => "author_unknown",
+            (Some(_), true) => "author_removed",
+            (Some(_), false) => "untrusted_author",
+        };
         match (own, reason, source) {
-            (true, Some("untrusted_author"), None) => Ok(()),
-            (false, Some("untrusted_source"), Some((i, a))) if want.untrusted.contains(&(i.into(), a.into())) => Ok(()),
+            (true, Some(r), None) if r == own_reason => Ok(()),
+            (false, Some("untrusted_source"), Some((i, a)))
+                if want.untrusted.contains(&(i.into(), a.map(str::to_string))) =>
+            {
+                Ok(())
+            }
             _ => Err(format!("{id}: data because {reason:?} {source:?}; the oracle's untrusted: {:?}", want.untrusted)),
         }
     }
@@ -245,7 +274,7 @@ impl World {
                 Some(r) => Err(format!("{}: a denial with role {r:?}", d.item)),
             };
         }
-        let source = d.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_str()));
+        let source = d.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref()));
         self.check_role(&d.item.clone(), d.role, d.author.as_deref(), d.data_reason.as_deref(), source)
     }
 
@@ -275,11 +304,11 @@ impl World {
             }
             for id in &items {
                 let v = snap.item_view(id, now).map_err(|e| e.to_string())?;
-                let source = v.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_str()));
-                let author = (v.role == earshot_core::Role::Data).then_some(v.author.as_str());
+                let source = v.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref()));
+                let author = if v.role == earshot_core::Role::Data { v.author.as_deref() } else { None };
                 self.check_role(id, Some(v.role), author, v.data_reason.as_deref(), source)?;
-                if v.author != self.oracle.item(id).map(|i| i.author.clone()).unwrap_or_default() {
-                    return Err(format!("{id}: the view's author is {}", v.author));
+                if Some(&v.author) != self.oracle.item(id).map(|i| &i.author) {
+                    return Err(format!("{id}: the view's author is {:?}", v.author));
                 }
             }
         }
@@ -303,7 +332,7 @@ impl World {
             return Err(format!("a context of {k} of {owner}'s items holds {}", sealed.items.len()));
         }
         for it in &sealed.items {
-            let source = it.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_str()));
+            let source = it.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref()));
             self.check_role(&it.item.clone(), it.role, it.author.as_deref(), it.data_reason.as_deref(), source)?;
         }
         let back = self.store.sealed_context(&attempt).map_err(|e| e.to_string())?.ok_or("no sealed context")?;
@@ -345,20 +374,27 @@ pub(crate) fn property_verdict(fault: Fault, cases: u32) -> Option<String> {
 }
 
 /// The generator reaches what the property is about: chains at least four levels deep, data
-/// answers, revocations of delegations that were in use.
+/// answers, revocations of delegations that were in use, unknown and tombstoned authors, and
+/// delegations ended by a removal.
 #[test]
 fn the_histories_reach_deep_derivations_and_data() {
     let config = PtConfig { cases: 24, failure_persistence: None, max_shrink_iters: 0, ..PtConfig::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let (mut deep, mut data, mut revoked) = (0, 0, 0);
+    let (mut unknown, mut tombstoned, mut ended) = (0, 0, 0);
     for _ in 0..24 {
         let steps = history(40).new_tree(&mut runner).map_err(|e| e.to_string()).expect("tree").current();
         let w = run_history(None, &steps).unwrap_or_else(|e| panic!("{e}"));
         deep += w.deep;
         data += w.data;
         revoked += w.oracle.trust.iter().filter(|t| t.revoked).count();
+        unknown += w.oracle.items.iter().filter(|i| i.author.is_none()).count();
+        tombstoned += w.oracle.items.iter().filter(|i| i.author_removed).count();
+        ended += w.oracle.trust.iter().filter(|t| t.removed).count();
     }
     assert!(deep > 0 && data > 0 && revoked > 0, "deep {deep}, data {data}, revoked {revoked}");
+    // Issue 36: unknown authors, tombstoned authors and delegations ended by a removal.
+    assert!(unknown > 0 && tombstoned > 0 && ended > 0, "unknown {unknown}, tombstoned {tombstoned}, ended {ended}");
 }
 
 /// A fixed history: the three-level derivation of the SPEC's example, made data by one
@@ -368,12 +404,12 @@ fn the_histories_reach_deep_derivations_and_data() {
 fn a_revocation_turns_derivatives_into_data_from_the_next_revision() {
     let mut w = World::new(None).unwrap_or_else(|e| panic!("{e}"));
     let steps = [
-        Step::Record { owner: 0, author: 0, shared: false }, // m1: ann's own note
-        Step::Record { owner: 0, author: 4, shared: true },  // m2: written by mal
-        Step::Derive { owner: 0, picks: vec![0, 1] },        // d3 <- m2, m1
-        Step::Derive { owner: 0, picks: vec![0] },           // d4 <- d3
-        Step::Derive { owner: 0, picks: vec![0] },           // d5 <- d4
-        Step::Trust { owner: 0, participant: 4 },            // ann trusts mal
+        Step::Record { owner: 0, author: 0, shared: false, named: true }, // m1: ann's own note
+        Step::Record { owner: 0, author: 4, shared: true, named: true },  // m2: written by mal
+        Step::Derive { owner: 0, picks: vec![0, 1] },                     // d3 <- m2, m1
+        Step::Derive { owner: 0, picks: vec![0] },                        // d4 <- d3
+        Step::Derive { owner: 0, picks: vec![0] },                        // d5 <- d4
+        Step::Trust { owner: 0, participant: 4 },                         // ann trusts mal
     ];
     for s in &steps[..5] {
         w.run(s).unwrap_or_else(|e| panic!("{e}"));
@@ -387,7 +423,7 @@ fn a_revocation_turns_derivatives_into_data_from_the_next_revision() {
     assert_eq!(d5.role, Some(earshot_core::Role::Data));
     assert_eq!(d5.author.as_deref(), Some("ann"));
     assert_eq!(d5.data_reason.as_deref(), Some("untrusted_source"));
-    assert_eq!(d5.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_str())), Some(("m2", "mal")));
+    assert_eq!(d5.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref())), Some(("m2", Some("mal"))));
     assert_eq!(role(&w, "m1").role, Some(earshot_core::Role::Instruction));
     w.run(&steps[5]).unwrap_or_else(|e| panic!("{e}"));
     let trusted_at = w.store.latest();
@@ -408,7 +444,7 @@ fn a_revocation_turns_derivatives_into_data_from_the_next_revision() {
 fn the_comparison_catches_a_wrong_oracle() {
     let mut w = World::new(None).unwrap_or_else(|e| panic!("{e}"));
     for s in [
-        Step::Record { owner: 0, author: 2, shared: false },
+        Step::Record { owner: 0, author: 2, shared: false, named: true },
         Step::Derive { owner: 0, picks: vec![0] },
         Step::Trust { owner: 0, participant: 2 },
         Step::Revoke(0),
@@ -421,7 +457,115 @@ fn the_comparison_catches_a_wrong_oracle() {
     let e = w.compare().expect_err("a wrong oracle must disagree");
     assert!(e.contains("the oracle says instruction=true"), "{e}");
     // And the fault, on a fixed history, is told apart.
-    let steps = [Step::Record { owner: 0, author: 3, shared: true }, Step::Derive { owner: 0, picks: vec![0] }];
+    let steps =
+        [Step::Record { owner: 0, author: 3, shared: true, named: true }, Step::Derive { owner: 0, picks: vec![0] }];
     let e = run_history(Some(Fault::RoleNotPropagated), &steps).err().unwrap_or_default();
     assert!(e.contains("d2"), "{e}");
+}
+
+/// Issue 36, item 1 (SPEC §6.2): without an `author`, an item heard by anyone besides its owner
+/// has an unknown author, judged at write time: data (`author_unknown`) even once the owner
+/// trusts everyone who was there, and its derivatives data through it. The owner's own note
+/// (owner-only, or public) naming nobody stays an instruction.
+#[test]
+fn an_item_without_an_author_heard_by_others_is_data() {
+    let mut w = World::new(None).unwrap_or_else(|e| panic!("{e}"));
+    let item = |id: &str, origin: OriginInput| {
+        Command::CreateItem(NewItem {
+            id: Some(id.into()),
+            owner: "ann".into(),
+            content: Some(format!("note {id}")),
+            attributes: None,
+            origin,
+            author: None,
+            subjects: Vec::new(),
+        })
+    };
+    let mal = OriginInput::Viewers(ViewersInput { participants: vec!["mal".into()], ..ViewersInput::default() });
+    let only_ann = OriginInput::Viewers(ViewersInput { participants: vec!["ann".into()], ..ViewersInput::default() });
+    for cmd in [
+        item("u1", mal),
+        item("p1", OriginInput::Keyword(OriginKeyword::OwnerPrivate)),
+        item("p2", only_ann),
+        item("p3", OriginInput::Keyword(OriginKeyword::Public)),
+    ] {
+        w.store.write(cmd.clone()).unwrap_or_else(|e| panic!("{e}"));
+        w.oracle.apply(&cmd, "").unwrap_or_else(|e| panic!("{e:?}"));
+    }
+    w.run(&Step::Derive { owner: 0, picks: vec![3] }).unwrap_or_else(|e| panic!("{e}")); // d1 <- u1 (ids count the harness's own steps)
+    let check = |w: &World, id: &str| {
+        let snap = w.store.latest();
+        let c = snap.resolve_container(&alone("ann")).unwrap_or_else(|e| panic!("{e}"));
+        snap.check(id, &c, w.store.now_ms()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let u1 = check(&w, "u1");
+    assert_eq!(u1.role, Some(earshot_core::Role::Data));
+    assert_eq!((u1.author.as_deref(), u1.data_reason.as_deref()), (None, Some("author_unknown")));
+    let d1 = check(&w, "d1");
+    assert_eq!(d1.role, Some(earshot_core::Role::Data));
+    assert_eq!(d1.data_reason.as_deref(), Some("untrusted_source"));
+    assert_eq!(d1.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref())), Some(("u1", None)));
+    for id in ["p1", "p2", "p3"] {
+        assert_eq!(check(&w, id).role, Some(earshot_core::Role::Instruction), "{id}");
+    }
+    // Trusting the one who was there changes nothing: the words are nobody's known.
+    w.run(&Step::Trust { owner: 0, participant: 4 }).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(check(&w, "u1").role, Some(earshot_core::Role::Data));
+    let view = w.store.latest().item_view("u1", w.store.now_ms()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((view.author, view.data_reason.as_deref()), (None, Some("author_unknown")));
+    w.compare().unwrap_or_else(|e| panic!("{e}"));
+    // The unknown author is in the durable record: a rebuild from the records agrees.
+    w.store.verify().unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The fault that gives an author-less item to its owner (the bug of issue 36, item 1) is told
+/// apart by the harness on a fixed history.
+#[test]
+fn the_harness_catches_an_author_defaulting_to_the_owner() {
+    let steps = [Step::Record { owner: 0, author: 4, shared: true, named: false }];
+    run_history(None, &steps).unwrap_or_else(|e| panic!("{e}"));
+    let e = run_history(Some(Fault::AuthorDefaultsToOwner), &steps).err().unwrap_or_default();
+    assert!(e.contains("m1"), "{e}");
+}
+
+/// Issue 36, item 2 (SPEC §1.8, §6.2): removing an author is no longer refused. Its items keep
+/// it as a tombstoned author (data, `author_removed`, never an instruction, not even for a
+/// participant created later with the same id and trusted again), everything derived from them
+/// is data through them, its delegations end in the same revision, and the rebuild from the
+/// durable records agrees.
+#[test]
+fn removing_an_author_tombstones_its_items_and_ends_its_delegations() {
+    let mut w = World::new(None).unwrap_or_else(|e| panic!("{e}"));
+    let steps = [
+        Step::Record { owner: 0, author: 4, shared: true, named: true }, // m1: mal's words
+        Step::Trust { owner: 0, participant: 4 },                        // ann trusts mal
+        Step::Derive { owner: 0, picks: vec![0] },                       // d3 <- m1
+    ];
+    for s in &steps {
+        w.run(s).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let check = |w: &World, id: &str| {
+        let snap = w.store.latest();
+        let c = snap.resolve_container(&alone("ann")).unwrap_or_else(|e| panic!("{e}"));
+        snap.check(id, &c, w.store.now_ms()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(check(&w, "m1").role, Some(earshot_core::Role::Instruction));
+    let before = w.store.latest().revision();
+    w.run(&Step::Remove(4)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(w.store.latest().revision(), before + 1, "one write, one revision");
+    let m1 = check(&w, "m1");
+    assert_eq!(m1.role, Some(earshot_core::Role::Data));
+    assert_eq!((m1.author.as_deref(), m1.data_reason.as_deref()), (Some("mal"), Some("author_removed")));
+    let d3 = check(&w, "d3");
+    assert_eq!(d3.untrusted_source.as_ref().map(|s| (s.item.as_str(), s.author.as_deref())), Some(("m1", Some("mal"))));
+    let t = w.store.latest().trust_view(&w.trust[0]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((t.participant.as_str(), t.revoked, t.revoked_revision), ("mal", true, Some(before + 1)));
+    // Someone new under the old id, trusted again: the old words stay nobody's.
+    w.run(&Step::Recreate(4)).unwrap_or_else(|e| panic!("{e}"));
+    w.run(&Step::Trust { owner: 0, participant: 4 }).unwrap_or_else(|e| panic!("{e}"));
+    w.run(&Step::Record { owner: 0, author: 4, shared: true, named: true }).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(check(&w, "m1").role, Some(earshot_core::Role::Data));
+    assert_eq!(check(&w, "m7").role, Some(earshot_core::Role::Instruction));
+    w.compare().unwrap_or_else(|e| panic!("{e}"));
+    w.store.verify().unwrap_or_else(|e| panic!("{e}"));
 }

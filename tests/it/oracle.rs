@@ -42,8 +42,11 @@ pub struct OItem {
     pub sources: Vec<String>,
     /// SPEC §6.3: the participants the item is about.
     pub subjects: BTreeSet<String>,
-    /// SPEC §6.2: whose words it carries (the owner for the owner's notes and for derived items).
-    pub author: String,
+    /// SPEC §6.2: whose words it carries (the owner for the owner's notes and for derived
+    /// items); `None` when unknown (written without an author in front of anyone else).
+    pub author: Option<String>,
+    /// SPEC §1.8: the author has been removed since; the name stays, as a tombstone.
+    pub author_removed: bool,
 }
 
 /// SPEC §6.2: `owner` trusts `participant`'s words while not revoked.
@@ -53,6 +56,8 @@ pub struct OTrust {
     pub owner: String,
     pub participant: String,
     pub revoked: bool,
+    /// SPEC §1.8: one of the two was removed (the delegation ended then).
+    pub removed: bool,
 }
 
 /// SPEC §6.2: an item's role and, for data, its author and every untrusted-authored item in its
@@ -60,8 +65,9 @@ pub struct OTrust {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ORole {
     pub instruction: bool,
-    pub author: String,
-    pub untrusted: BTreeSet<(String, String)>,
+    pub author: Option<String>,
+    pub author_removed: bool,
+    pub untrusted: BTreeSet<(String, Option<String>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,9 +329,15 @@ impl Oracle {
 
     /// SPEC §6.2: "its author is the owner or a participant the owner has explicitly delegated
     /// authority to (a revocable, recorded delegation)".
+    /// An unknown author is nobody's: never trusted.
     pub fn author_trusted(&self, item: &OItem) -> bool {
-        item.author == item.owner
-            || self.trust.iter().any(|t| !t.revoked && t.owner == item.owner && t.participant == item.author)
+        let Some(author) = &item.author else { return false };
+        // SPEC §1.8: a removed author is nobody now (its delegations ended with it).
+        if item.author_removed {
+            return false;
+        }
+        *author == item.owner
+            || self.trust.iter().any(|t| !t.revoked && t.owner == item.owner && t.participant == *author)
     }
 
     /// SPEC §6.2: "a derived item is trusted only when every transitive source is".
@@ -335,7 +347,7 @@ impl Oracle {
 
     /// Every item of `id`'s provenance (itself and its transitive sources) whose author its
     /// owner does not trust, as (item, author).
-    pub fn untrusted_in_provenance(&self, id: &str) -> BTreeSet<(String, String)> {
+    pub fn untrusted_in_provenance(&self, id: &str) -> BTreeSet<(String, Option<String>)> {
         let mut out = BTreeSet::new();
         let mut todo = vec![id.to_string()];
         let mut seen = BTreeSet::new();
@@ -359,7 +371,12 @@ impl Oracle {
             Some(f) => crate::faults::trusted(self, f, id),
             None => self.trusted(id),
         };
-        Some(ORole { instruction, author: i.author.clone(), untrusted: self.untrusted_in_provenance(id) })
+        Some(ORole {
+            instruction,
+            author: i.author.clone(),
+            author_removed: i.author_removed,
+            untrusted: self.untrusted_in_provenance(id),
+        })
     }
 
     /// Applies one write. Every refusal is decided before anything changes. `grant_id` names the
@@ -408,9 +425,8 @@ impl Oracle {
                     return no("participant_not_found");
                 }
                 let subjects = self.named_subjects(&i.subjects, BTreeSet::new())?;
-                // SPEC §6.2: the author is a known participant; the owner when not given.
-                let author = i.author.clone().unwrap_or_else(|| i.owner.clone());
-                if !self.participants.contains(&author) {
+                // SPEC §6.2: the author is a known participant.
+                if i.author.as_ref().is_some_and(|a| !self.participants.contains(a)) {
                     return no("author_not_found");
                 }
                 // Write-time binding: the origin decides, never the content.
@@ -422,6 +438,15 @@ impl Oracle {
                         OViewers::Set(s) => Some(s),
                     },
                 };
+                // SPEC §6.2: "the author is the origin speaker given at write time, the owner
+                // only for the owner's own notes": without one, an origin audience of the owner
+                // alone, or public, is the owner's note; any other is nobody known.
+                let owners_note = audience.as_ref().is_none_or(|a| a.len() == 1 && a.contains(&i.owner));
+                let author = match &i.author {
+                    Some(a) => Some(a.clone()),
+                    None if owners_note => Some(i.owner.clone()),
+                    None => None,
+                };
                 self.items.push(OItem {
                     id: id.clone(),
                     owner: i.owner.clone(),
@@ -430,6 +455,7 @@ impl Oracle {
                     sources: vec![],
                     subjects,
                     author,
+                    author_removed: false,
                 });
                 self.item_requests.insert(id.clone(), i.clone());
                 ok("created", vec![id])
@@ -489,6 +515,7 @@ impl Oracle {
                     owner: trust.owner.clone(),
                     participant: trust.participant.clone(),
                     revoked: false,
+                    removed: false,
                 });
                 ok("created", vec![grant_id.to_string()])
             }
@@ -514,10 +541,18 @@ impl Oracle {
         if self.items.iter().any(|i| i.owner == id) {
             return no("participant_owns_items");
         }
-        // reading (SPEC §6.2): records that name it as an author or in a delegation keep it.
-        if self.items.iter().any(|i| i.author == id) || self.trust.iter().any(|t| t.owner == id || t.participant == id)
-        {
-            return no("participant_in_use");
+        // SPEC §1.8 (issue 36): the items it wrote keep it as a tombstoned author (never
+        // trusted); delegations to or from it end.
+        for i in &mut self.items {
+            if i.author.as_deref() == Some(id) {
+                i.author_removed = true;
+            }
+        }
+        for t in &mut self.trust {
+            if t.owner == id || t.participant == id {
+                t.revoked = true;
+                t.removed = true;
+            }
         }
         // RULES §2.6 (issue 36): a device is never removed, whichever route made it.
         if self.participant_requests.get(id).is_some_and(|p| p.kind == ParticipantKind::Device) {
@@ -709,7 +744,8 @@ impl Oracle {
                     sources: r.sources.clone(),
                     subjects,
                     // SPEC §6.2: a derived item is the owner's agent's words.
-                    author: r.owner.clone(),
+                    author: Some(r.owner.clone()),
+                    author_removed: false,
                 });
                 ok(outcome, vec![id])
             }
@@ -758,7 +794,8 @@ impl Oracle {
                         state: State::Active,
                         sources,
                         subjects,
-                        author: r.owner.clone(),
+                        author: Some(r.owner.clone()),
+                        author_removed: false,
                     });
                 }
                 ok("created", ids)

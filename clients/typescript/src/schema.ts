@@ -99,7 +99,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a participant (member removal, SPEC §1.8)
-         * @description Deletes the participant from every audience and grant containing it and unbinds its identities. A participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the `admin` scope on the store.
+         * @description In one write: deletes the participant from every audience and grant containing it and unbinds its identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`, whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
          */
         delete: operations["removeParticipant"];
         options?: never;
@@ -1194,7 +1194,7 @@ export interface components {
             origin: components["schemas"]["Origin"];
             /** @description The participants the item is about (SPEC §6.3), each a participant of the store (else `subject_not_found`). A grant on an item with subjects other than its owner admits nothing until each of them consents. */
             subjects?: components["schemas"]["Id"][];
-            /** @description SPEC §6.2: the participant whose words the item carries (e.g. the sender of an email); a known participant, else 404 `author_not_found`. Default: the owner (the owner's own note). */
+            /** @description SPEC §6.2: the participant whose words the item carries (e.g. the sender of an email); a known participant, else 404 `author_not_found`. Without it the author is the owner only when the origin is `owner_private`, public, or viewers resolving to the owner alone (the owner's own note); an origin audience holding anyone else makes the author unknown, judged once at write time: the item is then data (`data_reason: author_unknown`) whatever trust the owner gives later. */
             author?: components["schemas"]["Id"] | null;
         };
         LifecycleRequest: {
@@ -1351,7 +1351,7 @@ export interface components {
             historical?: components["schemas"]["Decision"];
             /** @description SPEC §6.2, on every admitted answer (absent on a denial). */
             role?: components["schemas"]["Role"];
-            /** @description For data: the item's author (a derived item's author is its owner). */
+            /** @description For data: the item's author (a derived item's author is its owner); absent when unknown (`data_reason: author_unknown`). */
             author?: string;
             /** @description For data: why. */
             data_reason?: components["schemas"]["DataReason"];
@@ -1474,8 +1474,8 @@ export interface components {
             latest_revision?: number;
             /** @description The participants the item is about (SPEC §6.3), sorted; absent when none. */
             subjects?: string[];
-            /** @description The participant whose words the item carries (SPEC §6.2): the owner unless the create named another; a derived item's is its owner. */
-            author: string;
+            /** @description The participant whose words the item carries (SPEC §6.2): the one the create named; without one, the owner when the origin audience is `{owner}` or public, and otherwise unknown (the field is then absent and the item is data, `author_unknown`); a derived item's is its owner. */
+            author?: string;
             /** @description The item's role at this revision (SPEC §6.2). */
             role: components["schemas"]["Role"];
             /** @description For data: why. */
@@ -1571,7 +1571,7 @@ export interface components {
             content?: string;
             /** @description SPEC §6.2: the item's role at the attempt's snapshot (absent only in contexts sealed before roles existed). */
             role?: components["schemas"]["Role"];
-            /** @description For data: the item's author (a derived item's author is its owner). */
+            /** @description For data: the item's author (a derived item's author is its owner); absent when unknown (`data_reason: author_unknown`). */
             author?: string;
             /** @description For data: why. */
             data_reason?: components["schemas"]["DataReason"];
@@ -1844,6 +1844,10 @@ export interface components {
             owner: string;
             /** @description The participant whose words the item carries (SPEC §6.2), present only when it is not the owner. */
             author?: string;
+            /** @description Present (`true`) when the item's author is unknown (SPEC §6.2: written without an `author` in front of anyone besides its owner); `author` is then absent. */
+            author_unknown?: boolean;
+            /** @description Present (`true`) when `author` names a participant since removed (SPEC §1.8): a tombstone, never a participant created later with the same id. */
+            author_removed?: boolean;
             state: components["schemas"]["State"];
             current: boolean;
             blocked_by?: components["schemas"]["BlockedBy"];
@@ -2213,14 +2217,15 @@ export interface components {
          */
         Role: "instruction" | "data";
         /**
-         * @description Why an item is data: its own author is not trusted by its owner; a transitive source's author is not (named by `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
+         * @description Why an item is data: its own author is not trusted by its owner; its author is unknown (written without an `author` in front of anyone besides its owner, judged at write time); its author has been removed from the store (a tombstone); a transitive source's author is not trusted or is unknown (named by `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
          * @enum {string}
          */
-        DataReason: "untrusted_author" | "untrusted_source" | "provenance_incomplete";
+        DataReason: "untrusted_author" | "author_unknown" | "author_removed" | "untrusted_source" | "provenance_incomplete";
         /** @description The transitive source that made a derived item data, and its untrusted author (the first met in a depth-first walk of the sources in their recorded order). */
         UntrustedSource: {
             item: string;
-            author: string;
+            /** @description Absent when the source's author is unknown. */
+            author?: string;
         };
         NewTrust: {
             /** @description The owner whose memory trusts the participant's words. */
@@ -2868,7 +2873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `participant_owns_items`; `participant_in_use` (a device, whether `POST /devices` or `POST /participants` made it, the owner of one, a party to a relation grant, the holder or issuer of a capability, or named by a trust delegation or as an author; `details.role` says which); `write_conflict` (another writer committed first; not applied, safe to retry). */
+            /** @description Conflict: `participant_owns_items`; `participant_in_use` (a device, whether `POST /devices` or `POST /participants` made it, the owner of one, a party to a relation grant, the holder or issuer of a capability; `details.role` says which); `write_conflict` (another writer committed first; not applied, safe to retry). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3147,7 +3152,7 @@ export interface operations {
                 audience?: string;
                 /** @description Only items whose origin audience lists this participant (public items list nobody). */
                 member?: string;
-                /** @description Only items whose author (SPEC §6.2) is this participant; an item recorded without an author is its owner's. */
+                /** @description Only items whose author (SPEC §6.2) is this participant; an item recorded without an author is its owner's when its origin audience was `{owner}` or public (an unknown author matches nobody). */
                 author?: string;
                 /** @description Elements per page: 1 to 1000, default 100; else 400 `invalid_request` (0, not a number) or `limit_exceeded`. */
                 limit?: number;

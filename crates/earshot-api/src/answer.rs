@@ -140,7 +140,7 @@ mod tests {
             role: on(6).then_some(if on(0) { Role::Data } else { Role::Instruction }),
             author: on(7).then(|| odd("author")),
             data_reason: on(8).then_some(Cow::Borrowed("untrusted_author")),
-            untrusted_source: on(9).then(|| UntrustedSource { item: odd("source"), author: odd("by") }),
+            untrusted_source: on(9).then(|| UntrustedSource { item: odd("source"), author: on(10).then(|| odd("by")) }),
         }
     }
 

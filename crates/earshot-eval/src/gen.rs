@@ -306,6 +306,8 @@ impl Builder<'_> {
             created_rev: 2,
             created_at_ms: 0,
             author: None,
+            author_unknown: false,
+            author_removed: false,
         });
         *self.seq += 1;
         self.contents.insert(name.clone(), text);

@@ -191,9 +191,9 @@ impl Snapshot {
         let not_a_device = |pid| !self.dev.devices.contains_key(&pid);
         let out = match cmd {
             Command::CreateParticipant(p) => a.create_participant(p, &not_a_device).map(from_memory),
-            Command::RemoveParticipant { id } => a
-                .remove_participant(&id, &|pid| self.dev.role_of(pid).or_else(|| self.mem.trust.role_of(pid)))
-                .map(from_memory),
+            Command::RemoveParticipant { id } => {
+                a.remove_participant(&id, &|pid| self.dev.role_of(pid)).map(from_memory)
+            }
             Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
             Command::CreateItem(i) => create_item(&mut a, &mut idem, &mut idem_dirty, i),
             Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),

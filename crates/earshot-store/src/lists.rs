@@ -19,6 +19,7 @@ use crate::devices::model::{CapabilityView, ConstraintsView};
 use crate::devices::{Cid, Eid};
 use crate::error::{Result, StoreError};
 use crate::memory::model::{format_time, AudienceView, BlockedBy, GrantView, ParticipantKind};
+use crate::memory::snapshot::Author;
 use crate::memory::snapshot::{Gid, Iid, Pid};
 
 /// Bounds of a page.
@@ -258,6 +259,13 @@ pub struct ItemSummary {
     /// The participant whose words the item carries (SPEC §6.2), when it is not the owner.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub author: Option<String>,
+    /// The author is unknown (SPEC §6.2: written without an `author` in front of anyone
+    /// besides the owner); `author` is then absent.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub author_unknown: bool,
+    /// `author` names a participant since removed (SPEC §1.8): a tombstone.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub author_removed: bool,
     pub state: earshot_core::State,
     pub current: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -284,7 +292,8 @@ pub struct ItemFilter {
     #[serde(default)]
     pub member: Option<String>,
     /// Items whose author (SPEC §6.2) is this participant; an item recorded without an author
-    /// is its owner's.
+    /// is its owner's when its origin audience was `{owner}` or public (an unknown author
+    /// matches nobody).
     #[serde(default)]
     pub author: Option<String>,
 }
@@ -499,7 +508,13 @@ impl Snapshot {
         Some(ItemSummary {
             id: rec.name.to_string(),
             owner: self.part_name(rec.owner).to_string(),
-            author: Some(rec.author()).filter(|a| *a != rec.owner).map(|a| self.part_name(a).to_string()),
+            author: match rec.author_rec() {
+                Some(Author::Participant(a)) => Some(self.part_name(*a).to_string()),
+                Some(Author::Removed(name)) => Some(name.to_string()),
+                Some(Author::Unknown) | None => None,
+            },
+            author_unknown: rec.author_rec() == Some(&Author::Unknown),
+            author_removed: matches!(rec.author_rec(), Some(Author::Removed(_))),
             state: rec.state(),
             current: rec.current().is_current(),
             blocked_by,

@@ -292,7 +292,8 @@ struct CheckFull {
 #[serde(deny_unknown_fields)]
 struct UntrustedSpec {
     item: String,
-    author: String,
+    /// Absent when the source's author is unknown.
+    author: Option<String>,
 }
 
 /// A context's expectation: the item ids in order, or each with its role (SPEC §6.2).
@@ -520,7 +521,10 @@ fn compare_role(
         }
     }
     if let Some(s) = source {
-        let want = json!({ "item": s.item, "author": s.author });
+        let mut want = json!({ "item": s.item });
+        if let (Some(a), Some(m)) = (&s.author, want.as_object_mut()) {
+            m.insert("author".into(), json!(a));
+        }
         if got.get("untrusted_source") != Some(&want) {
             return Err(format!("expected untrusted_source {want}"));
         }
@@ -935,18 +939,22 @@ impl<'a, T: Target> Runner<'a, T> {
         if !coherent {
             return fail("incoherent decision (reason, admitted, basis and grant disagree)".into());
         }
-        // SPEC §6.2: an admitted answer carries its role, data with its author; a denial none.
+        // SPEC §6.2: an admitted answer carries its role, data with its author (none exactly
+        // when the author is unknown); a denial none.
         let role = got.get("role").and_then(Value::as_str);
         let author = got.get("author").and_then(Value::as_str);
+        let data_reason = got.get("data_reason").and_then(Value::as_str);
         let role_coherent = match (admitted, role) {
             (Some(true), Some("instruction")) => author.is_none() && got.get("untrusted_source").is_none(),
-            (Some(true), Some("data")) => author.is_some() && got.get("data_reason").is_some(),
+            (Some(true), Some("data")) => {
+                data_reason.is_some() && author.is_none() == (data_reason == Some("author_unknown"))
+            }
             (Some(false), None) => author.is_none(),
             _ => false,
         };
         if !role_coherent {
             return fail(
-                "incoherent role (an admitted answer carries `role`, data its `author`, a denial neither)".into(),
+                "incoherent role (an admitted answer carries `role`, data its `author` unless unknown, a denial neither)".into(),
             );
         }
         if got.get("item").and_then(Value::as_str) != Some(item) {

@@ -36,10 +36,12 @@ class ContextItem:
         role (Role | Unset): SPEC §6.2: `instruction` when the item's author is its owner or a participant the owner
             trusts (a live trust delegation) and every transitive source is trusted too; otherwise `data`: to be read, never
             obeyed.
-        author (str | Unset): For data: the item's author (a derived item's author is its owner).
-        data_reason (DataReason | Unset): Why an item is data: its own author is not trusted by its owner; a transitive
-            source's author is not (named by `untrusted_source`); or its provenance could not be walked in full (more than
-            4,096 items: fail closed).
+        author (str | Unset): For data: the item's author (a derived item's author is its owner); absent when unknown
+            (`data_reason: author_unknown`).
+        data_reason (DataReason | Unset): Why an item is data: its own author is not trusted by its owner; its author is
+            unknown (written without an `author` in front of anyone besides its owner, judged at write time); its author has
+            been removed from the store (a tombstone); a transitive source's author is not trusted or is unknown (named by
+            `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
         untrusted_source (UntrustedSource | Unset): The transitive source that made a derived item data, and its
             untrusted author (the first met in a depth-first walk of the sources in their recorded order).
     """

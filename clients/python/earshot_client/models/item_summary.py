@@ -31,6 +31,10 @@ class ItemSummary:
         created_revision (int):
         author (str | Unset): The participant whose words the item carries (SPEC §6.2), present only when it is not the
             owner.
+        author_unknown (bool | Unset): Present (`true`) when the item's author is unknown (SPEC §6.2: written without an
+            `author` in front of anyone besides its owner); `author` is then absent.
+        author_removed (bool | Unset): Present (`true`) when `author` names a participant since removed (SPEC §1.8): a
+            tombstone, never a participant created later with the same id.
         blocked_by (BlockedBy | Unset): Why an item is not current.
         superseded_by (str | Unset):
     """
@@ -44,6 +48,8 @@ class ItemSummary:
     sources: list[str]
     created_revision: int
     author: str | Unset = UNSET
+    author_unknown: bool | Unset = UNSET
+    author_removed: bool | Unset = UNSET
     blocked_by: BlockedBy | Unset = UNSET
     superseded_by: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -67,6 +73,10 @@ class ItemSummary:
 
         author = self.author
 
+        author_unknown = self.author_unknown
+
+        author_removed = self.author_removed
+
         blocked_by: dict[str, Any] | Unset = UNSET
         if not isinstance(self.blocked_by, Unset):
             blocked_by = self.blocked_by.to_dict()
@@ -89,6 +99,10 @@ class ItemSummary:
         )
         if author is not UNSET:
             field_dict["author"] = author
+        if author_unknown is not UNSET:
+            field_dict["author_unknown"] = author_unknown
+        if author_removed is not UNSET:
+            field_dict["author_removed"] = author_removed
         if blocked_by is not UNSET:
             field_dict["blocked_by"] = blocked_by
         if superseded_by is not UNSET:
@@ -120,6 +134,10 @@ class ItemSummary:
 
         author = d.pop("author", UNSET)
 
+        author_unknown = d.pop("author_unknown", UNSET)
+
+        author_removed = d.pop("author_removed", UNSET)
+
         _blocked_by = d.pop("blocked_by", UNSET)
         blocked_by: BlockedBy | Unset
         if isinstance(_blocked_by, Unset):
@@ -139,6 +157,8 @@ class ItemSummary:
             sources=sources,
             created_revision=created_revision,
             author=author,
+            author_unknown=author_unknown,
+            author_removed=author_removed,
             blocked_by=blocked_by,
             superseded_by=superseded_by,
         )

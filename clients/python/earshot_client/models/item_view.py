@@ -39,8 +39,6 @@ class ItemView:
         token (str): Opaque consistency token naming one revision of one store (currently `<revision>.<16 hex digits>`).
             Pass it back as `at_least` or `at_exact`; a malformed token is refused with `invalid_consistency_token`, a token
             of another store with `consistency_token_store_mismatch`.
-        author (str): The participant whose words the item carries (SPEC §6.2): the owner unless the create named
-            another; a derived item's is its owner.
         role (Role): SPEC §6.2: `instruction` when the item's author is its owner or a participant the owner trusts (a
             live trust delegation) and every transitive source is trusted too; otherwise `data`: to be read, never obeyed.
         blocked_by (BlockedBy | Unset): Why an item is not current.
@@ -53,9 +51,13 @@ class ItemView:
             the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision.
             The answer is then the record as it was at `revision`.
         subjects (list[str] | Unset): The participants the item is about (SPEC §6.3), sorted; absent when none.
-        data_reason (DataReason | Unset): Why an item is data: its own author is not trusted by its owner; a transitive
-            source's author is not (named by `untrusted_source`); or its provenance could not be walked in full (more than
-            4,096 items: fail closed).
+        author (str | Unset): The participant whose words the item carries (SPEC §6.2): the one the create named;
+            without one, the owner when the origin audience is `{owner}` or public, and otherwise unknown (the field is then
+            absent and the item is data, `author_unknown`); a derived item's is its owner.
+        data_reason (DataReason | Unset): Why an item is data: its own author is not trusted by its owner; its author is
+            unknown (written without an `author` in front of anyone besides its owner, judged at write time); its author has
+            been removed from the store (a tombstone); a transitive source's author is not trusted or is unknown (named by
+            `untrusted_source`); or its provenance could not be walked in full (more than 4,096 items: fail closed).
         untrusted_source (UntrustedSource | Unset): The transitive source that made a derived item data, and its
             untrusted author (the first met in a depth-first walk of the sources in their recorded order).
     """
@@ -70,7 +72,6 @@ class ItemView:
     created_revision: int
     revision: int
     token: str
-    author: str
     role: Role
     blocked_by: BlockedBy | Unset = UNSET
     superseded_by: str | Unset = UNSET
@@ -78,6 +79,7 @@ class ItemView:
     attributes: Attributes | Unset = UNSET
     latest_revision: int | Unset = UNSET
     subjects: list[str] | Unset = UNSET
+    author: str | Unset = UNSET
     data_reason: DataReason | Unset = UNSET
     untrusted_source: UntrustedSource | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -106,8 +108,6 @@ class ItemView:
 
         token = self.token
 
-        author = self.author
-
         role = self.role.value
 
         blocked_by: dict[str, Any] | Unset = UNSET
@@ -127,6 +127,8 @@ class ItemView:
         subjects: list[str] | Unset = UNSET
         if not isinstance(self.subjects, Unset):
             subjects = self.subjects
+
+        author = self.author
 
         data_reason: str | Unset = UNSET
         if not isinstance(self.data_reason, Unset):
@@ -150,7 +152,6 @@ class ItemView:
                 "created_revision": created_revision,
                 "revision": revision,
                 "token": token,
-                "author": author,
                 "role": role,
             }
         )
@@ -166,6 +167,8 @@ class ItemView:
             field_dict["latest_revision"] = latest_revision
         if subjects is not UNSET:
             field_dict["subjects"] = subjects
+        if author is not UNSET:
+            field_dict["author"] = author
         if data_reason is not UNSET:
             field_dict["data_reason"] = data_reason
         if untrusted_source is not UNSET:
@@ -207,8 +210,6 @@ class ItemView:
 
         token = d.pop("token")
 
-        author = d.pop("author")
-
         role = Role(d.pop("role"))
 
         _blocked_by = d.pop("blocked_by", UNSET)
@@ -232,6 +233,8 @@ class ItemView:
         latest_revision = d.pop("latest_revision", UNSET)
 
         subjects = cast(list[str], d.pop("subjects", UNSET))
+
+        author = d.pop("author", UNSET)
 
         _data_reason = d.pop("data_reason", UNSET)
         data_reason: DataReason | Unset
@@ -258,7 +261,6 @@ class ItemView:
             created_revision=created_revision,
             revision=revision,
             token=token,
-            author=author,
             role=role,
             blocked_by=blocked_by,
             superseded_by=superseded_by,
@@ -266,6 +268,7 @@ class ItemView:
             attributes=attributes,
             latest_revision=latest_revision,
             subjects=subjects,
+            author=author,
             data_reason=data_reason,
             untrusted_source=untrusted_source,
         )

@@ -32,7 +32,10 @@ class NewItem:
             (else `subject_not_found`). A grant on an item with subjects other than its owner admits nothing until each of
             them consents.
         author (None | str | Unset): SPEC §6.2: the participant whose words the item carries (e.g. the sender of an
-            email); a known participant, else 404 `author_not_found`. Default: the owner (the owner's own note).
+            email); a known participant, else 404 `author_not_found`. Without it the author is the owner only when the
+            origin is `owner_private`, public, or viewers resolving to the owner alone (the owner's own note); an origin
+            audience holding anyone else makes the author unknown, judged once at write time: the item is then data
+            (`data_reason: author_unknown`) whatever trust the owner gives later.
     """
 
     owner: str

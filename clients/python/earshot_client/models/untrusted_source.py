@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="UntrustedSource")
 
 
@@ -16,11 +18,11 @@ class UntrustedSource:
 
         Attributes:
             item (str):
-            author (str):
+            author (str | Unset): Absent when the source's author is unknown.
     """
 
     item: str
-    author: str
+    author: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -33,9 +35,10 @@ class UntrustedSource:
         field_dict.update(
             {
                 "item": item,
-                "author": author,
             }
         )
+        if author is not UNSET:
+            field_dict["author"] = author
 
         return field_dict
 
@@ -44,7 +47,7 @@ class UntrustedSource:
         d = dict(src_dict)
         item = d.pop("item")
 
-        author = d.pop("author")
+        author = d.pop("author", UNSET)
 
         untrusted_source = cls(
             item=item,

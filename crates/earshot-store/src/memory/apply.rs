@@ -136,8 +136,9 @@ impl Apply<'_> {
         Ok(outcome("created", vec![answer]))
     }
 
-    /// Removes a participant that owns no items and that `in_use` (the other parts of the
-    /// store) gives no role.
+    /// Removes a participant that owns no items and that `in_use` (the device part of the
+    /// store) gives no role (SPEC §1.8): out of every audience and grant, its identities
+    /// unbound, its authored items tombstoned and its trust delegations ended, in one write.
     pub(crate) fn remove_participant(
         &mut self,
         id: &str,
@@ -154,6 +155,9 @@ impl Apply<'_> {
         if let Some(role) = in_use(pid).or(device.then_some("a device")) {
             return Err(StoreError::ParticipantInUse { participant: id.to_string(), role });
         }
+        // Its words stay its own, under a tombstone; its delegations end (SPEC §1.8, §6.2).
+        let name: Arc<str> = Arc::from(id);
+        self.tombstone_author(pid, &name);
         let affected: Vec<Aid> = self.snap.part_auds.get(&pid).map(|s| s.iter().copied().collect()).unwrap_or_default();
         for aid in affected {
             self.shrink_audience(aid, pid)?;
@@ -312,6 +316,9 @@ impl Apply<'_> {
                 Viewers::Resolved(members) => self.intern_audience(members)?,
             },
         };
+        let owner_only_or_public = aid == PUBLIC_AID
+            || self.snap.aud(aid).is_some_and(|a| matches!(&a.members, Members::Only(m) if **m == [owner]));
+        let author = crate::memory::trust::author_for(author, owner_only_or_public);
         let iid = self.push_item(
             &id,
             owner,

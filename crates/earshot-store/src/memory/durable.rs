@@ -20,7 +20,7 @@ use crate::memory::graph::Provenance;
 use crate::memory::layered::{FlatVec, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
 use crate::memory::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemName, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+    Aid, AudRec, Author, Gid, GrantRec, Iid, ItemName, ItemRec, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
 };
 use crate::memory::trust::{TrustRecord, TRUST_PREFIX};
 use earshot_core::consent::MAX_SUBJECTS;
@@ -69,6 +69,14 @@ pub struct ItemRecord {
     /// before authors existed (their author is the owner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    /// The author is unknown (SPEC §6.2): written without an `author` in front of anyone
+    /// besides the owner, judged at write time. Then `author` is absent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub author_unknown: bool,
+    /// `author` names a participant since removed (SPEC §1.8): a tombstone, never resolved to
+    /// a participant of that id created later.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub author_removed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -211,7 +219,13 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
                 created_rev: i.created_rev,
                 created_at_ms: i.created_at_ms,
                 subjects: i.subjects().iter().map(|x| x.to_string()).collect(),
-                author: i.links.as_deref().and_then(|l| l.author).map(|a| s.part_name(a).to_string()),
+                author: match i.author_rec() {
+                    Some(Author::Participant(a)) => Some(s.part_name(*a).to_string()),
+                    Some(Author::Removed(name)) => Some(name.to_string()),
+                    Some(Author::Unknown) | None => None,
+                },
+                author_unknown: i.author_rec() == Some(&Author::Unknown),
+                author_removed: matches!(i.author_rec(), Some(Author::Removed(_))),
             })?,
         ));
     }
@@ -338,7 +352,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     let mut owner_public: Vec<Vec<Iid>> = vec![Vec::new(); pid_by_name.len()];
     let mut current: Vec<Currentness<Iid>> = Vec::with_capacity(r.items.len());
     let mut supersessions: Vec<(Iid, &str)> = Vec::new();
-    let mut authors: Vec<(Iid, Pid)> = Vec::new();
+    let mut authors: Vec<(Iid, Author)> = Vec::new();
     let mut sources: Vec<Iid> = Vec::new();
     // Built in a plain vector and edited in place, then made the snapshot's flat base once:
     // pushing a million records into a `FlatVec` would fold it again and again.
@@ -404,8 +418,21 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
             }
         }
         graph.add_item(iid, &sources);
-        if let Some(author) = i.author.as_deref().map(pid_of).transpose()?.filter(|a| *a != owner) {
-            authors.push((iid, author));
+        if i.author_unknown {
+            if i.author.is_some() {
+                return Err(bad(format!("item `{}` names an author and says it is unknown", i.id)));
+            }
+            authors.push((iid, Author::Unknown));
+        } else if i.author_removed {
+            let name = i
+                .author
+                .as_deref()
+                .ok_or_else(|| bad(format!("item `{}` has a removed author without a name", i.id)))?;
+            earshot_core::validate_id(name)
+                .map_err(|e| bad(format!("item `{}` names a malformed removed author: {e}", i.id)))?;
+            authors.push((iid, Author::Removed(Arc::from(name))));
+        } else if let Some(author) = i.author.as_deref().map(pid_of).transpose()?.filter(|a| *a != owner) {
+            authors.push((iid, Author::Participant(author)));
         }
         if let Some(by) = &i.superseded_by {
             supersessions.push((iid, by.as_str()));
@@ -414,8 +441,6 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
     for (iid, author) in authors {
         if let Some(rec) = items.get_mut(iid as usize) {
             rec.edit_links(|l| l.author = Some(author));
-            let n = s.trust.refs.get(&author).copied().unwrap_or(0);
-            s.trust.refs.insert(author, n.saturating_add(1));
         }
     }
     for (iid, by) in supersessions {

@@ -364,11 +364,13 @@ pub struct ItemView {
     /// The participants the item is about (SPEC §6.3), sorted.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub subjects: Vec<String>,
-    /// The participant whose words the item carries (SPEC §6.2).
-    pub author: String,
+    /// The participant whose words the item carries (SPEC §6.2); absent when unknown (written
+    /// without an `author` in front of anyone besides the owner).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub author: Option<String>,
     /// The item's role at this revision: `instruction` or `data` (SPEC §6.2).
     pub role: Role,
-    /// For data: why (`untrusted_author`, `untrusted_source`, `provenance_incomplete`).
+    /// For data: why (`untrusted_author`, `author_unknown`, `untrusted_source`, `provenance_incomplete`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub data_reason: Option<String>,
     /// For data made so by a transitive source: that source and its untrusted author.
@@ -448,7 +450,7 @@ pub struct DecisionView {
     /// For data: the item's author (a derived item's author is its owner).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub author: Option<String>,
-    /// For data: why (`untrusted_author`, `untrusted_source`, `provenance_incomplete`).
+    /// For data: why (`untrusted_author`, `author_unknown`, `untrusted_source`, `provenance_incomplete`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub data_reason: Option<Cow<'static, str>>,
     /// For data made so by a transitive source: that source and its untrusted author.
@@ -547,7 +549,7 @@ pub struct ContextItem {
     /// For data: the item's author.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub author: Option<String>,
-    /// For data: why (`untrusted_author`, `untrusted_source`, `provenance_incomplete`).
+    /// For data: why (`untrusted_author`, `author_unknown`, `untrusted_source`, `provenance_incomplete`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub data_reason: Option<Cow<'static, str>>,
     /// For data made so by a transitive source: that source and its untrusted author.

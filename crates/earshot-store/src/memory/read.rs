@@ -547,7 +547,7 @@ impl MemorySnapshot {
             token: self.token(self.revision),
             latest_revision: None,
             subjects: rec.subjects().iter().map(|s| s.to_string()).collect(),
-            author: self.author_name(iid).unwrap_or_default(),
+            author: self.author_name(iid),
             role: role.role,
             data_reason: role.reason.map(str::to_string),
             untrusted_source: role.source,

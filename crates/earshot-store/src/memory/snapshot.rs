@@ -175,8 +175,25 @@ pub(crate) struct ItemLinks {
     pub subjects: Box<[Arc<str>]>,
     /// The author (SPEC §6.2), only when it is not the owner: an owner's own item (the common
     /// case) has no links for it, so its check reads nothing more.
-    pub author: Option<Pid>,
+    pub author: Option<Author>,
 }
+
+/// The author of an item that is not its owner (SPEC §6.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Author {
+    /// A participant of the store, named at write time.
+    Participant(Pid),
+    /// Nobody known: an item written without an `author` in front of anyone besides its owner
+    /// (judged once, at write time). Never trusted.
+    Unknown,
+    /// A participant since removed (SPEC §1.8), kept by name as a tombstone: never trusted, and
+    /// never the participant a later create of the same id makes.
+    Removed(Arc<str>),
+}
+
+/// The interned id that stands for an unknown author in the integrity rule: no participant
+/// has it, and no delegation names it, so an item carrying it is never trusted.
+pub(crate) const NO_AUTHOR: Pid = Pid::MAX;
 
 // One cache line, and part of the memory budget (BENCHMARKS.md, "Start-up rebuild and memory").
 const _: () = assert!(std::mem::size_of::<ItemRec>() == 64);
@@ -243,7 +260,15 @@ impl ItemRec {
 
     /// The participant whose words the item carries (SPEC §6.2): the owner unless recorded.
     pub fn author(&self) -> Pid {
-        self.links.as_deref().and_then(|l| l.author).unwrap_or(self.owner)
+        match self.links.as_deref().and_then(|l| l.author.as_ref()) {
+            None => self.owner,
+            Some(Author::Participant(p)) => *p,
+            Some(Author::Unknown | Author::Removed(_)) => NO_AUTHOR,
+        }
+    }
+    /// The recorded author when it is not the owner.
+    pub fn author_rec(&self) -> Option<&Author> {
+        self.links.as_deref().and_then(|l| l.author.as_ref())
     }
     /// Changes the links, dropping the pointer when nothing is left.
     pub fn edit_links(&mut self, f: impl FnOnce(&mut ItemLinks)) {

@@ -13,7 +13,7 @@ use crate::error::{check_id, Result, StoreError};
 use crate::kernel::backend::{enc, key, Op};
 use crate::memory::apply::{check_text, outcome, Apply};
 use crate::memory::model::{format_time, Outcome};
-use crate::memory::snapshot::{Iid, Map, MemorySnapshot, Pid, Vector};
+use crate::memory::snapshot::{Author, Iid, Map, MemorySnapshot, Pid, Vector, NO_AUTHOR};
 
 /// Trust delegation index: its creation sequence number.
 pub type Tid = u32;
@@ -25,8 +25,13 @@ pub(crate) const TRUST_PREFIX: u8 = b'w';
 #[derive(Debug, Clone)]
 pub(crate) struct TrustRec {
     pub name: Arc<str>,
+    /// The two participants, interned; [`NO_AUTHOR`] for one since removed (SPEC §1.8: its
+    /// delegations ended with its removal, and a later participant of the same id is another).
     pub owner: Pid,
     pub participant: Pid,
+    /// Their names, which the record keeps after a removal.
+    pub owner_name: Arc<str>,
+    pub participant_name: Arc<str>,
     pub issuer: Arc<str>,
     pub reason: Option<Arc<str>>,
     pub created_at_ms: i64,
@@ -42,22 +47,9 @@ pub(crate) struct Trust {
     pub by_name: Map<Arc<str>, Tid>,
     /// (owner, participant) → its live delegation (at most one).
     pub live: Map<(Pid, Pid), Tid>,
-    /// How many delegations and item authorships name each participant: a participant named
-    /// by either cannot be removed (its records would name no one).
-    pub refs: Map<Pid, u32>,
 }
 
 impl Trust {
-    fn add_ref(&mut self, p: Pid) {
-        let n = self.refs.get(&p).copied().unwrap_or(0);
-        self.refs.insert(p, n.saturating_add(1));
-    }
-
-    /// Why `p` cannot be removed, if a delegation or an item's authorship names it.
-    pub(crate) fn role_of(&self, p: Pid) -> Option<&'static str> {
-        self.refs.get(&p).is_some_and(|n| *n > 0).then_some("named by a trust delegation or as an item's author")
-    }
-
     pub(crate) fn get(&self, tid: Tid) -> Option<&TrustRec> {
         self.dels.get(tid as usize)
     }
@@ -137,22 +129,32 @@ pub struct TrustRecord {
     pub revoked_rev: Option<u64>,
     #[serde(default)]
     pub revoked_at_ms: Option<i64>,
+    /// The owner, or the participant, has been removed since (SPEC §1.8; the delegation is
+    /// then revoked): the name is kept, and never resolved to a later participant of that id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub owner_removed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub participant_removed: bool,
 }
 
 /// Why an admitted item is data, in client terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UntrustedSource {
     pub item: String,
-    pub author: String,
+    /// The source's author; absent when it is unknown (an item written without an `author` in
+    /// front of others, SPEC §6.2).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub author: Option<String>,
 }
 
 /// The role of an item and, for data, its attribution, as answers carry it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoleView {
     pub role: Role,
-    /// For data: the item's author.
+    /// For data: the item's author (absent when unknown).
     pub author: Option<String>,
-    /// For data: `untrusted_author`, `untrusted_source` or `provenance_incomplete`.
+    /// For data: `untrusted_author`, `author_unknown`, `untrusted_source` or
+    /// `provenance_incomplete`.
     pub reason: Option<&'static str>,
     /// For data made so by a source: that source and its author.
     pub source: Option<UntrustedSource>,
@@ -186,22 +188,34 @@ impl MemorySnapshot {
         match self.integrity_of(iid) {
             Integrity::Trusted => RoleView::INSTRUCTION,
             Integrity::Untrusted(t) => {
-                let author = self.item(iid).map(|r| self.part_name(r.author()).to_string());
+                let author = self.author_name(iid);
                 let source = match t {
-                    Taint::Source { item, author } => Some(UntrustedSource {
+                    Taint::Source { item, .. } => Some(UntrustedSource {
                         item: self.item(item).map(|r| r.name.to_string()).unwrap_or_default(),
-                        author: self.part_name(author).to_string(),
+                        author: self.author_name(item),
                     }),
                     Taint::Author | Taint::Incomplete => None,
                 };
-                RoleView { role: Role::Data, author, reason: Some(t.code()), source }
+                let reason = match (t, self.item(iid).and_then(|r| r.author_rec())) {
+                    (Taint::Author, Some(Author::Unknown)) => AUTHOR_UNKNOWN,
+                    (Taint::Author, Some(Author::Removed(_))) => AUTHOR_REMOVED,
+                    _ => t.code(),
+                };
+                RoleView { role: Role::Data, author, reason: Some(reason), source }
             }
         }
     }
 
-    /// The author of an item by interned id, by name (`GET /items/{id}`).
+    /// The author of an item by interned id, by name (`GET /items/{id}`): a removed author's
+    /// name too; `None` when the item is unknown or its author is.
     pub(crate) fn author_name(&self, iid: Iid) -> Option<String> {
-        self.item(iid).map(|r| self.part_name(r.author()).to_string())
+        let r = self.item(iid)?;
+        match r.author_rec() {
+            None => Some(self.part_name(r.owner).to_string()),
+            Some(Author::Participant(p)) => Some(self.part_name(*p).to_string()),
+            Some(Author::Removed(name)) => Some(name.to_string()),
+            Some(Author::Unknown) => None,
+        }
     }
 
     /// `GET /trust/{id}`.
@@ -215,8 +229,8 @@ impl MemorySnapshot {
     pub(crate) fn trust_view_of(&self, t: &TrustRec) -> TrustView {
         TrustView {
             id: t.name.to_string(),
-            owner: self.part_name(t.owner).to_string(),
-            participant: self.part_name(t.participant).to_string(),
+            owner: t.owner_name.to_string(),
+            participant: t.participant_name.to_string(),
             issuer: t.issuer.to_string(),
             reason: t.reason.as_ref().map(|r| r.to_string()),
             created_at: format_time(t.created_at_ms),
@@ -255,6 +269,8 @@ impl Apply<'_> {
             name: name.clone(),
             owner,
             participant,
+            owner_name: Arc::from(t.owner.as_str()),
+            participant_name: Arc::from(t.participant.as_str()),
             issuer: Arc::from(issuer),
             reason: t.reason.map(Arc::from),
             created_at_ms: self.now_ms,
@@ -263,8 +279,6 @@ impl Apply<'_> {
         });
         trust.by_name.insert(name.clone(), tid);
         trust.live.insert((owner, participant), tid);
-        trust.add_ref(owner);
-        trust.add_ref(participant);
         self.dirty.trust.push(tid);
         Ok(outcome("created", vec![name.to_string()]))
     }
@@ -285,22 +299,97 @@ impl Apply<'_> {
         Ok(outcome("revoked", vec![id.to_string()]))
     }
 
-    /// The author named by an item create: a known participant (`author_not_found` otherwise);
-    /// `None` when it is the owner (or not given).
-    pub(crate) fn author_of(&self, owner: Pid, author: Option<&str>) -> Result<Option<Pid>> {
-        let Some(name) = author else { return Ok(None) };
+    /// The author named by an item create: a known participant (`author_not_found` otherwise).
+    /// An absent one is judged by [`author_for`] once the origin audience is known.
+    pub(crate) fn author_of(&self, owner: Pid, author: Option<&str>) -> Result<NamedAuthor> {
+        let Some(name) = author else { return Ok(NamedAuthor::NotGiven) };
         check_id("author", name)?;
         let pid = self.snap.pid(name).ok_or_else(|| StoreError::AuthorNotFound(name.to_string()))?;
-        Ok((pid != owner).then_some(pid))
+        Ok(if pid == owner { NamedAuthor::Owner } else { NamedAuthor::Other(pid) })
     }
 
     /// Records a newly created item's author (only when it is not the owner).
-    pub(crate) fn set_author(&mut self, iid: Iid, author: Pid) {
+    pub(crate) fn set_author(&mut self, iid: Iid, author: Author) {
         if let Some(mut rec) = self.snap.item(iid).cloned() {
             rec.edit_links(|l| l.author = Some(author));
             self.snap.items.set(iid as usize, rec);
-            self.snap.trust.add_ref(author);
         }
+    }
+}
+
+/// The stable `data_reason` of an item whose author is unknown (SPEC §6.2).
+pub const AUTHOR_UNKNOWN: &str = "author_unknown";
+
+/// The stable `data_reason` of an item whose author has been removed (SPEC §1.8, §6.2).
+pub const AUTHOR_REMOVED: &str = "author_removed";
+
+impl Apply<'_> {
+    /// What removing `pid` (named `name`) does to authorship and trust (SPEC §1.8, §6.2): the
+    /// items it wrote keep it as a tombstoned author (never trusted, whoever takes its id
+    /// later), and every live delegation to or from it ends (revoked in this revision). Scans
+    /// the items: a removal is rare, and no index of authors is kept for it.
+    pub(crate) fn tombstone_author(&mut self, pid: Pid, name: &Arc<str>) {
+        let authored: Vec<Iid> = self
+            .snap
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.author_rec() == Some(&Author::Participant(pid)))
+            .map(|(i, _)| i as Iid)
+            .collect();
+        for iid in authored {
+            if let Some(mut rec) = self.snap.item(iid).cloned() {
+                rec.edit_links(|l| l.author = Some(Author::Removed(name.clone())));
+                self.snap.items.set(iid as usize, rec);
+                self.dirty.items.push(iid);
+            }
+        }
+        let named: Vec<Tid> = self
+            .snap
+            .trust
+            .dels
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.owner == pid || t.participant == pid)
+            .map(|(i, _)| i as Tid)
+            .collect();
+        for tid in named {
+            let Some(mut rec) = self.snap.trust.get(tid).cloned() else { continue };
+            if rec.revoked.is_none() {
+                rec.revoked = Some((self.snap.revision + 1, self.now_ms));
+                self.snap.trust.live.remove(&(rec.owner, rec.participant));
+            }
+            // The interned id goes with the participant; the record keeps the name.
+            if rec.owner == pid {
+                rec.owner = NO_AUTHOR;
+            }
+            if rec.participant == pid {
+                rec.participant = NO_AUTHOR;
+            }
+            self.snap.trust.dels.set(tid as usize, rec);
+            self.dirty.trust.push(tid);
+        }
+    }
+}
+
+/// The `author` an item create names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NamedAuthor {
+    NotGiven,
+    Owner,
+    Other(Pid),
+}
+
+/// The author recorded for a new item (SPEC §6.2), judged once, at write time: the named one;
+/// without one, the owner when the origin audience holds nobody but the owner (`{owner}`) or
+/// is public (the owner's own note or announcement), and otherwise unknown: the words may be
+/// anyone's who was there, so they are never trusted. `None` stands for the owner.
+pub(crate) fn author_for(named: NamedAuthor, owner_only_or_public: bool) -> Option<Author> {
+    match named {
+        NamedAuthor::Other(p) => Some(Author::Participant(p)),
+        NamedAuthor::Owner => None,
+        NamedAuthor::NotGiven if owner_only_or_public => None,
+        NamedAuthor::NotGiven => Some(Author::Unknown),
     }
 }
 
@@ -308,23 +397,25 @@ impl Apply<'_> {
 pub(crate) fn encode(s: &MemorySnapshot, dirty: &[Tid], ops: &mut Vec<Op>) -> Result<()> {
     for &tid in dirty {
         let Some(t) = s.trust.get(tid) else { continue };
-        ops.push(Op::Put(key(TRUST_PREFIX, &t.name), enc(&record_of(s, tid, t))?));
+        ops.push(Op::Put(key(TRUST_PREFIX, &t.name), enc(&record_of(tid, t))?));
     }
     Ok(())
 }
 
-fn record_of(s: &MemorySnapshot, seq: Tid, t: &TrustRec) -> TrustRecord {
+fn record_of(seq: Tid, t: &TrustRec) -> TrustRecord {
     TrustRecord {
         id: t.name.to_string(),
         seq,
-        owner: s.part_name(t.owner).to_string(),
-        participant: s.part_name(t.participant).to_string(),
+        owner: t.owner_name.to_string(),
+        participant: t.participant_name.to_string(),
         issuer: t.issuer.to_string(),
         reason: t.reason.as_ref().map(|r| r.to_string()),
         created_at_ms: t.created_at_ms,
         created_rev: t.created_rev,
         revoked_rev: t.revoked.map(|(r, _)| r),
         revoked_at_ms: t.revoked.map(|(_, at)| at),
+        owner_removed: t.owner == NO_AUTHOR,
+        participant_removed: t.participant == NO_AUTHOR,
     }
 }
 
@@ -340,15 +431,30 @@ pub(crate) fn rebuild(
         if r.seq as usize != n {
             return Err(bad(format!("trust delegation sequence has a gap at {n}")));
         }
-        let (owner, participant) = (pid_of(&r.owner)?, pid_of(&r.participant)?);
-        if owner == participant {
-            return Err(bad(format!("trust delegation `{}` names its owner as the participant", r.id)));
-        }
         let revoked = match (r.revoked_rev, r.revoked_at_ms) {
             (Some(rev), Some(at)) => Some((rev, at)),
             (None, None) => None,
             _ => return Err(bad(format!("trust delegation `{}` is half revoked", r.id))),
         };
+        // A delegation naming a participant since removed (SPEC §1.8) ended with the removal:
+        // that side is nobody interned, even if a participant of that id was created again.
+        let side = |name: &str, removed: bool| -> Result<Pid> {
+            match (removed, revoked) {
+                (false, _) => pid_of(name),
+                (true, Some(_)) => Ok(NO_AUTHOR),
+                (true, None) => {
+                    Err(bad(format!("trust delegation `{}` names a removed participant and is live", r.id)))
+                }
+            }
+        };
+        let (owner, participant) = (side(&r.owner, r.owner_removed)?, side(&r.participant, r.participant_removed)?);
+        for n in [&r.owner, &r.participant] {
+            earshot_core::validate_id(n)
+                .map_err(|e| bad(format!("trust delegation `{}` names a malformed participant: {e}", r.id)))?;
+        }
+        if r.owner == r.participant {
+            return Err(bad(format!("trust delegation `{}` names its owner as the participant", r.id)));
+        }
         let name: Arc<str> = Arc::from(r.id.as_str());
         let t = &mut s.trust;
         if t.by_name.insert(name.clone(), r.seq).is_some() {
@@ -361,14 +467,14 @@ pub(crate) fn rebuild(
             name,
             owner,
             participant,
+            owner_name: Arc::from(r.owner.as_str()),
+            participant_name: Arc::from(r.participant.as_str()),
             issuer: Arc::from(r.issuer.as_str()),
             reason: r.reason.as_deref().map(Arc::from),
             created_at_ms: r.created_at_ms,
             created_rev: r.created_rev,
             revoked,
         });
-        t.add_ref(owner);
-        t.add_ref(participant);
     }
     Ok(())
 }
@@ -381,15 +487,17 @@ pub(crate) fn encode_records(records: &[TrustRecord], ops: &mut Vec<Op>) -> Resu
     Ok(())
 }
 
-/// The trust facts of a snapshot (delegations, the live index, the reference counts), for
+/// The trust facts of a snapshot (delegations with their removed sides, the live index), for
 /// `verify`.
 pub(crate) fn facts(s: &MemorySnapshot, out: &mut Vec<String>) {
     for (tid, t) in s.trust.dels.iter().enumerate() {
         out.push(format!(
-            "trust #{tid} {} owner={} participant={} issuer={} reason={:?} at={} rev={} revoked={:?}",
+            "trust #{tid} {} owner={}{} participant={}{} issuer={} reason={:?} at={} rev={} revoked={:?}",
             t.name,
-            s.part_name(t.owner),
-            s.part_name(t.participant),
+            t.owner_name,
+            if t.owner == NO_AUTHOR { " (removed)" } else { "" },
+            t.participant_name,
+            if t.participant == NO_AUTHOR { " (removed)" } else { "" },
             t.issuer,
             t.reason,
             t.created_at_ms,
@@ -400,8 +508,5 @@ pub(crate) fn facts(s: &MemorySnapshot, out: &mut Vec<String>) {
     for ((o, p), tid) in s.trust.live.iter() {
         let name = s.trust.get(*tid).map(|t| t.name.to_string()).unwrap_or_default();
         out.push(format!("trust live {} -> {} {name}", s.part_name(*o), s.part_name(*p)));
-    }
-    for (p, n) in s.trust.refs.iter() {
-        out.push(format!("trust refs {} {n}", s.part_name(*p)));
     }
 }

@@ -110,10 +110,13 @@ def sync_detailed(
 ) -> Response[Error | WriteOutcome]:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
-    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
-    `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
+    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
+    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -150,10 +153,13 @@ def sync(
 ) -> Error | WriteOutcome | None:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
-    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
-    `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
+    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
+    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -185,10 +191,13 @@ async def asyncio_detailed(
 ) -> Response[Error | WriteOutcome]:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
-    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
-    `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
+    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
+    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -223,10 +232,13 @@ async def asyncio(
 ) -> Error | WriteOutcome | None:
     """Remove a participant (member removal, SPEC §1.8)
 
-     Deletes the participant from every audience and grant containing it and unbinds its identities. A
-    participant that owns items (`participant_owns_items`) or is in use (`participant_in_use`: a
-    participant of kind `device`, however it was made, and see the 409 answer) is refused. Needs the
-    `admin` scope on the store.
+     In one write: deletes the participant from every audience and grant containing it and unbinds its
+    identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
+    instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
+    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
+    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
+    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
+    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
 
     Args:
         store (str):

@@ -6,9 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use earshot_postgres::testing::{isolated, Isolated};
+use earshot_postgres::testing::isolated;
 use earshot_postgres::{PgBackend, PgError, PgOptions};
 use earshot_store::durable::MetaRecord;
 use earshot_store::{Backend, Op};

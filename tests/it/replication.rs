@@ -189,6 +189,35 @@ async fn fully_consistent_reads_the_head_and_a_disagreeing_log_falls_back_to_a_r
     tokio::task::block_in_place(|| h.verify()).expect("verify after the rebuild");
 }
 
+/// A token newer than what a replica has applied was written by another replica: an
+/// `at_least` or `at_exact` read of it catches the replica up at once, without waiting for the
+/// follower to hear of the change (here a replica that follows only when asked: the feed never
+/// tells it; before, the read waited out its `consistency_wait` and was refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_from_another_replica_catches_this_one_up_without_the_feed() {
+    let Some(db) = isolated("tokenlag").expect("PostgreSQL") else { return };
+    let writer = TestApp::with_backend(db.backend.clone());
+    store_with_owner(&writer).await;
+    let follower = replica(&db, 0, 100_000);
+    let h = follower.store("s").expect("store");
+    polled_once(&h).expect("the first poll");
+    assert_eq!(h.latest().revision(), 2);
+
+    let last = write_items(&writer, 0, 2).await;
+    let (token, head) = (last["token"].as_str().expect("token").to_string(), last["revision"].as_u64().expect("rev"));
+    assert_eq!(h.latest().revision(), 2, "nothing told this replica");
+    let started = Instant::now();
+    let point =
+        tokio::task::block_in_place(|| h.read_point(&Consistency::AtLeast(token.clone()), 0)).expect("at_least");
+    assert!(point.snapshot.revision() >= head, "at_least reads at or past the token");
+    assert!(started.elapsed() < Duration::from_secs(1), "caught up at once, not at a timeout: {:?}", started.elapsed());
+
+    let last = write_items(&writer, 2, 1).await;
+    let (token, head) = (last["token"].as_str().expect("token").to_string(), last["revision"].as_u64().expect("rev"));
+    let point = tokio::task::block_in_place(|| h.read_point(&Consistency::AtExact(token), 0)).expect("at_exact");
+    assert_eq!(point.snapshot.revision(), head, "at_exact reads exactly the token's revision");
+}
+
 /// SPEC §2.6 on several replicas: "newest" is the datastore's head, not a replica's. A replica
 /// that has not seen another's revoke still holds the token of the grant's revision as its own
 /// newest; `at_exact` of it there answers historical (never admits), with the head as the

@@ -353,6 +353,15 @@ impl<S: State> Writer<S> {
         }
     }
 
+    /// On a shared backend, a token newer than what this replica has published was written by
+    /// another replica: the writer reads the head and catches up now, rather than waiting for
+    /// the follower to hear of it (a change the feed has not delivered yet, or missed).
+    fn catch_up_to(&self, rev: u64) {
+        if self.backend.shared() && rev > *lock(&self.published) {
+            self.nudge();
+        }
+    }
+
     /// Asks the writer to read the head and catch up now.
     fn nudge(&self) {
         let _ = self.submit(Msg::Follow);
@@ -490,11 +499,13 @@ impl<S: State> Writer<S> {
             }
             C::AtLeast(t) => {
                 let rev = self.decode_token(t)?;
+                self.catch_up_to(rev);
                 self.wait_for(rev)?;
                 Ok(self.latest())
             }
             C::AtExact(t) => {
                 let rev = self.decode_token(t)?;
+                self.catch_up_to(rev);
                 self.wait_for(rev)?;
                 self.exact(rev)
             }

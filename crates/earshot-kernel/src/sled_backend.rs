@@ -250,8 +250,8 @@ fn store_of_registry_key(k: &[u8]) -> Result<String> {
 
 /// What every key of `store`'s records starts with.
 pub fn store_prefix(store: &str) -> Vec<u8> {
-    // Store ids are bounded far below 65,535 bytes; a longer one would still be told apart by
-    // its bytes, only no longer by its length.
+    // Store ids are at most `earshot_core::MAX_ID_LEN` (128) bytes, far below 65,535, so the
+    // length always fits and keeps every store's key range apart from every other's.
     let len = u16::try_from(store.len()).unwrap_or(u16::MAX);
     let mut p = Vec::with_capacity(store.len() + 3);
     p.push(RECORD);

@@ -697,6 +697,10 @@ enum Step {
     Use(Query, Option<u8>),
     /// Advances the clock by `n` × 500 ms.
     Tick(u8),
+    /// Removes `NAMES[n % 8]` (SPEC §1.8).
+    Remove(u8),
+    /// Creates again a removed person, `NAMES[n % 8]` (nothing when it is not removed).
+    Recreate(u8),
 }
 
 fn relate_step() -> impl Strategy<Value = Step> {
@@ -783,6 +787,9 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         2 => revoke_step(),
         6 => (query_strategy(), prop::option::weighted(0.9, any::<u8>())).prop_map(|(q, t)| Step::Use(q, t)),
         3 => (0u8..5).prop_map(Step::Tick),
+        // Mostly cat and dan (2, 3): the people a removal ends something for.
+        2 => prop_oneof![3 => 2u8..4, 1 => any::<u8>()].prop_map(Step::Remove),
+        1 => (2u8..4).prop_map(Step::Recreate),
     ]
 }
 
@@ -916,7 +923,13 @@ struct Reference {
     edges: Vec<REdge>,
     caps: Vec<RCap>,
     now: i64,
+    /// People removed (SPEC §1.8) and not created again.
+    removed: Vec<&'static str>,
 }
+
+/// What a record names in place of a removed participant: nobody any query or write can name
+/// (a later participant of the same id is someone else).
+const GONE: &str = "gone";
 
 fn exists(name: &str) -> bool {
     NAMES.contains(&name) && name != "ghost"
@@ -928,7 +941,47 @@ fn owner_of(device: &str) -> Option<&'static str> {
 
 impl Reference {
     fn new(variant: Variant) -> Self {
-        Reference { variant, schema: None, edges: Vec::new(), caps: Vec::new(), now: T0_MS }
+        Reference { variant, schema: None, edges: Vec::new(), caps: Vec::new(), now: T0_MS, removed: Vec::new() }
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        exists(name) && !self.removed.contains(&name)
+    }
+
+    /// Capabilities no link of whose chain is revoked, by index.
+    fn unrevoked_chains(&self) -> Vec<bool> {
+        (0..self.caps.len()).map(|i| self.chain_up(i).iter().all(|&x| !self.caps[x].revoked)).collect()
+    }
+
+    /// SPEC §1.8 over the device half, read straight: a device, or the owner of one, is
+    /// refused; otherwise every relation grant naming the participant is revoked and every
+    /// capability it holds is revoked, and the records name nobody in its place.
+    fn remove(&mut self, id: &str) -> Result<&'static str, &'static str> {
+        let id = name(id);
+        if !self.exists(id) {
+            return Err("participant_not_found");
+        }
+        if owner_of(id).is_some() {
+            return Err("participant_is_device");
+        }
+        if DEVICES.iter().any(|(_, o)| *o == id) {
+            return Err("participant_owns_devices");
+        }
+        for e in &mut self.edges {
+            if e.grantor == id || e.grantee == id {
+                e.revoked = true;
+                e.grantor = if e.grantor == id { GONE } else { e.grantor };
+                e.grantee = if e.grantee == id { GONE } else { e.grantee };
+            }
+        }
+        for c in &mut self.caps {
+            if c.holder == id {
+                c.revoked = true;
+                c.holder = GONE;
+            }
+        }
+        self.removed.push(id);
+        Ok("removed")
     }
 
     fn matches(&self, pattern: &str, path: &str) -> bool {
@@ -993,7 +1046,7 @@ impl Reference {
     }
 
     fn authorize(&self, principal: &str, device: &str, path: &str, action: &str, ctx: &Ctx) -> RDecision {
-        if !exists(principal) {
+        if !self.exists(principal) {
             return RDecision::bare("denied_unknown_principal");
         }
         let Some(owner) = owner_of(device) else { return RDecision::bare("denied_unknown_device") };
@@ -1062,7 +1115,7 @@ impl Reference {
             }
             Command::CreateRelation(r) => {
                 let (grantor, grantee) = (name(&r.grantor), name(&r.grantee));
-                if !exists(grantor) || !exists(grantee) {
+                if !self.exists(grantor) || !self.exists(grantee) {
                     return Err("participant_not_found");
                 }
                 if grantor == grantee {
@@ -1092,7 +1145,7 @@ impl Reference {
                 Ok("granted")
             }
             Command::RevokeRelation { edge, by } => {
-                if !exists(by) {
+                if !self.exists(by) {
                     return Err("participant_not_found");
                 }
                 let e = self.edges.iter_mut().find(|e| e.id == *edge).ok_or("relation_not_found")?;
@@ -1107,7 +1160,7 @@ impl Reference {
             }
             Command::CreateCapability(c) => {
                 let (issuer, holder) = (name(&c.issuer), name(&c.holder));
-                if !exists(issuer) || !exists(holder) {
+                if !self.exists(issuer) || !self.exists(holder) {
                     return Err("participant_not_found");
                 }
                 let device = DEVICES.iter().find(|(d, _)| *d == c.device).map(|(d, _)| *d).ok_or("device_not_found")?;
@@ -1183,7 +1236,7 @@ impl Reference {
                 Ok("created")
             }
             Command::RevokeCapability { capability, by } => {
-                if !exists(by) {
+                if !self.exists(by) {
                     return Err("participant_not_found");
                 }
                 let i = self.caps.iter().position(|x| x.id == *capability).ok_or("capability_not_found")?;
@@ -1196,6 +1249,15 @@ impl Reference {
                 }
                 self.caps[i].revoked = true;
                 Ok("revoked")
+            }
+            Command::RemoveParticipant { id } => self.remove(id),
+            Command::CreateParticipant(p) => {
+                let id = name(&p.id);
+                if !self.removed.contains(&id) {
+                    return Err("not a removed person");
+                }
+                self.removed.retain(|x| *x != id);
+                Ok("created")
             }
             Command::ConsumeUse(_) => Err("use commands go through Reference::consume"),
             _ => Err("not a device command"),
@@ -1387,14 +1449,24 @@ impl Uni {
         let after = self.store.latest().revision();
         // A revocation answers what it newly invalidates and what was already invalid: the
         // reference's dependents before it.
-        let deps = match cmd {
+        let mut deps = match cmd {
             Command::RevokeCapability { capability, .. } => {
                 self.reference.caps.iter().position(|x| x.id == *capability).map(|i| self.reference.dependents(i))
             }
             _ => None,
         }
         .unwrap_or_default();
+        let valid_before = self.reference.unrevoked_chains();
         let expect = self.reference.apply(cmd);
+        // A removal answers every capability it made invalid (SPEC §1.8): those it revoked and
+        // those below them, in creation order.
+        if let (Command::RemoveParticipant { .. }, Ok(_)) = (cmd, &expect) {
+            let after = self.reference.unrevoked_chains();
+            deps.0 = (0..after.len())
+                .filter(|&i| valid_before[i] && !after[i])
+                .map(|i| self.reference.caps[i].id.clone())
+                .collect();
+        }
         self.log.push(format!(
             "{cmd:?}\n    => store {:?} / reference {expect:?}",
             res.as_ref().map(|o| &o.outcome).map_err(|e| e.code())
@@ -1589,6 +1661,14 @@ impl Uni {
     fn run(&mut self, step: &Step) -> Result<(), String> {
         let r = &self.reference;
         let cmd = match step {
+            Step::Remove(n) => Command::RemoveParticipant { id: NAMES[usize::from(*n) % 8].into() },
+            Step::Recreate(n) => {
+                let id = NAMES[usize::from(*n) % 8];
+                if !r.removed.contains(&id) {
+                    return Ok(());
+                }
+                Command::CreateParticipant(NewParticipant { id: id.into(), kind: ParticipantKind::Person, name: None })
+            }
             Step::Tick(n) => {
                 self.reference.now += i64::from(*n) * 500;
                 self.clock.set(self.reference.now);

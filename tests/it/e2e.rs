@@ -193,6 +193,11 @@ impl Server {
         self.log.lock().map(|l| l.join("\n")).unwrap_or_default()
     }
 
+    /// The process id, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Sends SIGTERM (what `docker stop` and Kubernetes send) without waiting.
     pub(crate) fn terminate(&self) {
         if let Some(child) = &self.child {
@@ -670,4 +675,54 @@ fn sigterm_turns_readiness_off_first_then_drains_and_exits_zero() {
     let log = server.log();
     assert!(log.contains(r#"method="POST" route="/v1/stores" status=201"#), "{log}");
     assert!(log.contains("a second signal: closing now"), "{log}");
+}
+
+/// `serve` chooses the allocator's arena commit (`earshot::allocator`): by default it starts
+/// itself again with `MIMALLOC_ARENA_EAGER_COMMIT=0` (no huge pages; an idle server is small),
+/// `--huge-pages` keeps mimalloc's eager commit, and an operator's own setting is kept as given.
+/// Where the kernel gives huge pages only on request (`madvise`, the usual default), the server
+/// holds none by default and some with `--huge-pages`.
+#[test]
+fn serve_backs_its_memory_with_huge_pages_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let probe = |extra: &[&str], env: &[(&str, &str)], name: &str| {
+        let data = dir.path().join(name);
+        let config = dir.path().join(format!("{name}.toml"));
+        let flags: String = extra.iter().map(|f| format!("{f} = true\n")).collect();
+        std::fs::write(&config, flags).unwrap_or_else(|e| panic!("{e}"));
+        let server = Server::start_with_env(&data, Some(&config), env).unwrap_or_else(|e| panic!("{e}"));
+        // Allocate a little through a few threads, as any served request does.
+        for _ in 0..4 {
+            let (status, _) = server.client().call("GET", "/readyz", None);
+            assert_eq!(status, 200);
+        }
+        let pid = server.pid().unwrap_or_else(|| panic!("no pid"));
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let setting = environ
+            .split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok())
+            .find_map(|kv| kv.strip_prefix("MIMALLOC_ARENA_EAGER_COMMIT="))
+            .map(str::to_string);
+        let huge_kb: u64 = read(&format!("/proc/{pid}/smaps_rollup"))
+            .lines()
+            .find_map(|l| l.strip_prefix("AnonHugePages:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0);
+        (setting, huge_kb)
+    };
+    let madvise_only = read("/sys/kernel/mm/transparent_hugepage/enabled").contains("[madvise]");
+
+    let (setting, huge_kb) = probe(&[], &[], "default");
+    assert_eq!(setting.as_deref(), Some("0"), "by default the server starts again without eager commit");
+    if madvise_only {
+        assert_eq!(huge_kb, 0, "no huge pages by default");
+    }
+    let (setting, huge_kb) = probe(&["huge_pages"], &[], "huge");
+    assert_eq!(setting, None, "--huge-pages keeps mimalloc's default");
+    if madvise_only {
+        assert!(huge_kb > 0, "--huge-pages: the arena is backed by huge pages");
+    }
+    let (setting, _) = probe(&[], &[("MIMALLOC_ARENA_EAGER_COMMIT", "1")], "operator");
+    assert_eq!(setting.as_deref(), Some("1"), "the operator's setting is kept");
 }

@@ -336,7 +336,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::CapabilityExists(s()),
         E::CapabilityNotWithinParent(vec![]),
         E::ParentNotValid { capability: s(), reason: "denied_revoked" },
-        E::ParticipantInUse { participant: s(), role: "a device" },
+        E::ParticipantIsDevice(s()),
+        E::ParticipantOwnsDevices { participant: s(), devices: 1 },
         E::InvalidPath { field: "path", message: s() },
         E::InvalidCondition { message: s() },
         E::AttemptSealed(s()),
@@ -410,7 +411,7 @@ fn variant_index(e: &StoreError) -> usize {
         E::CapabilityExists(_) => 43,
         E::CapabilityNotWithinParent(_) => 44,
         E::ParentNotValid { .. } => 45,
-        E::ParticipantInUse { .. } => 46,
+        E::ParticipantIsDevice(_) => 46,
         E::InvalidPath { .. } => 47,
         E::InvalidCondition { .. } => 48,
         E::AttemptSealed(_) => 49,
@@ -431,9 +432,10 @@ fn variant_index(e: &StoreError) -> usize {
         E::CursorIncarnationMismatch(_) => 64,
         E::StoreReplaced(_) => 65,
         E::WindowInThePast { .. } => 66,
+        E::ParticipantOwnsDevices { .. } => 67,
     }
 }
-const STORE_VARIANTS: usize = 67;
+const STORE_VARIANTS: usize = 68;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

@@ -314,7 +314,11 @@ fn a_schema_violation_is_reported() {
             json!({"outcome": "made", "revision": 1, "token": "1.0123456789abcdef"}),
         ),
         (StatusCode::IM_A_TEAPOT, json!({"id": "s"}), json!({})),
-        (StatusCode::BAD_REQUEST, json!({"id": "s"}), json!({"error": {"code": "participant_in_use", "message": "m"}})),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"id": "s"}),
+            json!({"error": {"code": "participant_is_device", "message": "m"}}),
+        ),
         (StatusCode::CREATED, json!(["s"]), ok.clone()),
     ] {
         let errs = check_exchange(&doc, "POST", "/v1/stores", Some(&body), status, &resp);
@@ -358,10 +362,10 @@ async fn the_issue_36_drifts_answer_as_documented() {
         let (status, resp) = app.call("DELETE", &format!("/v1/stores/s/participants/{device}"), None).await;
         assert_eq!(
             (status.as_u16(), resp["error"]["code"].as_str()),
-            (409, Some("participant_in_use")),
+            (409, Some("participant_is_device")),
             "{device}: {resp}"
         );
-        assert_eq!(resp["error"]["details"]["role"], "a device", "{device}: {resp}");
+        assert_eq!(resp["error"]["details"]["participant"], device, "{device}: {resp}");
     }
     let (status, resp) = app.call("DELETE", "/v1/stores/s/participants/bob", None).await;
     assert!(status.is_success(), "a person is still removable: {resp}");

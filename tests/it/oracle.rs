@@ -541,6 +541,11 @@ impl Oracle {
         if self.items.iter().any(|i| i.owner == id) {
             return no("participant_owns_items");
         }
+        // RULES §2.6: a device is never removed, whichever route made it; refused before
+        // anything changes.
+        if self.participant_requests.get(id).is_some_and(|p| p.kind == ParticipantKind::Device) {
+            return no("participant_is_device");
+        }
         // SPEC §1.8 (issue 36): the items it wrote keep it as a tombstoned author (never
         // trusted); delegations to or from it end.
         for i in &mut self.items {
@@ -553,10 +558,6 @@ impl Oracle {
                 t.revoked = true;
                 t.removed = true;
             }
-        }
-        // RULES §2.6 (issue 36): a device is never removed, whichever route made it.
-        if self.participant_requests.get(id).is_some_and(|p| p.kind == ParticipantKind::Device) {
-            return no("participant_in_use");
         }
         self.participants.remove(id);
         self.participant_requests.remove(id);

@@ -109,7 +109,8 @@ impl From<StoreError> for ApiError {
             | E::DeviceExists(_)
             | E::CapabilityExists(_)
             | E::ParentNotValid { .. }
-            | E::ParticipantInUse { .. } => StatusCode::CONFLICT,
+            | E::ParticipantIsDevice(_)
+            | E::ParticipantOwnsDevices { .. } => StatusCode::CONFLICT,
             E::StoreExists(_)
             | E::ParticipantExists(_)
             | E::ParticipantOwnsItems(_)
@@ -159,7 +160,10 @@ impl From<StoreError> for ApiError {
             E::SubjectNotFound(subject) => json!({"field": "subjects", "subject": subject}),
             E::NotASubject { grant, subject } => json!({"grant": grant, "subject": subject}),
             E::ParentNotValid { capability, reason } => json!({"capability": capability, "reason": reason}),
-            E::ParticipantInUse { participant, role } => json!({"participant": participant, "role": role}),
+            E::ParticipantIsDevice(participant) => json!({"participant": participant}),
+            E::ParticipantOwnsDevices { participant, devices } => {
+                json!({"participant": participant, "devices": devices})
+            }
             E::InvalidPath { field, .. } => json!({"field": field}),
             E::SearchLagging { indexed, needed } => json!({"indexed": indexed, "needed": needed}),
             // A hint, not a promise: free space is checked again at every write.

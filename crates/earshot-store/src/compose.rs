@@ -10,6 +10,7 @@ use crate::devices::apply::{DeviceDirty, DeviceWrite, Written};
 use crate::devices::model::{AuthorizeView, ChainView, DependentsView, NewDevice, SchemaView};
 use crate::devices::{Devices, RawAuthorization};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::devices::records::DeviceRecords;
 use crate::devices::DeviceState;
@@ -191,9 +192,7 @@ impl Snapshot {
         let not_a_device = |pid| !self.dev.devices.contains_key(&pid);
         let out = match cmd {
             Command::CreateParticipant(p) => a.create_participant(p, &not_a_device).map(from_memory),
-            Command::RemoveParticipant { id } => {
-                a.remove_participant(&id, &|pid| self.dev.role_of(pid)).map(from_memory)
-            }
+            Command::RemoveParticipant { id } => remove_participant(&mut a, d, dd, &id),
             Command::BindIdentity(b) => a.bind_identity(b).map(from_memory),
             Command::CreateItem(i) => create_item(&mut a, &mut idem, &mut idem_dirty, i),
             Command::Lifecycle { item, request } => a.lifecycle(&item, request).map(from_memory),
@@ -240,6 +239,12 @@ impl Snapshot {
     /// (see `crate::timeline`): an `at_exact` answer of it may then be used.
     pub fn judged_alike_at(&self, now_ms: i64) -> bool {
         self.timeline.judged_alike(self.mem.committed_at_ms, now_ms)
+    }
+
+    /// The name of a participant a device record names, a removed one's too (SPEC §1.8: the
+    /// records keep it).
+    pub(crate) fn party_name(&self, pid: crate::common::Pid) -> Arc<str> {
+        self.dev.party_name(&self.mem, pid)
     }
 
     /// The device part with the participants' names.
@@ -335,6 +340,25 @@ fn device_write(
         decision: done.decision,
         ..WriteOutcome::default()
     })
+}
+
+/// Member removal (SPEC §1.8) across both domains, in one write: the device domain may refuse
+/// it (a device, or the owner of one); the memory domain removes the participant from every
+/// audience and grant; then what the device domain says of it ends (relation grants revoked,
+/// held capabilities revoked and what hangs below them invalidated, answered as
+/// `invalidated`).
+fn remove_participant(
+    a: &mut Apply<'_>,
+    dev: &mut DeviceState,
+    dirty: &mut DeviceDirty,
+    id: &str,
+) -> Result<WriteOutcome> {
+    let pid = a.snap.pid(id);
+    let out = a.remove_participant(id, &|p| dev.removal_refused(p, id))?;
+    let Some(pid) = pid else { return Err(StoreError::Integrity(format!("removed `{id}` had no id"))) };
+    let name: Arc<str> = Arc::from(id);
+    let ended = device_write(a, dev, dirty, |w| w.end_participant(pid, &name))?;
+    Ok(WriteOutcome { invalidated: ended.invalidated, ..from_memory(out) })
 }
 
 /// A device is also a participant (kind `device`, so it can hold capabilities): validated by

@@ -110,8 +110,10 @@ pub enum StoreError {
     CapabilityNotWithinParent(Vec<earshot_core::capability::Widening>),
     #[error("the parent chain is not valid now: `{capability}` is {reason}")]
     ParentNotValid { capability: String, reason: &'static str },
-    #[error("participant `{participant}` is {role} and cannot be removed")]
-    ParticipantInUse { participant: String, role: &'static str },
+    #[error("participant `{0}` is a device, and a device is not removed")]
+    ParticipantIsDevice(String),
+    #[error("participant `{participant}` owns {devices} device(s) and cannot be removed")]
+    ParticipantOwnsDevices { participant: String, devices: usize },
     #[error("`{field}` is not a valid path: {message}")]
     InvalidPath { field: &'static str, message: String },
     #[error("{message}")]
@@ -249,7 +251,8 @@ impl StoreError {
             E::CapabilityExists(_) => "capability_exists",
             E::CapabilityNotWithinParent(_) => "capability_not_within_parent",
             E::ParentNotValid { .. } => "parent_capability_invalid",
-            E::ParticipantInUse { .. } => "participant_in_use",
+            E::ParticipantIsDevice(_) => "participant_is_device",
+            E::ParticipantOwnsDevices { .. } => "participant_owns_devices",
             E::InvalidPath { .. } => "invalid_slice_path",
             E::InvalidCondition { .. } => "invalid_condition",
             E::Integrity(_) => "integrity_failure",

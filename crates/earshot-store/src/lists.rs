@@ -682,9 +682,9 @@ impl Snapshot {
         let r = self.dev.edge(e)?;
         Some(EdgeView {
             id: r.name.to_string(),
-            grantor: self.part_name(r.grantor).to_string(),
+            grantor: self.party_name(r.grantor).to_string(),
             relation: r.relation.to_string(),
-            grantee: self.part_name(r.grantee).to_string(),
+            grantee: self.party_name(r.grantee).to_string(),
             constraints: crate::devices::constraints_view(&r.constraints),
             uses_left: r.uses_left,
             revoked: r.revoked,

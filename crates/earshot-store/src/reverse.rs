@@ -315,7 +315,7 @@ impl Snapshot {
                 }
                 let view = devices.authorization_view(&raw);
                 Some(Reacher {
-                    principal: self.part_name(who).to_string(),
+                    principal: self.party_name(who).to_string(),
                     allowed: true,
                     reason: view.reason,
                     authority: Some(view.authority?),
@@ -348,7 +348,7 @@ impl Snapshot {
         for (d, o) in self.dev.devices.iter() {
             by_owner.entry(*o).or_default().push(*d);
         }
-        let name = |p: Pid| self.part_name(p).to_string();
+        let name = |p: Pid| self.party_name(p).to_string();
         let mut reaches = Vec::new();
         for d in by_owner.get(&who).into_iter().flatten() {
             if let Some(authority) = view(RawAuthority::Owner { device: *d, owner: who }) {

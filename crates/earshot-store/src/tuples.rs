@@ -447,7 +447,7 @@ impl Snapshot {
             }
             let Some(r) = self.dev.edge(e) else { continue };
             let relation = format!("relation:{}", r.relation);
-            let (gn, en) = (self.part_name(r.grantor), self.part_name(r.grantee));
+            let (gn, en) = (self.party_name(r.grantor), self.party_name(r.grantee));
             if grantor.is_some_and(|g| g != &*gn)
                 || grantee.is_some_and(|g| g != &*en)
                 || f.relation.as_ref().is_some_and(|x| *x != relation)
@@ -493,7 +493,7 @@ impl Snapshot {
                     None => continue,
                 }
             } else {
-                ("participant", self.part_name(r.holder).to_string())
+                ("participant", self.party_name(r.holder).to_string())
             };
             if f.subject_id.as_ref().is_some_and(|s| *s != subject.1) {
                 continue;

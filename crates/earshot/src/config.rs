@@ -92,6 +92,11 @@ pub struct ServeArgs {
     /// beside the stores' projections, which answer every decision.
     #[arg(long, env = "EARSHOT_SLED_CACHE_MB", default_value_t = DEFAULT_SLED_CACHE_BYTES / MIB)]
     pub sled_cache_mb: u64,
+    /// Back the allocator's memory with transparent huge pages: a cold decision over a large
+    /// store (hundreds of thousands of items) reads through far fewer TLB misses, at the price
+    /// of about 40 MB more for an idle server (docs/configuration.md, "Memory").
+    #[arg(long, env = "EARSHOT_HUGE_PAGES", default_value_t = false)]
+    pub huge_pages: bool,
     /// Most connections open at once (default: the descriptor limit less 128, at most 4096).
     #[arg(long, env = "EARSHOT_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
@@ -140,6 +145,7 @@ pub struct FileConfig {
     pub drain_delay_ms: Option<u64>,
     pub min_free_mb: Option<u64>,
     pub sled_cache_mb: Option<u64>,
+    pub huge_pages: Option<bool>,
     pub max_connections: Option<usize>,
     pub header_read_timeout_ms: Option<u64>,
     pub request_timeout_ms: Option<u64>,
@@ -188,6 +194,8 @@ pub struct ServeConfig {
     pub log_format: LogFormat,
     pub log_filter: String,
     pub tokens: Vec<TokenConfig>,
+    /// Whether the allocator backs its memory with huge pages (`crate::allocator`).
+    pub huge_pages: bool,
 }
 
 /// The flag's value unless it is only clap's default, then the file's, then that default.
@@ -224,6 +232,7 @@ impl ServeConfig {
             bail!("writer_threads must be between 1 and 256");
         }
         let drain_delay = pick(matches, "drain_delay_ms", args.drain_delay_ms, file.drain_delay_ms);
+        let huge_pages = pick(matches, "huge_pages", args.huge_pages, file.huge_pages);
         let store = Config {
             min_free_bytes: min_free_mb.saturating_mul(MIB),
             sled_cache_bytes: sled_cache_mb.saturating_mul(MIB),
@@ -279,6 +288,7 @@ impl ServeConfig {
             log_format: pick(matches, "log_format", args.log_format, file.log_format),
             log_filter: pick(matches, "log_filter", args.log_filter, file.log_filter),
             tokens: file.tokens,
+            huge_pages,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! datastore, the settings of `serve` and the logger), kept here so the test suite can run them
 //! in process.
 
+pub mod allocator;
 pub mod client;
 pub mod config;
 pub mod datastore;

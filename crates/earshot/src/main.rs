@@ -158,7 +158,17 @@ fn run() -> anyhow::Result<()> {
         Cmd::Serve(args) => {
             let serve_matches = matches.subcommand_matches("serve").unwrap_or(&matches);
             let config = ServeConfig::resolve(args, serve_matches)?;
+            // Before anything starts: this may start the process again (`earshot::allocator`).
+            let allocator = earshot::allocator::settle(config.huge_pages);
             let _telemetry = earshot::telemetry::init(config.log_format, &config.log_filter)?;
+            match allocator {
+                earshot::allocator::Settled::ExecFailed(e) => tracing::warn!(
+                    error = %e,
+                    "could not start again with {}=0: the allocator keeps its default (huge pages)",
+                    earshot::allocator::ARENA_EAGER_COMMIT
+                ),
+                settled => tracing::debug!(?settled, "allocator"),
+            }
             return serve(config);
         }
         other => other,

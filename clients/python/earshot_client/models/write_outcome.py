@@ -29,9 +29,11 @@ class WriteOutcome:
             of another store with `consistency_token_store_mismatch`.
         ids (list[str] | Unset): Ids created or changed (items, participants, grants; `transport:identifier` for an
             identity). Absent when empty.
-        invalidated (list[str] | Unset): Revoking a capability only: the descendants this revocation invalidates, those
-            valid through the revoked one until now (no link of their chain revoked yet). The revoked one alone is in `ids`;
-            they stay unrevoked themselves, and their chain view names it as `invalidated_by`. Absent when empty.
+        invalidated (list[str] | Unset): Revoking a capability: the descendants this revocation invalidates, those valid
+            through the revoked one until now (no link of their chain revoked yet). The revoked one alone is in `ids`; they
+            stay unrevoked themselves, and their chain view names it as `invalidated_by`. Removing a participant: every
+            capability the removal made invalid, those it held (revoked now) and those below them, in creation order. Absent
+            when empty.
         already_invalid (list[str] | Unset): Revoking a capability only: the descendants that were already invalid
             through an earlier revocation (revoked themselves, or below a revoked link, the revoked capability's ancestors
             included); this revocation changes nothing for them. In creation order. Absent when empty.

@@ -14,7 +14,7 @@ use earshot_core::path::PathPattern;
 use earshot_core::schema::{is_name, parse as parse_schema};
 
 use super::model::{limits, AuthorizeRequest, AuthorizeView, ConstraintsInput, NewCapability, NewDevice, NewRelation};
-use super::{use_name, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority, Uid, UseRec};
+use super::{use_name, CapRec, Cid, DeviceState, Devices, EdgeRec, Eid, RawAuthority, Removed, Uid, UseRec};
 use crate::common::{parse_time, Names, Pid};
 use crate::error::{check_id, Result, StoreError};
 
@@ -421,6 +421,58 @@ impl DeviceWrite<'_> {
         self.dev.caps.set(cid as usize, rec);
         self.dirty.caps.push(cid);
         Ok(Written { invalidated, already_invalid, ..written("revoked", vec![cap.to_string()]) })
+    }
+
+    /// Ends what the device half says of `pid`, a participant being removed in this write
+    /// (SPEC §1.8; [`DeviceState::removal_refused`] has let it through, so it is neither a
+    /// device nor the owner of one): every relation grant to or from it is revoked; every
+    /// capability it holds is revoked, so what it delegated from them is invalidated through
+    /// them; the uses it made stay recorded. Every record naming it keeps its name, marked
+    /// removed, and is never read as a later participant of the same name. Answers the
+    /// capabilities this makes invalid (revoked here, or below one revoked here), in creation
+    /// order.
+    pub(crate) fn end_participant(&mut self, pid: Pid, name: &Arc<str>) -> Result<Written> {
+        let edges: Vec<Eid> = (0..self.dev.edges.len() as Eid)
+            .filter(|e| self.dev.edge(*e).is_some_and(|r| r.grantor == pid || r.grantee == pid))
+            .collect();
+        let caps: Vec<Cid> = (0..self.dev.caps.len() as Cid)
+            .filter(|c| self.dev.cap(*c).is_some_and(|r| r.holder == pid || r.issuer == pid))
+            .collect();
+        let uses: Vec<Uid> = (0..self.dev.uses.len() as Uid)
+            .filter(|u| self.dev.uses.get(*u as usize).is_some_and(|r| r.principal == pid))
+            .collect();
+        if edges.is_empty() && caps.is_empty() && uses.is_empty() {
+            return Ok(written("removed", Vec::new()));
+        }
+        self.dev.removed.insert(pid, Removed { name: name.clone(), revision: self.revision + 1 });
+        for eid in edges {
+            if let Some(mut rec) = self.dev.edge(eid).cloned() {
+                rec.revoked = true;
+                self.dev.edges.set(eid as usize, rec);
+            }
+            self.dirty.edges.push(eid);
+        }
+        let valid_before: Vec<bool> = (0..self.dev.caps.len() as Cid).map(|c| self.not_revoked_along(c)).collect();
+        for &cid in &caps {
+            if let Some(mut rec) = self.dev.cap(cid).cloned().filter(|r| r.holder == pid) {
+                rec.revoked = true;
+                self.dev.caps.set(cid as usize, rec);
+            }
+            self.dirty.caps.push(cid);
+        }
+        let invalidated: Vec<Cid> = valid_before
+            .iter()
+            .enumerate()
+            .filter(|(c, before)| **before && !self.not_revoked_along(*c as Cid))
+            .map(|(c, _)| c as Cid)
+            .collect();
+        self.dirty.uses.extend(uses);
+        Ok(Written { invalidated: self.view().cap_names(invalidated), ..written("removed", Vec::new()) })
+    }
+
+    /// Whether no link of `c`'s chain (itself included) is revoked.
+    fn not_revoked_along(&self, c: Cid) -> bool {
+        self.dev.chain(c).iter().all(|x| self.dev.cap(*x).is_some_and(|r| !r.revoked))
     }
 
     /// Whether `path` matches a member of a conflict of the current schema.

@@ -126,6 +126,19 @@ pub(crate) struct DeviceState {
     pub children: Map<Cid, Arc<[Cid]>>,
     pub uses: Vector<UseRec>,
     pub uses_by_pair: Map<(Pid, Pid), Vector<Uid>>,
+    /// Participants removed since (SPEC §1.8) whom device records still name: their interned id
+    /// → their name and the revision of the removal. The records keep the id they had (here, the
+    /// removed participant's own; after a rebuild, one allocated from the top of the id space
+    /// per name and removal), so a later participant of the same name is never any of them.
+    pub removed: Map<Pid, Removed>,
+}
+
+/// A removed participant that device records still name (see [`DeviceState::removed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Removed {
+    pub name: Arc<str>,
+    /// The revision of the removal.
+    pub revision: u64,
 }
 
 /// A decision before it is rendered: ids, not names, and no allocation on the allow path.
@@ -354,22 +367,30 @@ impl DeviceState {
         }
     }
 
-    /// Why a participant cannot be removed (a scan; removal is rare): the device half still
-    /// refers to it, and removing it would leave authority without a subject.
-    pub(crate) fn role_of(&self, pid: Pid) -> Option<&'static str> {
+    /// Why removing a participant is refused by the device half (SPEC §1.8 leaves devices out
+    /// of member removal): a device is not removed (RULES §2.6), nor the owner of one (its
+    /// devices would be left without an owner). Anything else the device half says of it ends
+    /// with the removal ([`apply::DeviceWrite::end_participant`]).
+    pub(crate) fn removal_refused(&self, pid: Pid, id: &str) -> Option<StoreError> {
         if self.devices.contains_key(&pid) {
-            return Some("a device");
+            return Some(StoreError::ParticipantIsDevice(id.to_string()));
         }
-        if self.devices.values().any(|o| *o == pid) {
-            return Some("the owner of a device");
+        let owned = self.devices.values().filter(|o| **o == pid).count();
+        (owned > 0).then(|| StoreError::ParticipantOwnsDevices { participant: id.to_string(), devices: owned })
+    }
+
+    /// The name of a participant the device records name: a removed one's from
+    /// [`DeviceState::removed`], any other through `names`.
+    pub(crate) fn party_name(&self, names: &dyn Names, pid: Pid) -> Arc<str> {
+        match self.removed.get(&pid) {
+            Some(r) => r.name.clone(),
+            None => names.part_name(pid),
         }
-        if self.edges.iter().any(|e| e.grantor == pid || e.grantee == pid) {
-            return Some("a party to a relation grant");
-        }
-        if self.caps.iter().any(|c| c.holder == pid || c.issuer == pid) {
-            return Some("the holder or issuer of a capability");
-        }
-        None
+    }
+
+    /// The revision that removed `pid`, if it is a removed participant.
+    pub(crate) fn removed_in(&self, pid: Pid) -> Option<u64> {
+        self.removed.get(&pid).map(|r| r.revision)
     }
 
     /// The descendants of `c`, each list in creation order, split by what revoking `c` would
@@ -501,7 +522,7 @@ impl Devices<'_> {
     }
 
     pub(crate) fn authorization_view(&self, raw: &RawAuthorization) -> AuthorizeView {
-        let name = |p: Pid| self.names.part_name(p).to_string();
+        let name = |p: Pid| self.dev.party_name(self.names, p).to_string();
         let authority = raw.authority.map(|a| match a {
             RawAuthority::Owner { device, owner } => AuthorityView::Owner { device: name(device), owner: name(owner) },
             RawAuthority::Relation(e) => match self.dev.edge(e) {
@@ -564,9 +585,9 @@ impl Devices<'_> {
         let r = self.dev.cap(c)?;
         Some(CapabilityView {
             id: r.name.to_string(),
-            holder: self.names.part_name(r.holder).to_string(),
-            issuer: self.names.part_name(r.issuer).to_string(),
-            device: self.names.part_name(r.device).to_string(),
+            holder: self.dev.party_name(self.names, r.holder).to_string(),
+            issuer: self.dev.party_name(self.names, r.issuer).to_string(),
+            device: self.dev.party_name(self.names, r.device).to_string(),
             paths: r.paths.iter().map(|p| p.to_string()).collect(),
             actions: r.actions.to_vec(),
             constraints: constraints_view(&r.constraints),

@@ -1,6 +1,7 @@
 //! Durable records of the device half of a store (`s`, `d/…`, `r/…`, `k/…`, `u/…`), their encoding
 //! from a snapshot, and the rebuild of the device indexes from them.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use earshot_core::actions::Actions;
@@ -10,7 +11,7 @@ use earshot_core::path::PathPattern;
 use serde::{Deserialize, Serialize};
 
 use super::apply::DeviceDirty;
-use super::{CapRec, Cid, DeviceState, EdgeRec, Eid, Uid, UseRec};
+use super::{CapRec, Cid, DeviceState, EdgeRec, Eid, Removed, Uid, UseRec};
 use crate::common::{Names, Pid};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{key, Op};
@@ -54,6 +55,12 @@ pub struct EdgeRecord {
     pub revoked: bool,
     pub created_rev: u64,
     pub created_at_ms: i64,
+    /// The revision that removed the grantor, or the grantee, (SPEC §1.8), if it has been: the name stays,
+    /// and is never read as a later participant of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grantor_removed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grantee_removed: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,6 +81,12 @@ pub struct CapabilityRecord {
     pub revoked: bool,
     pub created_rev: u64,
     pub created_at_ms: i64,
+    /// The revision that removed the holder, or the issuer, (SPEC §1.8), if it has been: the name stays,
+    /// and is never read as a later participant of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_removed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer_removed: Option<u64>,
 }
 
 /// An allowed explicit use by someone other than the device's owner (SPEC §2.4), kept for the
@@ -90,6 +103,10 @@ pub struct UseRecord {
     pub action: String,
     pub at_ms: i64,
     pub created_rev: u64,
+    /// The revision that removed the principal (SPEC §1.8), if it has been: the name stays,
+    /// and is never read as a later participant of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal_removed: Option<u64>,
 }
 
 /// Every device record of one store, decoded.
@@ -187,14 +204,16 @@ pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, op
         let rec = EdgeRecord {
             id: r.name.to_string(),
             seq: e,
-            grantor: names.part_name(r.grantor).to_string(),
+            grantor: d.party_name(names, r.grantor).to_string(),
             relation: r.relation.to_string(),
-            grantee: names.part_name(r.grantee).to_string(),
+            grantee: d.party_name(names, r.grantee).to_string(),
             constraints: to_record(&r.constraints),
             uses_left: r.uses_left,
             revoked: r.revoked,
             created_rev: r.created_rev,
             created_at_ms: r.created_at_ms,
+            grantor_removed: d.removed_in(r.grantor),
+            grantee_removed: d.removed_in(r.grantee),
         };
         ops.push(Op::Put(key(b'r', &r.name), enc(&rec)?));
     }
@@ -203,8 +222,8 @@ pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, op
         let rec = CapabilityRecord {
             id: r.name.to_string(),
             seq: c,
-            holder: names.part_name(r.holder).to_string(),
-            issuer: names.part_name(r.issuer).to_string(),
+            holder: d.party_name(names, r.holder).to_string(),
+            issuer: d.party_name(names, r.issuer).to_string(),
             device: names.part_name(r.device).to_string(),
             paths: r.paths.iter().map(|p| p.to_string()).collect(),
             actions: r.actions.to_vec(),
@@ -214,6 +233,8 @@ pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, op
             revoked: r.revoked,
             created_rev: r.created_rev,
             created_at_ms: r.created_at_ms,
+            holder_removed: d.removed_in(r.holder),
+            issuer_removed: d.removed_in(r.issuer),
         };
         ops.push(Op::Put(key(b'k', &r.name), enc(&rec)?));
     }
@@ -222,13 +243,14 @@ pub(crate) fn encode(d: &DeviceState, names: &dyn Names, dirty: &DeviceDirty, op
         let rec = UseRecord {
             id: r.name.to_string(),
             seq: u,
-            principal: names.part_name(r.principal).to_string(),
+            principal: d.party_name(names, r.principal).to_string(),
             device: names.part_name(r.device).to_string(),
             grantor: names.part_name(r.grantor).to_string(),
             path: r.path.to_string(),
             action: r.action.to_string(),
             at_ms: r.at_ms,
             created_rev: r.created_rev,
+            principal_removed: d.removed_in(r.principal),
         };
         ops.push(Op::Put(key(b'u', &r.name), enc(&rec)?));
     }
@@ -243,6 +265,19 @@ fn bad(msg: String) -> StoreError {
 /// delegation and that no live edge names an undeclared relation.
 pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -> Result<DeviceState> {
     let mut st = DeviceState::default();
+    // A removed participant is no participant now: each (name, removal) gets an id from the top
+    // of the id space, the same for every record that names it, and never a later
+    // participant's of that name.
+    let mut ghosts: BTreeMap<(String, u64), Pid> = BTreeMap::new();
+    let mut party = |st: &mut DeviceState, name: &str, removed: Option<u64>| -> Result<Pid> {
+        let Some(revision) = removed else { return pid_of(name) };
+        earshot_core::validate_id(name)
+            .map_err(|e| bad(format!("a device record names a malformed participant: {e}")))?;
+        let next = Pid::MAX - 1 - ghosts.len() as Pid;
+        let pid = *ghosts.entry((name.to_string(), revision)).or_insert(next);
+        st.removed.insert(pid, Removed { name: Arc::from(name), revision });
+        Ok(pid)
+    };
     if let Some(s) = &r.schema {
         let schema = earshot_core::schema::parse(&s.source).map_err(|p| {
             bad(format!("stored schema no longer parses: {}", p.first().map(|x| x.to_string()).unwrap_or_default()))
@@ -261,7 +296,11 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
         if e.seq as usize != n {
             return Err(bad(format!("relation grant sequence has a gap at {n}")));
         }
-        let (grantor, grantee) = (pid_of(&e.grantor)?, pid_of(&e.grantee)?);
+        let (grantor, grantee) =
+            (party(&mut st, &e.grantor, e.grantor_removed)?, party(&mut st, &e.grantee, e.grantee_removed)?);
+        if !e.revoked && (e.grantor_removed.is_some() || e.grantee_removed.is_some()) {
+            return Err(bad(format!("live relation grant `{}` names a removed participant", e.id)));
+        }
         if !e.revoked && st.schema.as_ref().and_then(|s| s.relation(&e.relation)).is_none() {
             return Err(bad(format!("live relation grant `{}` names undeclared relation `{}`", e.id, e.relation)));
         }
@@ -291,7 +330,14 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
         if c.seq as usize != n {
             return Err(bad(format!("capability sequence has a gap at {n}")));
         }
-        let (holder, issuer, device) = (pid_of(&c.holder)?, pid_of(&c.issuer)?, pid_of(&c.device)?);
+        let (holder, issuer, device) = (
+            party(&mut st, &c.holder, c.holder_removed)?,
+            party(&mut st, &c.issuer, c.issuer_removed)?,
+            pid_of(&c.device)?,
+        );
+        if !c.revoked && c.holder_removed.is_some() {
+            return Err(bad(format!("live capability `{}` is held by a removed participant", c.id)));
+        }
         let owner = st
             .devices
             .get(&device)
@@ -365,7 +411,8 @@ pub(crate) fn rebuild(r: &DeviceRecords, pid_of: &dyn Fn(&str) -> Result<Pid>) -
         if u.seq as usize != n || u.id != super::use_name(u.seq) {
             return Err(bad(format!("use sequence has a gap or a misnamed use at {n} (`{}`)", u.id)));
         }
-        let (principal, device, grantor) = (pid_of(&u.principal)?, pid_of(&u.device)?, pid_of(&u.grantor)?);
+        let (principal, device, grantor) =
+            (party(&mut st, &u.principal, u.principal_removed)?, pid_of(&u.device)?, pid_of(&u.grantor)?);
         earshot_core::path::Path::parse(&u.path).map_err(|e| bad(format!("use `{}` has a bad path: {e}", u.id)))?;
         if !st.devices.contains_key(&device) {
             return Err(bad(format!("use `{}` names unknown device `{}`", u.id, u.device)));

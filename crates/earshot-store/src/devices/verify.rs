@@ -8,19 +8,25 @@ use crate::common::Names;
 pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
     let cap_name = |c: u32| d.cap(c).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{c}"));
     let edge_name = |e: u32| d.edge(e).map(|r| r.name.to_string()).unwrap_or_else(|| format!("?{e}"));
+    // A removed participant by its name and removal, never by an interned id (a rebuild gives
+    // it another one).
+    let party = |p: crate::common::Pid| match d.removed.get(&p) {
+        Some(r) => format!("{} (removed in {})", r.name, r.revision),
+        None => names.part_name(p).to_string(),
+    };
     if let Some(schema) = &d.schema {
         out.push(format!("schema {:?}", schema.source));
     }
     for (dev, owner) in d.devices.iter() {
-        out.push(format!("device {} owner={}", names.part_name(*dev), names.part_name(*owner)));
+        out.push(format!("device {} owner={}", party(*dev), party(*owner)));
     }
     for (eid, e) in d.edges.iter().enumerate() {
         out.push(format!(
             "edge #{eid} {} {}--{}-->{} {:?} left={:?} revoked={} rev={} at={}",
             e.name,
-            names.part_name(e.grantor),
+            party(e.grantor),
             e.relation,
-            names.part_name(e.grantee),
+            party(e.grantee),
             e.constraints,
             e.uses_left,
             e.revoked,
@@ -33,9 +39,9 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
         out.push(format!(
             "capability #{cid} {} holder={} issuer={} device={} {paths:?} {:?} {:?} {:?} left={:?} parent={:?} depth={} revoked={} rev={} at={}",
             c.name,
-            names.part_name(c.holder),
-            names.part_name(c.issuer),
-            names.part_name(c.device),
+            party(c.holder),
+            party(c.issuer),
+            party(c.device),
             c.actions,
             c.constraints,
             c.window,
@@ -49,15 +55,15 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
     }
     for ((g, e), list) in d.edges_by_pair.iter() {
         let v: Vec<String> = list.iter().map(|x| edge_name(*x)).collect();
-        out.push(format!("posting edges {}->{} {v:?}", names.part_name(*g), names.part_name(*e)));
+        out.push(format!("posting edges {}->{} {v:?}", party(*g), party(*e)));
     }
     for ((h, dev, n, hash), node) in d.trie.iter() {
         let exact: Vec<String> = node.exact().iter().map(|x| cap_name(*x)).collect();
         let rest: Vec<String> = node.rest().iter().map(|x| cap_name(*x)).collect();
         out.push(format!(
             "capability-trie {} {} {n}:{hash:016x} exact={exact:?} rest={rest:?} kids={}",
-            names.part_name(*h),
-            names.part_name(*dev),
+            party(*h),
+            party(*dev),
             node.kids()
         ));
     }
@@ -75,9 +81,9 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
         out.push(format!(
             "use #{n} {} principal={} device={} grantor={} {} {} at={} rev={}",
             u.name,
-            names.part_name(u.principal),
-            names.part_name(u.device),
-            names.part_name(u.grantor),
+            party(u.principal),
+            party(u.device),
+            party(u.grantor),
             u.path,
             u.action,
             u.at_ms,
@@ -87,6 +93,6 @@ pub(crate) fn facts(d: &DeviceState, names: &dyn Names, out: &mut Vec<String>) {
     for ((p, g), list) in d.uses_by_pair.iter() {
         let v: Vec<String> =
             list.iter().map(|x| d.uses.get(*x as usize).map(|u| u.name.to_string()).unwrap_or_default()).collect();
-        out.push(format!("posting uses {}->{} {v:?}", names.part_name(*p), names.part_name(*g)));
+        out.push(format!("posting uses {}->{} {v:?}", party(*p), party(*g)));
     }
 }

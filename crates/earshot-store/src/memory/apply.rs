@@ -136,13 +136,14 @@ impl Apply<'_> {
         Ok(outcome("created", vec![answer]))
     }
 
-    /// Removes a participant that owns no items and that `in_use` (the device part of the
-    /// store) gives no role (SPEC §1.8): out of every audience and grant, its identities
+    /// Removes a participant that owns no items and that `refused` (the device part of the
+    /// store) does not refuse (SPEC §1.8): out of every audience and grant, its identities
     /// unbound, its authored items tombstoned and its trust delegations ended, in one write.
+    /// What the device part says of it ends in the same write (`crate::compose`).
     pub(crate) fn remove_participant(
         &mut self,
         id: &str,
-        in_use: &dyn Fn(Pid) -> Option<&'static str>,
+        refused: &dyn Fn(Pid) -> Option<StoreError>,
     ) -> Result<Outcome> {
         check_id("participant", id)?;
         let pid = self.snap.pid(id).ok_or_else(|| StoreError::ParticipantNotFound(id.to_string()))?;
@@ -151,9 +152,11 @@ impl Apply<'_> {
         }
         // A device is refused whichever route made it: `POST /devices`, or `POST /participants`
         // with `kind: device` (RULES §2.6).
-        let device = self.snap.part(pid).is_some_and(|p| p.kind == ParticipantKind::Device);
-        if let Some(role) = in_use(pid).or(device.then_some("a device")) {
-            return Err(StoreError::ParticipantInUse { participant: id.to_string(), role });
+        if self.snap.part(pid).is_some_and(|p| p.kind == ParticipantKind::Device) {
+            return Err(StoreError::ParticipantIsDevice(id.to_string()));
+        }
+        if let Some(refusal) = refused(pid) {
+            return Err(refusal);
         }
         // Its words stay its own, under a tombstone; its delegations end (SPEC §1.8, §6.2).
         let name: Arc<str> = Arc::from(id);

@@ -113,10 +113,13 @@ def sync_detailed(
      In one write: deletes the participant from every audience and grant containing it and unbinds its
     identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
     instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
-    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
-    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
-    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
-    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
+    gave stay recorded; a grant still waiting for its consent stays pending. Relation grants to or from
+    it end (revoked in this revision); the capabilities it holds are revoked, so what it delegated from
+    them is invalid through them (`invalidated` lists every capability this removal made invalid); the
+    uses it made stay recorded; every record keeps its name, marked removed. Refused for a participant
+    that owns items (`participant_owns_items`), that owns a device (`participant_owns_devices`), or that
+    is a device, whether `POST /devices` or `POST /participants` made it (`participant_is_device`).
+    Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -156,10 +159,13 @@ def sync(
      In one write: deletes the participant from every audience and grant containing it and unbinds its
     identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
     instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
-    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
-    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
-    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
-    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
+    gave stay recorded; a grant still waiting for its consent stays pending. Relation grants to or from
+    it end (revoked in this revision); the capabilities it holds are revoked, so what it delegated from
+    them is invalid through them (`invalidated` lists every capability this removal made invalid); the
+    uses it made stay recorded; every record keeps its name, marked removed. Refused for a participant
+    that owns items (`participant_owns_items`), that owns a device (`participant_owns_devices`), or that
+    is a device, whether `POST /devices` or `POST /participants` made it (`participant_is_device`).
+    Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -194,10 +200,13 @@ async def asyncio_detailed(
      In one write: deletes the participant from every audience and grant containing it and unbinds its
     identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
     instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
-    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
-    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
-    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
-    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
+    gave stay recorded; a grant still waiting for its consent stays pending. Relation grants to or from
+    it end (revoked in this revision); the capabilities it holds are revoked, so what it delegated from
+    them is invalid through them (`invalidated` lists every capability this removal made invalid); the
+    uses it made stay recorded; every record keeps its name, marked removed. Refused for a participant
+    that owns items (`participant_owns_items`), that owns a device (`participant_owns_devices`), or that
+    is a device, whether `POST /devices` or `POST /participants` made it (`participant_is_device`).
+    Needs the `admin` scope on the store.
 
     Args:
         store (str):
@@ -235,10 +244,13 @@ async def asyncio(
      In one write: deletes the participant from every audience and grant containing it and unbinds its
     identities; the items it authored keep it as a tombstoned author (data, `author_removed`, never an
     instruction), and its trust delegations, to or from it, end (revoked in this revision). Consents it
-    gave stay recorded; a grant still waiting for its consent stays pending. Refused for a participant
-    that owns items (`participant_owns_items`), or that is a device (a participant of kind `device`,
-    whether `POST /devices` or `POST /participants` made it), owns one, is party to a relation grant or
-    holds or issued a capability (`participant_in_use`). Needs the `admin` scope on the store.
+    gave stay recorded; a grant still waiting for its consent stays pending. Relation grants to or from
+    it end (revoked in this revision); the capabilities it holds are revoked, so what it delegated from
+    them is invalid through them (`invalidated` lists every capability this removal made invalid); the
+    uses it made stay recorded; every record keeps its name, marked removed. Refused for a participant
+    that owns items (`participant_owns_items`), that owns a device (`participant_owns_devices`), or that
+    is a device, whether `POST /devices` or `POST /participants` made it (`participant_is_device`).
+    Needs the `admin` scope on the store.
 
     Args:
         store (str):

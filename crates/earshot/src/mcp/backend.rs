@@ -154,13 +154,18 @@ impl Embedded {
 
     /// The router over an open `Earshot` (tests run it on an in-memory one).
     pub fn over(earshot: Arc<Earshot>, store: &str, scope: Scope) -> anyhow::Result<Self> {
+        Self::over_stores(earshot, Some(vec![store.to_owned()]), scope)
+    }
+
+    /// The router behind a token for `stores` (`None`: every store, and creating stores).
+    pub fn over_stores(earshot: Arc<Earshot>, stores: Option<Vec<String>>, scope: Scope) -> anyhow::Result<Self> {
         // A secret nobody else knows, minted per process: the router's own authentication
         // then decides scope and store exactly as it does for a remote caller.
         let mut digest = sha2::Sha256::default();
         sha2::Digest::update(&mut digest, format!("{:?}{:?}", std::time::SystemTime::now(), std::process::id()));
         sha2::Digest::update(&mut digest, format!("{:p}", Arc::as_ptr(&earshot)));
         let bearer = format!("mcp-{}", hex::encode(sha2::Digest::finalize(digest)));
-        let token = TokenConfig { name: "mcp".into(), token: bearer.clone(), scope, stores: Some(vec![store.to_owned()]) };
+        let token = TokenConfig { name: "mcp".into(), token: bearer.clone(), scope, stores };
         let auth = Auth::from_config(vec![token]).context("the embedded token")?;
         let router = earshot_api::router(AppState::new(earshot.clone(), auth));
         Ok(Embedded { earshot, router, bearer })

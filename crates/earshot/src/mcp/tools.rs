@@ -424,6 +424,11 @@ impl EarshotMcp {
         EarshotMcp { backend, store: store.to_owned(), tool_router: Self::tool_router() }
     }
 
+    /// The tools as `tools/list` shows them.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.tool_router.list_all()
+    }
+
     fn path(&self, rest: &str) -> String {
         format!("/v1/stores/{}{rest}", seg(&self.store))
     }

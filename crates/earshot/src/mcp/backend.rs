@@ -118,8 +118,9 @@ impl Remote {
                 let text = resp
                     .into_string()
                     .map_err(|e| ApiError::local("unavailable", format!("reading the answer of {url}: {e}")))?;
-                serde_json::from_str(&text).map_err(|_| {
-                    ApiError { status: Some(status), ..ApiError::local("internal_error", "the answer is not JSON") }
+                serde_json::from_str(&text).map_err(|_| ApiError {
+                    status: Some(status),
+                    ..ApiError::local("internal_error", "the answer is not JSON")
                 })
             }
             Err(ureq::Error::Status(status, resp)) => {
@@ -175,7 +176,8 @@ impl Embedded {
         let Ok(method) = Method::from_bytes(method.as_bytes()) else {
             return Err(ApiError::local("internal_error", format!("`{method}` is not an HTTP method")));
         };
-        let req = Request::builder().method(method).uri(path).header("authorization", format!("Bearer {}", self.bearer));
+        let req =
+            Request::builder().method(method).uri(path).header("authorization", format!("Bearer {}", self.bearer));
         let req = match body {
             Some(b) => req.header("content-type", "application/json").body(Body::from(b.to_string())),
             None => req.body(Body::empty()),
@@ -195,7 +197,10 @@ impl Embedded {
         let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if (200..300).contains(&status) {
             if value.is_null() {
-                return Err(ApiError { status: Some(status), ..ApiError::local("internal_error", "the answer is not JSON") });
+                return Err(ApiError {
+                    status: Some(status),
+                    ..ApiError::local("internal_error", "the answer is not JSON")
+                });
             }
             Ok(value)
         } else {

@@ -33,8 +33,9 @@ pub struct McpArgs {
     /// The store the tools work on.
     #[arg(long, env = "EARSHOT_STORE")]
     pub store: String,
-    /// Base address of a running Earshot to call (or `--data-dir`).
-    #[arg(long, env = "EARSHOT_URL", required_unless_present = "data_dir")]
+    /// Base address of a running Earshot to call (or `--data-dir`). `--server` is an alias,
+    /// as in the command-line client.
+    #[arg(long, alias = "server", env = "EARSHOT_URL", required_unless_present = "data_dir")]
     pub url: Option<String>,
     /// Bearer token for `--url`: the tools can do exactly what it may, never more.
     #[arg(long, env = "EARSHOT_TOKEN", hide_env_values = true, conflicts_with = "data_dir")]
@@ -105,8 +106,7 @@ pub async fn serve_http(
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
     let bound = listener.local_addr()?;
-    serve_http_on(server, listener, stop, move || eprintln!("earshot mcp: streamable HTTP at http://{bound}/mcp"))
-        .await
+    serve_http_on(server, listener, stop, move || eprintln!("earshot mcp: streamable HTTP at http://{bound}/mcp")).await
 }
 
 /// Streamable HTTP at `/mcp` on an open listener (the tests bind their own).

@@ -30,10 +30,16 @@ fn remember(v: Value) -> Result<Value, ApiError> {
 #[test]
 fn arguments_outside_the_schema_are_refused_as_invalid_request() {
     // Unknown fields (a typo must not silently drop viewers), wrong types, missing fields.
-    assert_eq!(code(decode::<RecallInput>(obj(json!({"owner": "o", "query": "q", "viewers": ["bob"]})))), "invalid_request");
+    assert_eq!(
+        code(decode::<RecallInput>(obj(json!({"owner": "o", "query": "q", "viewers": ["bob"]})))),
+        "invalid_request"
+    );
     assert_eq!(code(decode::<RecallInput>(obj(json!({"owner": "o", "query": 3})))), "invalid_request");
     assert_eq!(code(decode::<ExplainInput>(obj(json!({"owner": "o"})))), "invalid_request");
-    assert_eq!(code(decode::<RecallInput>(obj(json!({"owner": "o", "query": "q", "quality": "great"})))), "invalid_request");
+    assert_eq!(
+        code(decode::<RecallInput>(obj(json!({"owner": "o", "query": "q", "quality": "great"})))),
+        "invalid_request"
+    );
     assert_eq!(code(decode::<RevokeInput>(JsonObject::new())), "invalid_request");
 }
 
@@ -106,7 +112,10 @@ fn a_refusal_is_a_tool_error_with_the_apis_code() {
     let e = ApiError::from_answer(502, &Value::Null);
     assert_eq!((e.status, e.code.as_str()), (Some(502), "internal_error"));
     // Refusals of the tool layer carry no status.
-    assert_eq!(error_result(&ApiError::local("invalid_request", "x")).structured_content.unwrap_or_default()["status"], Value::Null);
+    assert_eq!(
+        error_result(&ApiError::local("invalid_request", "x")).structured_content.unwrap_or_default()["status"],
+        Value::Null
+    );
 }
 
 #[test]

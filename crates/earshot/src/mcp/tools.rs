@@ -213,7 +213,8 @@ fn refuse(code: &str, message: impl Into<String>) -> Refusal {
 
 /// Decodes a tool's arguments, refusing (as a tool error) anything its schema does not allow.
 pub fn decode<T: DeserializeOwned>(args: JsonObject) -> Result<T, Refusal> {
-    serde_json::from_value(Value::Object(args)).map_err(|e| refuse("invalid_request", format!("invalid arguments: {e}")))
+    serde_json::from_value(Value::Object(args))
+        .map_err(|e| refuse("invalid_request", format!("invalid arguments: {e}")))
 }
 
 fn bounded_id(field: &str, v: &str) -> Result<(), Refusal> {
@@ -275,24 +276,23 @@ pub fn new_item(r: &RememberInput) -> Result<Value, Refusal> {
     bounded_id("owner", &r.owner)?;
     bounded_text("content", &r.content, limits::MAX_CONTENT_BYTES)?;
     let present = !r.participants.is_empty() || !r.identities.is_empty();
-    let origin = match (r.visibility, present) {
-        (Some(_), true) => {
-            return Err(refuse(
-                "invalid_request",
-                "give the conversation's `participants`/`identities` or a `visibility`, not both",
-            ))
-        }
-        (Some(Visibility::Public), false) => json!("public"),
-        (Some(Visibility::OwnerPrivate), false) => json!("owner_private"),
-        (None, true) => viewers(&r.participants, &r.identities, None)?,
-        // Fail closed: an origin is never guessed.
-        (None, false) => {
-            return Err(refuse(
+    let origin =
+        match (r.visibility, present) {
+            (Some(_), true) => {
+                return Err(refuse(
+                    "invalid_request",
+                    "give the conversation's `participants`/`identities` or a `visibility`, not both",
+                ))
+            }
+            (Some(Visibility::Public), false) => json!("public"),
+            (Some(Visibility::OwnerPrivate), false) => json!("owner_private"),
+            (None, true) => viewers(&r.participants, &r.identities, None)?,
+            // Fail closed: an origin is never guessed.
+            (None, false) => return Err(refuse(
                 "invalid_request",
                 "say who was present: `participants` and/or `identities`, or `visibility` (`public`, `owner_private`)",
-            ))
-        }
-    };
+            )),
+        };
     let mut m = Map::new();
     m.insert("owner".into(), json!(r.owner));
     m.insert("content".into(), json!(r.content));
@@ -503,7 +503,8 @@ impl EarshotMcp {
         let body = new_grant(&input)?;
         let out = self.call("POST", &format!("/items/{}/grants", seg(&input.item)), Some(body)).await?;
         let grant = out.pointer("/ids/0").cloned().unwrap_or(Value::Null);
-        let mut answer = json!({"grant": grant, "outcome": out["outcome"], "revision": out["revision"], "token": out["token"]});
+        let mut answer =
+            json!({"grant": grant, "outcome": out["outcome"], "revision": out["revision"], "token": out["token"]});
         if let (Some(r), Some(m)) = (out.get("reason"), answer.as_object_mut()) {
             m.insert("reason".into(), r.clone());
         }
@@ -521,7 +522,19 @@ impl EarshotMcp {
 /// One context item as `recall` returns it.
 fn recall_item(i: &Value) -> Value {
     let mut m = Map::new();
-    for k in ["item", "content", "reason", "basis", "grant", "role", "author", "data_reason", "untrusted_source", "score", "rank"] {
+    for k in [
+        "item",
+        "content",
+        "reason",
+        "basis",
+        "grant",
+        "role",
+        "author",
+        "data_reason",
+        "untrusted_source",
+        "score",
+        "rank",
+    ] {
         if let Some(v) = i.get(k) {
             m.insert(k.into(), v.clone());
         }

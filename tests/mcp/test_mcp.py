@@ -86,6 +86,7 @@ class Serve:
 
 
 def stdio(*args: str) -> StdioServerParameters:
+    # Verbose logs on purpose: they must all go to stderr, or the client could not parse stdout.
     return StdioServerParameters(command=BIN, args=["mcp", "--store", STORE, *args], env={"RUST_LOG": "info"})
 
 
@@ -244,13 +245,18 @@ class Remote(McpCase):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # Warnings only, so that the undrained stderr pipe never fills.
+            env={**os.environ, "RUST_LOG": "warn"},
         )
         try:
             assert proc.stderr is not None
-            line = proc.stderr.readline()
-            m = re.search(r"(http://\S+/mcp)", line)
-            assert m, line
-            url = m.group(1)
+            url = ""
+            for line in proc.stderr:
+                m = re.search(r"(http://\S+/mcp)", line)
+                if m:
+                    url = m.group(1)
+                    break
+            self.assertTrue(url, "no address on stderr")
 
             async def run() -> None:
                 async with Client(url) as client:

@@ -251,7 +251,7 @@ async fn streamable_http_answers_initialize_and_lists_the_tools() {
             if let Some(s) = session {
                 req = req.set("mcp-session-id", s).set("mcp-protocol-version", "2025-06-18");
             }
-            req.send_string(&body.to_string())
+            req.send_string(&body.to_string()).map_err(Box::new)
         };
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});

@@ -325,7 +325,7 @@ pub fn context_request(r: &RecallInput) -> Result<Value, Refusal> {
     if k == 0 || k > MAX_RECALL_K {
         return Err(refuse("limit_exceeded", format!("`k` must be 1 to {MAX_RECALL_K}")));
     }
-    let fetch = (k as usize).max(limits::DEFAULT_FETCH).min(limits::MAX_FETCH);
+    let fetch = (k as usize).clamp(limits::DEFAULT_FETCH, limits::MAX_FETCH);
     Ok(json!({"query": r.query, "k": k, "fetch": fetch}))
 }
 

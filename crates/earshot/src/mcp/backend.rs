@@ -85,7 +85,9 @@ pub struct Remote {
 
 impl Remote {
     pub fn new(base: &str, token: Option<String>) -> Self {
+        // No redirects: the API never answers one, and the token must not follow one elsewhere.
         let agent = ureq::AgentBuilder::new()
+            .redirects(0)
             .timeout_connect(Duration::from_secs(10))
             .timeout_read(CALL_TIMEOUT)
             .timeout_write(CALL_TIMEOUT)

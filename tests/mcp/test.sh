@@ -12,6 +12,8 @@ export EARSHOT_BIN="${EARSHOT_BIN:-$target/debug/earshot}"
 if [[ ! -x "$EARSHOT_BIN" ]]; then
   (cd "$root" && cargo build -p earshot)
 fi
+# Absolute, since the tests run from this directory (.ci/run passes a path relative to the root).
+EARSHOT_BIN="$(realpath "$EARSHOT_BIN")"
 venv="${EARSHOT_MCP_VENV:-$target/mcp-venv}"
 req="$here/requirements.txt"
 want="$(sha256sum "$req" | cut -d' ' -f1)"

@@ -416,6 +416,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
                         seq % 977
                     )),
                     attributes: None,
+                    embedding: None,
                 },
             );
         }

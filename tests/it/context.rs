@@ -158,7 +158,7 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
         owner: "o".into(),
         viewers: earshot_store::model::ViewersInput { participants: vec!["bob".into()], ..Default::default() },
     };
-    let req = ContextRequest { query: "lisbon".into(), fetch: None, k: None, owners: vec![] };
+    let req = ContextRequest { query: "lisbon".into(), fetch: None, k: None, owners: vec![], ..ContextRequest::default() };
     let sealed = {
         let e = open();
         e.create_store("s", None).expect("store");
@@ -180,6 +180,8 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
                 attributes: None,
                 origin: earshot_store::model::OriginInput::Viewers(c.viewers.clone()),
                 author: None,
+                embedding: None,
+                embedding_metric: None,
             }))
             .expect("item");
         }
@@ -354,7 +356,7 @@ fn contexts_agree_with_the_oracle(h: &Harness) -> Result<(), String> {
         // A fresh id per attempt: attempts are recorded in the datastore, and an id is never reused.
         let id = format!("p{n}-{}", earshot_store::new_attempt_id());
         h.store.create_attempt(c.clone(), h.store.latest(), id.clone()).map_err(|e| e.to_string())?;
-        let req = ContextRequest { query: EVERYTHING.into(), fetch: Some(200), k: Some(200), owners: vec![] };
+        let req = ContextRequest { query: EVERYTHING.into(), fetch: Some(200), k: Some(200), owners: vec![], ..ContextRequest::default() };
         let ctx = h.store.assemble_context(&id, &req).map_err(|e| format!("context for {c:?}: {e}"))?;
         let got: Vec<&str> = ctx.items.iter().map(|i| i.item.as_str()).collect();
         let unique: BTreeSet<&str> = got.iter().copied().collect();
@@ -408,6 +410,8 @@ fn the_property_check_catches_a_disagreeing_oracle() {
         attributes: None,
         origin: earshot_store::model::OriginInput::Keyword(earshot_store::model::OriginKeyword::OwnerPrivate),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     });
     h.write(&cmd).expect("write");
     contexts_agree_with_the_oracle(&h).expect("agrees before tampering");

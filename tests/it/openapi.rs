@@ -356,6 +356,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::CursorIncarnationMismatch(s()),
         E::StoreReplaced(s()),
         E::WindowInThePast { field: "expires_at", ends_at: s(), now: s() },
+        E::EmbeddingDimensionMismatch { field: "embedding", expected: 3, got: 2 },
+        E::InvalidEmbedding { field: "embedding", message: s() },
     ]
 }
 
@@ -431,9 +433,11 @@ fn variant_index(e: &StoreError) -> usize {
         E::CursorIncarnationMismatch(_) => 64,
         E::StoreReplaced(_) => 65,
         E::WindowInThePast { .. } => 66,
+        E::EmbeddingDimensionMismatch { .. } => 67,
+        E::InvalidEmbedding { .. } => 68,
     }
 }
-const STORE_VARIANTS: usize = 67;
+const STORE_VARIANTS: usize = 69;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

@@ -73,6 +73,8 @@ fn record(store: &StoreHandle, items: &[GenItem]) -> Result<(), String> {
             attributes: None,
             origin: origin(it.admissible)?,
             author: None,
+            embedding: None,
+            embedding_metric: None,
         };
         store.write(Command::CreateItem(item)).map_err(|e| e.to_string())?;
     }
@@ -86,7 +88,7 @@ fn bob() -> ContainerInput {
 /// Bob's sealed context for the query (fetch and k large enough to hold every candidate).
 fn context(store: &StoreHandle, attempt: &str) -> Result<SealedContext, String> {
     store.create_attempt(bob(), store.latest(), attempt.into()).map_err(|e| e.to_string())?;
-    let req = ContextRequest { query: QUERY.into(), fetch: Some(200), k: Some(200), owners: vec![] };
+    let req = ContextRequest { query: QUERY.into(), fetch: Some(200), k: Some(200), owners: vec![], ..ContextRequest::default() };
     store.assemble_context(attempt, &req).map_err(|e| e.to_string())
 }
 

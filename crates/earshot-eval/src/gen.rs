@@ -560,7 +560,7 @@ fn history(h: usize, seed: u64, seq: &mut u32, grant_seq: &mut u32) -> History {
     let mut records = std::mem::take(&mut b.records);
     records.contents = std::mem::take(&mut b.contents)
         .into_iter()
-        .map(|(k, v)| (k, ContentRecord { content: Some(v), attributes: None }))
+        .map(|(k, v)| (k, ContentRecord { content: Some(v), attributes: None, embedding: None }))
         .collect();
     History { owner, channels: b.channels, items: b.items, questions, records }
 }

@@ -16,6 +16,7 @@ use crate::devices::DeviceState;
 use crate::error::{Result, StoreError};
 use crate::idempotency::{Idempotency, IdempotencyDirty, IdempotencyRecords, KeyRecord};
 use crate::kernel::backend::Op;
+use crate::memory::dense::VectorSpace;
 use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use crate::kernel::State;
 use crate::memory::apply::{Apply, Dirty as MemoryDirty};
@@ -419,6 +420,8 @@ pub struct Records {
     pub idempotency: IdempotencyRecords,
     /// Trust delegations (SPEC §6.2).
     pub trust: Vec<TrustRecord>,
+    /// The vector space of the store's embeddings, once fixed.
+    pub vector_space: Option<VectorSpace>,
 }
 
 impl Records {
@@ -458,6 +461,7 @@ impl Records {
             contents: &self.contents,
             grants: &self.grants,
             trust: &self.trust,
+            vector_space: self.vector_space.as_ref(),
         }
     }
 
@@ -470,6 +474,7 @@ impl Records {
             contents: &mut self.contents,
             grants: &mut self.grants,
             trust: &mut self.trust,
+            vector_space: &mut self.vector_space,
         }
     }
 }

@@ -62,6 +62,8 @@ pub struct StoreHandle {
     attempts_swept: Mutex<Instant>,
     /// BM25 projection of item content (see `search`).
     pub(crate) search: SearchIndex,
+    /// Dense projection of item embeddings (see `memory::dense`).
+    pub(crate) dense: crate::memory::dense::DenseIndex,
     /// Writer queue depth, batch sizes and replica lag, for `/metrics`.
     metrics: Arc<StoreMetrics>,
     /// When this store was last used, on the coarse clock of `crate::tenancy` (eviction).
@@ -89,6 +91,7 @@ impl StoreHandle {
             attempts: DashMap::with_shard_amount(4),
             attempts_swept: Mutex::new(Instant::now()),
             search: SearchIndex::new()?,
+            dense: crate::memory::dense::DenseIndex::new(),
             metrics,
             last_used: std::sync::atomic::AtomicU32::new(crate::tenancy::tick()),
         }))

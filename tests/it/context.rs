@@ -158,7 +158,8 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
         owner: "o".into(),
         viewers: earshot_store::model::ViewersInput { participants: vec!["bob".into()], ..Default::default() },
     };
-    let req = ContextRequest { query: "lisbon".into(), fetch: None, k: None, owners: vec![], ..ContextRequest::default() };
+    let req =
+        ContextRequest { query: "lisbon".into(), fetch: None, k: None, owners: vec![], ..ContextRequest::default() };
     let sealed = {
         let e = open();
         e.create_store("s", None).expect("store");
@@ -356,7 +357,13 @@ fn contexts_agree_with_the_oracle(h: &Harness) -> Result<(), String> {
         // A fresh id per attempt: attempts are recorded in the datastore, and an id is never reused.
         let id = format!("p{n}-{}", earshot_store::new_attempt_id());
         h.store.create_attempt(c.clone(), h.store.latest(), id.clone()).map_err(|e| e.to_string())?;
-        let req = ContextRequest { query: EVERYTHING.into(), fetch: Some(200), k: Some(200), owners: vec![], ..ContextRequest::default() };
+        let req = ContextRequest {
+            query: EVERYTHING.into(),
+            fetch: Some(200),
+            k: Some(200),
+            owners: vec![],
+            ..ContextRequest::default()
+        };
         let ctx = h.store.assemble_context(&id, &req).map_err(|e| format!("context for {c:?}: {e}"))?;
         let got: Vec<&str> = ctx.items.iter().map(|i| i.item.as_str()).collect();
         let unique: BTreeSet<&str> = got.iter().copied().collect();

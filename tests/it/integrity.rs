@@ -328,7 +328,13 @@ impl World {
         let attempt = format!("att-{}", self.attempts);
         self.store.create_attempt(alone(owner), self.store.latest(), attempt.clone()).map_err(|e| e.to_string())?;
         let k = n.min(200);
-        let req = ContextRequest { query: "note".into(), fetch: Some(k), k: Some(k), owners: vec![], ..ContextRequest::default() };
+        let req = ContextRequest {
+            query: "note".into(),
+            fetch: Some(k),
+            k: Some(k),
+            owners: vec![],
+            ..ContextRequest::default()
+        };
         let sealed = self.store.assemble_context(&attempt, &req).map_err(|e| e.to_string())?;
         if sealed.items.len() != k {
             return Err(format!("a context of {k} of {owner}'s items holds {}", sealed.items.len()));

@@ -16,10 +16,10 @@ use crate::devices::DeviceState;
 use crate::error::{Result, StoreError};
 use crate::idempotency::{Idempotency, IdempotencyDirty, IdempotencyRecords, KeyRecord};
 use crate::kernel::backend::Op;
-use crate::memory::dense::VectorSpace;
 use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use crate::kernel::State;
 use crate::memory::apply::{Apply, Dirty as MemoryDirty};
+use crate::memory::dense::VectorSpace;
 use crate::memory::durable::{
     AudienceRecord, ContentRecord, GrantRecord, IdentityRecord, ItemRecord, MemoryRecords, MemoryRecordsMut,
     ParticipantRecord,

@@ -33,9 +33,7 @@ use crate::error::{Result, StoreError};
 use crate::handle::StoreHandle;
 use crate::kernel::backend::key;
 use crate::memory::dense::{embedding_digest, EmbeddingSource};
-use crate::memory::model::{
-    format_time, limits, ContextCandidate, ContextItem, ContextRequest, RankBy, SealedContext,
-};
+use crate::memory::model::{format_time, limits, ContextCandidate, ContextItem, ContextRequest, RankBy, SealedContext};
 use crate::memory::read::{RawDecision, ResolvedContainer};
 use crate::memory::search::{ContentSource, Statistics};
 use crate::memory::snapshot::{Iid, Pid};
@@ -422,7 +420,7 @@ impl StoreHandle {
         } else {
             owners.iter().map(|o| snap.part_name(*o).to_string()).collect()
         };
-        let context = SealedContext {
+        let mut context = SealedContext {
             attempt: a.id.clone(),
             revision: snap.revision(),
             token: self.token(snap.revision()),
@@ -444,8 +442,14 @@ impl StoreHandle {
         // The response carries the content itself; the sealed record keeps only its digest.
         // Contents are read before sealing, so a failed read leaves the attempt unsealed.
         let mut contents = Vec::with_capacity(context.items.len());
-        for item in &context.items {
-            contents.push(self.content(&item.item)?.and_then(|c| c.content));
+        for item in &mut context.items {
+            let content = self.content(&item.item)?.and_then(|c| c.content);
+            // A dense ranking may run before the BM25 index has read an item: the digest is
+            // then that of the content read now (an admissible item's content is its indexed one).
+            if item.digest.is_none() {
+                item.digest = content.as_deref().map(crate::memory::search::content_digest);
+            }
+            contents.push(content);
         }
         let bytes = serde_json::to_vec(&context).map_err(|e| StoreError::Storage(format!("encode: {e}")))?;
         // The first context sealed wins, on any replica: an attempt has one context.

@@ -335,7 +335,11 @@ impl Apply<'_> {
             aid,
             State::Active,
             (&[], subjects),
-            NewContent { content: i.content, attributes: i.attributes, embedding: embedding.as_ref().map(|e| e.1.clone()) },
+            NewContent {
+                content: i.content,
+                attributes: i.attributes,
+                embedding: embedding.as_ref().map(|e| e.1.clone()),
+            },
         );
         if let Some((space, _)) = embedding {
             if self.snap.vectors.is_none() {

@@ -97,7 +97,11 @@ pub(crate) fn prepare_item(
             if let Some(m) = metric.filter(|m| *m != s.metric) {
                 return Err(StoreError::InvalidEmbedding {
                     field: "embedding_metric",
-                    message: format!("this store's embeddings are compared by `{}`, not `{}`", s.metric.as_str(), m.as_str()),
+                    message: format!(
+                        "this store's embeddings are compared by `{}`, not `{}`",
+                        s.metric.as_str(),
+                        m.as_str()
+                    ),
                 });
             }
             s
@@ -122,11 +126,9 @@ pub(crate) fn prepare_query(v: &[f32], space: Option<VectorSpace>) -> Result<Vec
     const FIELD: &str = "query_embedding";
     check_values(FIELD, v)?;
     match space {
-        Some(s) if v.len() != s.dimension as usize => Err(StoreError::EmbeddingDimensionMismatch {
-            field: FIELD,
-            expected: s.dimension as usize,
-            got: v.len(),
-        }),
+        Some(s) if v.len() != s.dimension as usize => {
+            Err(StoreError::EmbeddingDimensionMismatch { field: FIELD, expected: s.dimension as usize, got: v.len() })
+        }
         Some(VectorSpace { metric: Metric::Cosine, .. }) => normalised(FIELD, v),
         _ => Ok(v.to_vec()),
     }
@@ -349,8 +351,9 @@ mod tests {
 
     #[test]
     fn only_candidates_with_embeddings_are_scored() {
-        let index = DenseIndex::standalone(vec![Some(vec![1.0, 0.0]), None, Some(vec![0.0, 1.0]), Some(vec![0.6, 0.8])])
-            .unwrap();
+        let index =
+            DenseIndex::standalone(vec![Some(vec![1.0, 0.0]), None, Some(vec![0.0, 1.0]), Some(vec![0.6, 0.8])])
+                .unwrap();
         assert_eq!(index.indexed(), 4);
         assert_eq!(index.score(&[1.0, 0.0], &[0, 1, 3]), vec![(0, 1.0), (3, 0.6)]);
         assert_eq!(index.score(&[1.0, 0.0, 0.0], &[0, 1, 3]), vec![], "another dimension scores nothing");

@@ -149,14 +149,18 @@ pub fn embedding_digest(v: &[f32]) -> String {
 const LANES: usize = 8;
 
 /// The dot product of two vectors of the same length: eight independent partial sums over
-/// chunks of eight (vectorised by the compiler; no `unsafe`, no intrinsics), then the tail, then
-/// a fixed pairwise reduction. The result depends on the two vectors alone, bit for bit.
+/// arrays of eight (vectorised by the compiler, no bounds checks: each chunk is a `[f32; 8]`;
+/// no `unsafe`, no intrinsics), then the tail, then a fixed pairwise reduction. The result
+/// depends on the two vectors alone, bit for bit. One accumulator instead is about 3× slower
+/// (`benches/dense.rs`).
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; LANES];
     let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
+        // Always eight (`chunks_exact`); as arrays, the loop below has no bounds checks.
+        let (Ok(x), Ok(y)) = (<&[f32; LANES]>::try_from(x), <&[f32; LANES]>::try_from(y)) else { continue };
         for i in 0..LANES {
             acc[i] += x[i] * y[i];
         }
@@ -257,6 +261,10 @@ impl DenseIndex {
             let got = source.embeddings(from, to)?;
             let mut a = self.arena.write().unwrap_or_else(|p| p.into_inner());
             let (rows_before, data_before) = (a.rows.len(), a.data.len());
+            // Exactly what this chunk adds: the arena holds no slack beyond one chunk's rows.
+            let adding: usize = got.iter().flatten().map(Vec::len).sum();
+            a.data.reserve_exact(adding);
+            a.rows.reserve_exact(got.len());
             let mut bad = None;
             for (n, e) in got.into_iter().enumerate() {
                 let row = match e {

@@ -13,7 +13,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use earshot_benches::{build_dir, items_from_env, open_dir, quantile, random_unit_vector, Shape, XorShift, NOW_MS, STORE};
+use earshot_benches::{
+    build_dir, items_from_env, open_dir, quantile, random_unit_vector, Shape, XorShift, NOW_MS, STORE,
+};
 use earshot_store::dense::{dot, DenseIndex};
 use earshot_store::{Iid, Query};
 

@@ -94,7 +94,9 @@ async fn dense_recall_over_http_is_authorized_before_ranking() {
     assert_eq!(before[0], ["a1", "a2", "a3"], "dense order by cosine");
     // The owner alone sees the secret: it is the best dense match of the store.
     let owner = attempt(&app, &[]).await;
-    let (_, resp) = context(&app, &owner, json!({"ranking": "dense", "query_embedding": [1.0, 0.0, 0.0], "k": 1, "owners": []})).await;
+    let (_, resp) =
+        context(&app, &owner, json!({"ranking": "dense", "query_embedding": [1.0, 0.0, 0.0], "k": 1, "owners": []}))
+            .await;
     assert_eq!(ids(&resp, "items"), ["secret"], "{resp}");
     let (st, resp) = app.call("POST", &format!("{S}/items/secret/lifecycle"), Some(json!({"action": "delete"}))).await;
     assert!(st.is_success(), "{resp}");

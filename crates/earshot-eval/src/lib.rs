@@ -267,8 +267,7 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History, measure_shift: boo
         let post_filter = |v: &[(usize, f32)]| -> Vec<(usize, f32)> {
             v.iter().copied().filter(|(n, _)| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect()
         };
-        let (unscoped_dense, unscoped_hybrid) =
-            (ungated(Query::dense(&qe))?, ungated(Query::hybrid(&q.query, &qe))?);
+        let (unscoped_dense, unscoped_hybrid) = (ungated(Query::dense(&qe))?, ungated(Query::hybrid(&q.query, &qe))?);
         let arms: [Vec<(usize, f32)>; 12] = [
             indexed,
             rank_set(&|_, n| h.items.get(n).is_some_and(|i| flat.check(&i.name, &fv, 0).admitted))?,

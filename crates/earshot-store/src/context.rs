@@ -176,14 +176,22 @@ impl EmbeddingSource for BackendContent<'_> {
 }
 
 impl StoreHandle {
-    /// Brings the dense projection up to every item of `snapshot`.
+    /// Brings the dense projection up to every item of `snapshot`, waiting at most the
+    /// configured `consistency_wait` for a catch-up another thread is running (then
+    /// `search_index_lagging`, as for the BM25 index).
     pub fn dense_ready(&self, snapshot: &Snapshot) -> Result<()> {
+        self.dense_ready_within(snapshot, self.config().consistency_wait)
+    }
+
+    /// [`StoreHandle::dense_ready`] with a wait of its own.
+    pub fn dense_ready_within(&self, snapshot: &Snapshot, wait: Duration) -> Result<()> {
         let need = snapshot.item_count() as Iid;
         if self.dense.indexed() >= need {
             return Ok(());
         }
         let latest = self.latest();
-        self.dense.ensure(need.max(latest.item_count() as Iid), &BackendContent { handle: self, snapshot: &latest })
+        let source = BackendContent { handle: self, snapshot: &latest };
+        self.dense.ensure(need, latest.item_count() as Iid, Instant::now() + wait, &source)
     }
 
     /// Bytes the dense projection holds now.

@@ -111,10 +111,17 @@ impl StoreHandle {
         });
     }
 
-    /// Rebuilds the search projection on this thread.
+    /// Rebuilds the search projection on this thread, and the dense projection when the store
+    /// holds embeddings.
     pub fn warm_search_now(&self) {
-        if let Err(e) = self.search_ready(&self.latest(), Duration::from_secs(3600)) {
+        let latest = self.latest();
+        if let Err(e) = self.search_ready(&latest, Duration::from_secs(3600)) {
             tracing::warn!(store = %self.id(), error = %e, "rebuilding the search index failed");
+        }
+        if latest.vectors.is_some() {
+            if let Err(e) = self.dense_ready_within(&latest, Duration::from_secs(3600)) {
+                tracing::warn!(store = %self.id(), error = %e, "reading the store's embeddings failed");
+            }
         }
     }
 

@@ -19,7 +19,8 @@
 //! it is, and the records stay the only truth (the projection can always be dropped and read
 //! again). Items `0..indexed` are in it; a read first brings it up to its snapshot's items.
 
-use std::sync::{Mutex, RwLock};
+use std::sync::{Mutex, RwLock, TryLockError};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
@@ -212,7 +213,8 @@ const CHUNK: Iid = 10_000;
 #[derive(Debug, Default)]
 pub struct DenseIndex {
     arena: RwLock<Arena>,
-    /// Held by the one thread catching up; others wait for it, then find the work done.
+    /// Held by the one thread catching up; others wait for it (bounded), then find the work
+    /// done.
     catching_up: Mutex<()>,
 }
 
@@ -233,7 +235,8 @@ impl DenseIndex {
         }
         let n = Iid::try_from(embeddings.len()).map_err(|_| StoreError::Search("too many embeddings".into()))?;
         let index = DenseIndex::new();
-        index.ensure(n, &Fixed(embeddings))?;
+        // No other thread can be catching up on a fresh projection: the deadline never binds.
+        index.ensure(n, n, Instant::now(), &Fixed(embeddings))?;
         Ok(index)
     }
 
@@ -248,16 +251,34 @@ impl DenseIndex {
         a.data.capacity() * std::mem::size_of::<f32>() + a.rows.capacity() * std::mem::size_of::<u32>()
     }
 
-    /// Brings the projection up to items `0..need`, reading the records of the items not yet
-    /// read. A failure part-way keeps what was published; a retry starts after it.
-    pub(crate) fn ensure(&self, need: Iid, source: &dyn EmbeddingSource) -> Result<()> {
+    /// Brings the projection up to at least items `0..need` (up to `target` when this thread
+    /// does the work), reading the records of the items not yet read. While another thread is
+    /// catching up, waits for it until `deadline`, then answers `search_index_lagging`. A
+    /// failure part-way keeps what was published; a retry starts after it.
+    pub(crate) fn ensure(&self, need: Iid, target: Iid, deadline: Instant, source: &dyn EmbeddingSource) -> Result<()> {
         if self.indexed() >= need {
             return Ok(());
         }
-        let _one = self.catching_up.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = loop {
+            match self.catching_up.try_lock() {
+                Ok(g) => break g,
+                Err(TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    let indexed = self.indexed();
+                    if indexed >= need {
+                        return Ok(());
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(StoreError::SearchLagging { indexed: u64::from(indexed), needed: u64::from(need) });
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+        };
+        let end = target.max(need);
         let mut from = self.indexed();
-        while from < need {
-            let to = need.min(from.saturating_add(CHUNK));
+        while from < end {
+            let to = end.min(from.saturating_add(CHUNK));
             let got = source.embeddings(from, to)?;
             let mut a = self.arena.write().unwrap_or_else(|p| p.into_inner());
             let (rows_before, data_before) = (a.rows.len(), a.data.len());

@@ -77,6 +77,8 @@ fn run(threads: usize, stores: usize, duration: Duration) {
                         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
                         subjects: Vec::new(),
                         author: None,
+                        embedding: None,
+                        embedding_metric: None,
                     }))
                     .expect("item is written");
                     took.push(t0.elapsed());

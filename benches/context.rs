@@ -68,7 +68,13 @@ fn context(c: &mut Criterion) {
             n += 1;
             let id = format!("bench-{n}");
             f.store.create_attempt(container.clone(), f.store.latest(), id.clone()).expect("attempt");
-            let req = ContextRequest { query: query(n), fetch: Some(20), k: Some(5), owners: vec![] };
+            let req = ContextRequest {
+                query: query(n),
+                fetch: Some(20),
+                k: Some(5),
+                owners: vec![],
+                ..ContextRequest::default()
+            };
             black_box(f.store.assemble_context(&id, &req).expect("context").items.len())
         })
     });

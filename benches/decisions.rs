@@ -151,6 +151,8 @@ fn new_item(f: &Fixture) -> Command {
         attributes: None,
         origin: OriginInput::Viewers(ViewersInput { participants: p.viewers3.clone(), ..ViewersInput::default() }),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     })
 }
 

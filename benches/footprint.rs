@@ -194,6 +194,8 @@ fn populate(e: &Earshot, from: usize, to: usize, items: bool) {
                 origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
                 subjects: Vec::new(),
                 author: None,
+                embedding: None,
+                embedding_metric: None,
             }))
             .expect("item is written");
         }

@@ -84,6 +84,10 @@ pub struct Shape {
     pub team_frac: f64,
     /// Give every item a content record (as real items have); the index never holds it.
     pub content: bool,
+    /// Dense recall: the share of items that carry an embedding, and its dimension (`None`:
+    /// no item does). Embeddings are random unit vectors, one generator per item, so adding them
+    /// changes nothing else of the store.
+    pub embeddings: Option<(f64, usize)>,
     pub seed: u64,
 }
 
@@ -102,6 +106,7 @@ impl Shape {
             derived_frac: 0.01,
             team_frac: 0.01,
             content: true,
+            embeddings: None,
             seed: 0x5eed_ea25_0001,
         }
     }
@@ -404,6 +409,11 @@ pub fn generate(shape: &Shape) -> Synthetic {
     let item_id = |seq: u32| format!("i{seq:07}");
     let mut item_records = Vec::with_capacity(items.len());
     let mut contents = BTreeMap::new();
+    let embedding = |seq: usize| {
+        let (share, dimension) = shape.embeddings?;
+        let mut r = XorShift::new(shape.seed ^ (seq as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+        (r.unit() < share).then(|| random_unit_vector(&mut r, dimension))
+    };
     for (seq, it) in items.iter().enumerate() {
         let id = item_id(seq as u32);
         if shape.content {
@@ -416,6 +426,7 @@ pub fn generate(shape: &Shape) -> Synthetic {
                         seq % 977
                     )),
                     attributes: None,
+                    embedding: embedding(seq),
                 },
             );
         }
@@ -483,6 +494,10 @@ pub fn generate(shape: &Shape) -> Synthetic {
             items: item_records,
             contents,
             grants: grant_records,
+            vector_space: shape.embeddings.map(|(_, d)| earshot_store::dense::VectorSpace {
+                dimension: d as u32,
+                metric: earshot_store::model::Metric::Cosine,
+            }),
             ..Records::default()
         },
         probes: Probes {
@@ -500,6 +515,14 @@ pub fn generate(shape: &Shape) -> Synthetic {
     }
 }
 
+/// A random vector of unit length (components uniform in [-1, 1), then normalised), as an
+/// embedding written under `cosine` is stored.
+pub fn random_unit_vector(r: &mut XorShift, dimension: usize) -> Vec<f32> {
+    let v: Vec<f64> = (0..dimension).map(|_| r.unit() * 2.0 - 1.0).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt().max(f64::MIN_POSITIVE);
+    v.iter().map(|x| (x / norm) as f32).collect()
+}
+
 /// Items committed per durable batch during the bulk import.
 pub const IMPORT_CHUNK: usize = 50_000;
 
@@ -510,6 +533,7 @@ pub fn import(backend: &dyn Backend, records: &Records) -> earshot_store::Result
         participants: records.participants.clone(),
         identities: records.identities.clone(),
         audiences: records.audiences.clone(),
+        vector_space: records.vector_space,
         ..Records::default()
     };
     backend.commit(STORE, encode_records(&head)?)?;

@@ -214,6 +214,8 @@ fn earshot_from_writes(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
                             }),
                             subjects: Vec::new(),
                             author: None,
+                            embedding: None,
+                            embedding_metric: None,
                         };
                         timed(Command::CreateItem(create));
                         if let Some(g) = grant {

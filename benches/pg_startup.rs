@@ -121,6 +121,8 @@ fn main() {
                 origin: OriginInput::Keyword(OriginKeyword::Public),
                 subjects: Vec::new(),
                 author: None,
+                embedding: None,
+                embedding_metric: None,
             };
             let t = Instant::now();
             h.write(Command::CreateItem(item)).expect("write");

@@ -122,6 +122,8 @@ impl Run {
                     origin,
                     subjects: names(subjects),
                     author: None,
+                    embedding: None,
+                    embedding_metric: None,
                 })
             }
             CStep::Grant { item, members, declassify, expiry_s } => {

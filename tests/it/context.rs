@@ -48,6 +48,73 @@ fn ids(v: &Value, key: &str) -> Vec<String> {
     v[key].as_array().into_iter().flatten().filter_map(|x| x["item"].as_str()).map(str::to_string).collect()
 }
 
+/// Over HTTP: a forbidden item that is the best dense match of the store never appears in Bob's
+/// `dense` or `hybrid` context; deleting it leaves his order as it was; embeddings are validated
+/// (`422 embedding_dimension_mismatch`, `422 invalid_embedding`) and never read back.
+#[tokio::test]
+async fn dense_recall_over_http_is_authorized_before_ranking() {
+    let app = TestApp::new();
+    setup(&app, &["o", "alice", "bob"]).await;
+    let post_item = |id: &'static str, embedding: Value, origin: Value| {
+        let body = json!({"id": id, "owner": "o", "content": id, "origin": origin, "embedding": embedding});
+        let app = &app;
+        async move { app.call("POST", &format!("{S}/items"), Some(body)).await }
+    };
+    let shared = json!({"participants": ["alice", "bob"]});
+    for (id, e) in [("a1", json!([1.0, 0.2, 0.0])), ("a2", json!([0.5, 1.0, 0.0])), ("a3", json!([0.0, 0.3, 1.0]))] {
+        let (st, resp) = post_item(id, e, shared.clone()).await;
+        assert!(st.is_success(), "{resp}");
+    }
+    // Alice's private note points exactly where the query does.
+    let (st, resp) = post_item("secret", json!([1.0, 0.0, 0.0]), json!({"participants": ["alice"]})).await;
+    assert!(st.is_success(), "{resp}");
+    let (st, resp) = post_item("bad", json!([1.0, 0.0]), shared.clone()).await;
+    assert_eq!((st.as_u16(), resp["error"]["code"].as_str()), (422, Some("embedding_dimension_mismatch")), "{resp}");
+    assert_eq!(resp["error"]["details"]["expected"], 3, "{resp}");
+    let (st, resp) = post_item("bad", json!([0.0, 0.0, 0.0]), shared.clone()).await;
+    assert_eq!((st.as_u16(), resp["error"]["code"].as_str()), (422, Some("invalid_embedding")), "{resp}");
+    let (st, resp) = post_item("bad", json!([1e300, 0.0, 0.0]), shared.clone()).await;
+    assert_eq!((st.as_u16(), resp["error"]["code"].as_str()), (422, Some("invalid_embedding")), "{resp}");
+    let (_, view) = app.call("GET", &format!("{S}/items/a1"), None).await;
+    assert!(view.get("embedding").is_none(), "an item's view never carries its embedding: {view}");
+
+    let dense = json!({"ranking": "dense", "query_embedding": [1.0, 0.0, 0.0], "k": 3});
+    let hybrid = json!({"ranking": "hybrid", "query": "a1 a2 a3 secret", "query_embedding": [1.0, 0.0, 0.0], "k": 3});
+    let mut before = Vec::new();
+    for body in [&dense, &hybrid] {
+        let bob = attempt(&app, &["bob"]).await;
+        let (st, resp) = context(&app, &bob, body.clone()).await;
+        assert_eq!(st, 200, "{resp}");
+        assert!(!ids(&resp, "fetched").contains(&"secret".to_string()), "{resp}");
+        assert_eq!(resp["candidates"], 3, "{resp}");
+        assert_eq!(resp["ranking"], body["ranking"], "{resp}");
+        assert!(resp["query_embedding_digest"].is_string(), "{resp}");
+        before.push(ids(&resp, "fetched"));
+    }
+    assert_eq!(before[0], ["a1", "a2", "a3"], "dense order by cosine");
+    // The owner alone sees the secret: it is the best dense match of the store.
+    let owner = attempt(&app, &[]).await;
+    let (_, resp) =
+        context(&app, &owner, json!({"ranking": "dense", "query_embedding": [1.0, 0.0, 0.0], "k": 1, "owners": []}))
+            .await;
+    assert_eq!(ids(&resp, "items"), ["secret"], "{resp}");
+    let (st, resp) = app.call("POST", &format!("{S}/items/secret/lifecycle"), Some(json!({"action": "delete"}))).await;
+    assert!(st.is_success(), "{resp}");
+    for (body, was) in [&dense, &hybrid].into_iter().zip(&before) {
+        let bob = attempt(&app, &["bob"]).await;
+        let (_, resp) = context(&app, &bob, body.clone()).await;
+        assert_eq!(&ids(&resp, "fetched"), was, "deleting a forbidden item changed Bob's order: {resp}");
+    }
+    // Request validation at the edge.
+    let bob = attempt(&app, &["bob"]).await;
+    let (st, resp) = context(&app, &bob, json!({"ranking": "dense", "query_embedding": [1.0, 0.0]})).await;
+    assert_eq!((st, resp["error"]["code"].as_str()), (422, Some("embedding_dimension_mismatch")), "{resp}");
+    let (st, resp) = context(&app, &bob, json!({"ranking": "hybrid", "query": "a1"})).await;
+    assert_eq!((st, resp["error"]["code"].as_str()), (400, Some("invalid_request")), "{resp}");
+    let (st, resp) = context(&app, &bob, json!({"ranking": "sparse", "query": "a1"})).await;
+    assert_eq!(st, 400, "{resp}");
+}
+
 /// Thirty forbidden items, each far more relevant to the query than the one entitled item,
 /// compete with it. The entitled item is the whole context of Bob's attempt, at rank 1.
 /// The control shows what authorization after ranking would do: in the unscoped ranking (the
@@ -158,7 +225,8 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
         owner: "o".into(),
         viewers: earshot_store::model::ViewersInput { participants: vec!["bob".into()], ..Default::default() },
     };
-    let req = ContextRequest { query: "lisbon".into(), fetch: None, k: None, owners: vec![] };
+    let req =
+        ContextRequest { query: "lisbon".into(), fetch: None, k: None, owners: vec![], ..ContextRequest::default() };
     let sealed = {
         let e = open();
         e.create_store("s", None).expect("store");
@@ -180,6 +248,8 @@ fn sealed_contexts_survive_a_restart_and_the_index_is_rebuilt() {
                 attributes: None,
                 origin: earshot_store::model::OriginInput::Viewers(c.viewers.clone()),
                 author: None,
+                embedding: None,
+                embedding_metric: None,
             }))
             .expect("item");
         }
@@ -354,7 +424,13 @@ fn contexts_agree_with_the_oracle(h: &Harness) -> Result<(), String> {
         // A fresh id per attempt: attempts are recorded in the datastore, and an id is never reused.
         let id = format!("p{n}-{}", earshot_store::new_attempt_id());
         h.store.create_attempt(c.clone(), h.store.latest(), id.clone()).map_err(|e| e.to_string())?;
-        let req = ContextRequest { query: EVERYTHING.into(), fetch: Some(200), k: Some(200), owners: vec![] };
+        let req = ContextRequest {
+            query: EVERYTHING.into(),
+            fetch: Some(200),
+            k: Some(200),
+            owners: vec![],
+            ..ContextRequest::default()
+        };
         let ctx = h.store.assemble_context(&id, &req).map_err(|e| format!("context for {c:?}: {e}"))?;
         let got: Vec<&str> = ctx.items.iter().map(|i| i.item.as_str()).collect();
         let unique: BTreeSet<&str> = got.iter().copied().collect();
@@ -408,6 +484,8 @@ fn the_property_check_catches_a_disagreeing_oracle() {
         attributes: None,
         origin: earshot_store::model::OriginInput::Keyword(earshot_store::model::OriginKeyword::OwnerPrivate),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     });
     h.write(&cmd).expect("write");
     contexts_agree_with_the_oracle(&h).expect("agrees before tampering");

@@ -1,7 +1,8 @@
 //! Owns the tests of `earshot eval`: the expected shape of the paper's confirmation on a small
 //! run (zero forbidden items in every authorized arm, unscoped exposure at dose 8, recall parity
 //! with the policy-equivalent arms, never below unscoped or silo, an advantage that grows with
-//! dose), and determinism (same seed, same bytes).
+//! dose; the dense and hybrid arms: gated ones leak nothing, ungated ones leak), and
+//! determinism (same seed, same bytes).
 
 use earshot_eval::{authorized, run, EvalConfig, Report, ARMS, DOSES, FETCH};
 
@@ -26,6 +27,13 @@ fn shape(r: &Report) -> Result<(), String> {
             "unscoped exposed forbidden items in only {:.3} of dose-8 contexts",
             u.dose8_share_with_forbidden()
         ));
+    }
+    // The ungated dense and hybrid rankings leak like the unscoped BM25 one; their gated
+    // counterparts (checked above with every authorized arm) never do.
+    for ungated in ["unscoped_dense", "unscoped_hybrid"] {
+        if arm(ungated)?.contexts_with_forbidden == 0 {
+            return Err(format!("{ungated} put no forbidden item in any context"));
+        }
     }
     for other in ["earshot_flat", "principal_postings"] {
         if arm(other)?.recall_at != e.recall_at {
@@ -94,6 +102,12 @@ fn a_small_run_has_the_papers_shape() {
         a.contexts_with_forbidden = 1;
     }
     assert!(shape(&leaky).is_err_and(|e| e.contains("post_filter")));
+    let mut leaky_dense = r.clone();
+    if let Some(a) = leaky_dense.arms.iter_mut().find(|a| a.arm == "earshot_dense") {
+        a.forbidden_items = 1;
+        a.contexts_with_forbidden = 1;
+    }
+    assert!(shape(&leaky_dense).is_err_and(|e| e.contains("earshot_dense")));
     let mut flat_advantage = r.clone();
     if let Some(u) = flat_advantage.arms.iter_mut().find(|a| a.arm == "unscoped") {
         u.recall_by_dose = vec![u.recall_by_dose[0]; DOSES.len()];

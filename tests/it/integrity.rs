@@ -135,6 +135,8 @@ impl World {
                     // same; one heard by others naming nobody has an unknown author.
                     author: named.then(|| author.to_string()),
                     subjects: Vec::new(),
+                    embedding: None,
+                    embedding_metric: None,
                 })
             }
             Step::Derive { owner, picks } => {
@@ -326,7 +328,13 @@ impl World {
         let attempt = format!("att-{}", self.attempts);
         self.store.create_attempt(alone(owner), self.store.latest(), attempt.clone()).map_err(|e| e.to_string())?;
         let k = n.min(200);
-        let req = ContextRequest { query: "note".into(), fetch: Some(k), k: Some(k), owners: vec![] };
+        let req = ContextRequest {
+            query: "note".into(),
+            fetch: Some(k),
+            k: Some(k),
+            owners: vec![],
+            ..ContextRequest::default()
+        };
         let sealed = self.store.assemble_context(&attempt, &req).map_err(|e| e.to_string())?;
         if sealed.items.len() != k {
             return Err(format!("a context of {k} of {owner}'s items holds {}", sealed.items.len()));
@@ -479,6 +487,8 @@ fn an_item_without_an_author_heard_by_others_is_data() {
             origin,
             author: None,
             subjects: Vec::new(),
+            embedding: None,
+            embedding_metric: None,
         })
     };
     let mal = OriginInput::Viewers(ViewersInput { participants: vec!["mal".into()], ..ViewersInput::default() });

@@ -357,6 +357,8 @@ fn every_store_error() -> Vec<StoreError> {
         E::CursorIncarnationMismatch(s()),
         E::StoreReplaced(s()),
         E::WindowInThePast { field: "expires_at", ends_at: s(), now: s() },
+        E::EmbeddingDimensionMismatch { field: "embedding", expected: 3, got: 2 },
+        E::InvalidEmbedding { field: "embedding", message: s() },
     ]
 }
 
@@ -433,9 +435,11 @@ fn variant_index(e: &StoreError) -> usize {
         E::StoreReplaced(_) => 65,
         E::WindowInThePast { .. } => 66,
         E::ParticipantOwnsDevices { .. } => 67,
+        E::EmbeddingDimensionMismatch { .. } => 68,
+        E::InvalidEmbedding { .. } => 69,
     }
 }
-const STORE_VARIANTS: usize = 68;
+const STORE_VARIANTS: usize = 70;
 
 /// Codes the API layer creates itself (crates/earshot-api: error.rs, auth.rs, lib.rs, writes.rs,
 /// server.rs, lists.rs), with their status. Each but `internal_error` (a panicked blocking task) and

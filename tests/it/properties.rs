@@ -556,6 +556,8 @@ impl Harness {
                         Origin::Viewers(ev) => OriginInput::Viewers(viewers(ev)),
                     },
                     author: None,
+                    embedding: None,
+                    embedding_metric: None,
                 })
             }
             Step::Life { item, action, by } => {
@@ -1313,6 +1315,8 @@ fn the_oracle_mirrors_the_spec_examples() {
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     };
     o.apply(&Command::CreateItem(item), "").unwrap_or_else(|e| panic!("{e:?}"));
     for (g, m) in [("g1", "bob"), ("g2", "cat")] {

@@ -49,6 +49,8 @@ fn item(id: &str) -> Command {
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     })
 }
 

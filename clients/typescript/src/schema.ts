@@ -513,7 +513,7 @@ export interface paths {
         put?: never;
         /**
          * Assemble and seal the attempt's context
-         * @description Authorizes before ranking (SPEC §1.10): the candidates are exactly the admissible items of the attempt's container at its pinned revision and time (by default the container owner's memory; `owners` names others), and only they are scored (BM25 over item content). An inadmissible item never takes a fetch or context slot. Candidates that match no query term are not ranked. Order: score descending, ties by item id. The top `fetch` (default 20, at most 200) form the fetch window, its first `k` (default 5, at most `fetch`) the context. The exact context (ids, content digests, bases, revision, query, parameters) is sealed and stored durably; the response also carries each item's content. An attempt has one context: a second request answers 409 `attempt_sealed` (a retry is a new attempt). Needs the `reader` scope on the store.
+         * @description Authorizes before ranking (SPEC §1.10): the candidates are exactly the admissible items of the attempt's container at its pinned revision and time (by default the container owner's memory; `owners` names others), and only they are scored, by `ranking`: `bm25` (the default, BM25 over item content with the candidates' statistics), `dense` (embedding similarity to `query_embedding`) or `hybrid` (reciprocal rank fusion of the two, k = 60). An inadmissible item never takes a fetch or context slot. Candidates that match no query term (`bm25`) or carry no embedding (`dense`) are not ranked. Order: score descending, ties by item id. The top `fetch` (default 20, at most 200) form the fetch window, its first `k` (default 5, at most `fetch`) the context. The exact context (ids, content digests, bases, revision, query, ranking, the digest of the query embedding, parameters) is sealed and stored durably; the response also carries each item's content. An attempt has one context: a second request answers 409 `attempt_sealed` (a retry is a new attempt). Needs the `reader` scope on the store.
          */
         post: operations["assembleContext"];
         delete?: never;
@@ -1196,6 +1196,10 @@ export interface components {
             subjects?: components["schemas"]["Id"][];
             /** @description SPEC §6.2: the participant whose words the item carries (e.g. the sender of an email); a known participant, else 404 `author_not_found`. Without it the author is the owner only when the origin is `owner_private`, public, or viewers resolving to the owner alone (the owner's own note); an origin audience holding anyone else makes the author unknown, judged once at write time: the item is then data (`data_reason: author_unknown`) whatever trust the owner gives later. */
             author?: components["schemas"]["Id"] | null;
+            /** @description The item's embedding (dense recall). Stored with the item's content: exported, imported, replicated and removed with it; never returned by a read. */
+            embedding?: components["schemas"]["Embedding"] | null;
+            /** @description The metric the embedding is meant for. The first embedding of a store fixes it (`cosine` when absent); later, one that differs is 422 `invalid_embedding`. Only with `embedding`. */
+            embedding_metric?: components["schemas"]["EmbeddingMetric"] | null;
         };
         LifecycleRequest: {
             action: components["schemas"]["Action"];
@@ -1519,7 +1523,7 @@ export interface components {
                  * @description Stable machine-readable code. `x-error-codes` at the document root gives each code's statuses and meaning.
                  * @enum {string}
                  */
-                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_is_device" | "participant_owns_devices" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation" | "window_in_the_past";
+                code: "unauthenticated" | "forbidden" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "body_too_large" | "malformed_json" | "invalid_request" | "invalid_path" | "internal_error" | "invalid_id" | "anonymous_participant" | "limit_exceeded" | "store_not_found" | "store_exists" | "participant_not_found" | "participant_exists" | "participant_owns_items" | "item_not_found" | "item_exists" | "source_not_found" | "source_owner_mismatch" | "origin_unresolved" | "invalid_transition" | "partition_mixed_audiences" | "grant_not_found" | "grant_already_revoked" | "invalid_consistency_token" | "consistency_token_store_mismatch" | "consistency_token_incarnation_mismatch" | "revision_expired" | "consistency_timeout" | "attempt_not_found" | "attempt_capacity" | "invalid_cursor" | "cursor_incarnation_mismatch" | "integrity_failure" | "storage_failure" | "unavailable" | "attempt_sealed" | "search_index_lagging" | "search_failure" | "schema_invalid" | "schema_not_found" | "relation_in_use" | "unknown_relation" | "relation_not_found" | "relation_exists" | "not_grantor" | "already_revoked" | "device_not_found" | "device_exists" | "not_device_owner" | "not_capability_holder" | "not_revoker" | "capability_not_found" | "capability_exists" | "capability_not_within_parent" | "parent_capability_invalid" | "participant_is_device" | "participant_owns_devices" | "invalid_slice_path" | "invalid_condition" | "request_timeout" | "revision_not_latest" | "insufficient_storage" | "storage_unavailable" | "datastore_unavailable" | "store_replaced" | "write_conflict" | "invalid_idempotency_key" | "idempotency_key_reused" | "confirmation_required" | "import_invalid" | "body_timeout" | "subject_not_found" | "not_a_subject" | "author_not_found" | "trust_not_found" | "trust_self_delegation" | "window_in_the_past" | "embedding_dimension_mismatch" | "invalid_embedding";
                 /** @description Human-readable; not stable. */
                 message: string;
                 /** @description Structured details; `{}` unless stated for the code. */
@@ -1537,8 +1541,11 @@ export interface components {
             };
         };
         ContextRequest: {
-            /** @description Free text; analysed like item content (lower-cased words). Must not be blank. */
-            query: string;
+            /** @description Free text; analysed like item content (lower-cased words). Needed, and not blank, for `bm25` (the default) and `hybrid`; absent or empty for `dense`. */
+            query?: string;
+            /** @description The query's embedding, in the store's dimension (else 422 `embedding_dimension_mismatch`); needed for `dense` and `hybrid`, refused with `bm25`. */
+            query_embedding?: components["schemas"]["Embedding"];
+            ranking?: components["schemas"]["Ranking"];
             /**
              * @description Fetch budget: how many ranked candidates form the window.
              * @default 20
@@ -1559,9 +1566,9 @@ export interface components {
         ContextItem: {
             rank: number;
             item: components["schemas"]["Id"];
-            /** @description BM25 score among the admissible candidates. */
+            /** @description The ranking's score among the admissible candidates: BM25, the dense similarity, or the fused `hybrid` score. */
             score: number;
-            /** @description SHA-256 (hex) of the indexed content; absent for an item without content. */
+            /** @description SHA-256 (hex) of the item's content; absent for an item without content. */
             digest?: string;
             basis: components["schemas"]["Basis"];
             reason: components["schemas"]["Reason"];
@@ -1593,6 +1600,10 @@ export interface components {
             resolution?: components["schemas"]["ContainerResolution"];
             owners: components["schemas"]["Id"][];
             query: string;
+            /** @description The ranking used (`bm25` for contexts sealed before dense recall existed). */
+            ranking?: components["schemas"]["Ranking"];
+            /** @description SHA-256 (hex) of the query embedding as little-endian 32-bit floats; the vector itself is not kept. Absent for `bm25`. */
+            query_embedding_digest?: string;
             fetch: number;
             k: number;
             /** @description How many admissible candidates were ranked. */
@@ -2268,6 +2279,19 @@ export interface components {
             /** @description Read with `at_exact` at a revision whose answers may not be used now (older than the datastore's newest, or with a window opened or closed since it was written, SPEC §2.6): the newest revision. The answer is then the record as it was at `revision`. */
             latest_revision?: number;
         };
+        /** @description An embedding for dense recall: at most 4096 finite numbers, each within ±1e6 (else 422 `invalid_embedding`). A store's dimension and metric are fixed by the first embedding written to it (recorded durably, for every replica); a later embedding of another length is 422 `embedding_dimension_mismatch`. Under `cosine` (the default) an embedding is normalised when written, so scores are dot products of unit vectors; a zero vector is then 422 `invalid_embedding`. Memory: 4 bytes per dimension per item in the dense projection (1,536 bytes at 384 dimensions). */
+        Embedding: number[];
+        /**
+         * @description How dense recall compares embeddings: `cosine` (vectors normalised when written) or `dot` (the plain dot product).
+         * @enum {string}
+         */
+        EmbeddingMetric: "cosine" | "dot";
+        /**
+         * @description How a context ranks its admissible candidates (and only them, SPEC §1.10, §6.1). `bm25`: BM25 over item content with the candidates' corpus statistics; needs `query`. `dense`: the similarity of each candidate's embedding to `query_embedding` (the dot product, of unit vectors under `cosine`); needs `query_embedding`; candidates without an embedding are not ranked. `hybrid`: reciprocal rank fusion of the two, score `Σ 1/(60 + rank)` over the candidates' BM25 order and dense order (ranks from 1, within the candidates; an item absent from one order gets nothing from it); needs both. A score depends only on the query and the candidates, so an item the container may not see can shift neither a score nor a rank. Ties by item id.
+         * @default bm25
+         * @enum {string}
+         */
+        Ranking: "bm25" | "dense" | "hybrid";
     };
     responses: never;
     parameters: {
@@ -3330,7 +3354,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable: `anonymous_participant`, `origin_unresolved`, `idempotency_key_reused`. */
+            /** @description Unprocessable: `anonymous_participant`, `origin_unresolved`, `idempotency_key_reused`, `embedding_dimension_mismatch`, `invalid_embedding`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4777,6 +4801,15 @@ export interface operations {
             };
             /** @description Unsupported media type: `unsupported_media_type`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: `embedding_dimension_mismatch`, `invalid_embedding`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

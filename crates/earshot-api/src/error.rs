@@ -130,7 +130,9 @@ impl From<StoreError> for ApiError {
             | E::IdempotencyKeyReused(_)
             | E::ImportInvalid { .. }
             | E::TrustSelf(_)
-            | E::WindowInThePast { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            | E::WindowInThePast { .. }
+            | E::EmbeddingDimensionMismatch { .. }
+            | E::InvalidEmbedding { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::AttemptCapacity => StatusCode::TOO_MANY_REQUESTS,
             E::ConsistencyTimeout { .. }
             | E::Unavailable
@@ -177,6 +179,10 @@ impl From<StoreError> for ApiError {
             E::IdempotencyKeyReused(key) => json!({"key": key}),
             E::ImportInvalid { line, .. } => json!({"line": line}),
             E::WindowInThePast { field, ends_at, now } => json!({"field": field, "ends_at": ends_at, "now": now}),
+            E::EmbeddingDimensionMismatch { field, expected, got } => {
+                json!({"field": field, "expected": expected, "got": got})
+            }
+            E::InvalidEmbedding { field, .. } => json!({"field": field}),
             _ => json!({}),
         };
         // 503 and 507 are conditions the operator and client can act on, so their message is

@@ -480,7 +480,7 @@ pub async fn get_attempt(
     }
 }
 
-/// Assembles the attempt's one context: admissible candidates only, ranked by BM25, sealed.
+/// Assembles the attempt's one context: admissible candidates only, ranked (`bm25`, `dense` or `hybrid`), sealed.
 pub async fn attempt_context(
     State(st): State<AppState>,
     p: Principal,

@@ -560,9 +560,44 @@ fn history(h: usize, seed: u64, seq: &mut u32, grant_seq: &mut u32) -> History {
     let mut records = std::mem::take(&mut b.records);
     records.contents = std::mem::take(&mut b.contents)
         .into_iter()
-        .map(|(k, v)| (k, ContentRecord { content: Some(v), attributes: None }))
+        .map(|(k, v)| {
+            let embedding = Some(embed(&v));
+            (k, ContentRecord { content: Some(v), attributes: None, embedding })
+        })
         .collect();
     History { owner, channels: b.channels, items: b.items, questions, records }
+}
+
+/// Dimensions of the evaluation's embeddings.
+pub const EMBEDDING_DIMENSION: usize = 64;
+
+/// A deterministic embedding of a text, with no model: a hashed bag of words projected at
+/// random (each distinct lower-cased word a fixed pseudo-random ±1 vector from its FNV-1a
+/// hash, summed over the words), then normalised as a `cosine` store keeps it. Texts sharing
+/// words point the same way; nothing else is learnt.
+pub fn embed(text: &str) -> Vec<f32> {
+    let mut v = [0.0f64; EMBEDDING_DIMENSION];
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in word.to_lowercase().bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        for x in &mut v {
+            // xorshift64 from the word's hash: one bit per dimension.
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            *x += if h & 1 == 0 { 1.0 } else { -1.0 };
+        }
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        // No word at all: a fixed direction, so the item still has a valid embedding.
+        let mut e = vec![0.0f32; EMBEDDING_DIMENSION];
+        e[0] = 1.0;
+        return e;
+    }
+    v.iter().map(|x| (x / norm) as f32).collect()
 }
 
 /// Every history of a run, and the store's records for all of them (items and grants in
@@ -590,6 +625,10 @@ impl World {
                 created_at_ms: 0,
                 committed_at_ms: None,
                 incarnation: None,
+            }),
+            vector_space: Some(earshot_store::dense::VectorSpace {
+                dimension: EMBEDDING_DIMENSION as u32,
+                metric: earshot_store::model::Metric::Cosine,
             }),
             ..Records::default()
         };

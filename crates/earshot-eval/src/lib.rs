@@ -13,6 +13,12 @@
 //! - `principal_postings`: an independent implementation of per-participant postings
 //!   `N_p = {(m, A) : p ∈ A ∈ AuthSets(m)}`, admitting m when one pair is in every viewer's postings.
 //!
+//! Six more arms rank by embeddings instead of BM25 (`earshot_dense`, `earshot_hybrid`: the
+//! service's path under `dense` and `hybrid`; `unscoped_dense`, `unscoped_hybrid`: the owner's
+//! whole memory; `post_filter_dense`, `post_filter_hybrid`: those top 20 with the inadmissible
+//! ones dropped). Embeddings are made from the text with no model (`gen::embed`: a hashed bag of
+//! words projected at random into 64 dimensions), the same for items and questions.
+//!
 //! Forbidden items are counted against the generator's own ledger, never against the store.
 //!
 //! Selection noninterference (SPEC §6.1) is measured per cell as a **score shift**: each arm's
@@ -32,9 +38,9 @@ use earshot_store::durable::{encode_records, Records};
 use earshot_store::flat::{Flat, FlatViewers};
 use earshot_store::model::{ContainerInput, Identity, ViewersInput};
 use earshot_store::search::SearchIndex;
-use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Snapshot, Statistics, StoreHandle};
+use earshot_store::{Backend, Earshot, Iid, MemoryBackend, Query, Snapshot, Statistics, StoreHandle};
 
-pub use gen::{History, Kind, World, DOSES};
+pub use gen::{embed, History, Kind, World, DOSES, EMBEDDING_DIMENSION};
 pub use report::{Cell, Report};
 
 /// The store every history is imported into.
@@ -43,13 +49,25 @@ const STORE: &str = "eval";
 pub const FETCH: usize = 20;
 pub const K: usize = 5;
 
-/// The six arms, in report order.
-pub const ARMS: [&str; 6] =
-    ["earshot_indexed", "earshot_flat", "unscoped", "session_silo", "post_filter", "principal_postings"];
+/// The arms, in report order: the six BM25 arms, then the dense and hybrid ones.
+pub const ARMS: [&str; 12] = [
+    "earshot_indexed",
+    "earshot_flat",
+    "unscoped",
+    "session_silo",
+    "post_filter",
+    "principal_postings",
+    "earshot_dense",
+    "earshot_hybrid",
+    "unscoped_dense",
+    "unscoped_hybrid",
+    "post_filter_dense",
+    "post_filter_hybrid",
+];
 
 /// Whether an arm authorizes (every authorized arm must show zero forbidden items).
 pub fn authorized(arm: &str) -> bool {
-    arm != "unscoped"
+    !arm.starts_with("unscoped")
 }
 
 /// Everything that can stop an evaluation.
@@ -96,6 +114,7 @@ pub fn run(cfg: &EvalConfig) -> Result<Report, EvalError> {
     let handle = earshot.store(STORE)?;
     let snapshot = handle.latest();
     handle.search_ready(&snapshot, std::time::Duration::from_secs(3600))?;
+    handle.dense_ready(&snapshot)?;
     let indexed = started.elapsed();
 
     let threads = cfg.threads.max(1);
@@ -232,13 +251,36 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History, measure_shift: boo
         }
         let unscoped: Vec<(usize, f32)> =
             full.iter().filter_map(|(iid, score)| Some((*by_iid.get(iid)?, *score))).take(FETCH).collect();
-        let arms: [Vec<(usize, f32)>; 6] = [
+        // Dense and hybrid: the service's path, and the owner's whole memory (hybrid's BM25 half
+        // with the whole index's statistics, as the unscoped arm ranks), then its post-filter.
+        let qe = handle.query_embedding(snap, &embed(&q.query))?;
+        let named = |v: Vec<(Iid, f32)>| -> Vec<(usize, f32)> {
+            v.iter().filter_map(|(iid, score)| Some((*by_iid.get(iid)?, *score))).collect()
+        };
+        let gated = |query: Query<'_>| -> Result<Vec<(usize, f32)>, EvalError> {
+            let r = handle.rank_admissible_by(snap, &resolved, &[owner], 0, query, FETCH)?;
+            Ok(r.fetched.iter().filter_map(|r| Some((*by_iid.get(&r.iid)?, r.score))).collect())
+        };
+        let ungated = |query: Query<'_>| -> Result<Vec<(usize, f32)>, EvalError> {
+            Ok(named(handle.rank_candidates_by_with(snap, &iids, query, FETCH, Statistics::WholeIndex)?))
+        };
+        let post_filter = |v: &[(usize, f32)]| -> Vec<(usize, f32)> {
+            v.iter().copied().filter(|(n, _)| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect()
+        };
+        let (unscoped_dense, unscoped_hybrid) = (ungated(Query::dense(&qe))?, ungated(Query::hybrid(&q.query, &qe))?);
+        let arms: [Vec<(usize, f32)>; 12] = [
             indexed,
             rank_set(&|_, n| h.items.get(n).is_some_and(|i| flat.check(&i.name, &fv, 0).admitted))?,
             unscoped.clone(),
             rank_set(&|_, n| h.items.get(n).is_some_and(|i| i.current && i.channel == Some(q.channel)))?,
             unscoped.iter().copied().filter(|(n, _)| all.get(*n).is_some_and(|(iid, _)| store_admits(*iid))).collect(),
             rank_set(&|_, n| postings.admits(h, n, &viewers))?,
+            gated(Query::dense(&qe))?,
+            gated(Query::hybrid(&q.query, &qe))?,
+            unscoped_dense.clone(),
+            unscoped_hybrid.clone(),
+            post_filter(&unscoped_dense),
+            post_filter(&unscoped_hybrid),
         ];
         let reference = if measure_shift {
             let reference = match references.entry(q.channel) {
@@ -268,6 +310,9 @@ fn answer(handle: &StoreHandle, snap: &Snapshot, h: &History, measure_shift: boo
             // have no distractor-free counterpart.
             cell.score_shift = match (*arm, &reference) {
                 (_, None) | ("session_silo", _) => None,
+                // Dense scores have no corpus statistics; their noninterference is the property
+                // test's (`tests/it/selection.rs`), not measured here.
+                (a, _) if a.contains("dense") || a.contains("hybrid") => None,
                 ("unscoped" | "post_filter", Some((r, _, whole_index))) => Some(score_shift(&scored, r, whole_index)),
                 (_, Some((r, own_statistics, _))) => Some(score_shift(&scored, r, own_statistics)),
             };

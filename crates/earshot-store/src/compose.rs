@@ -20,6 +20,7 @@ use crate::kernel::backend::Op;
 use crate::kernel::backend::{dec, meta_op, MetaRecord, META_KEY};
 use crate::kernel::State;
 use crate::memory::apply::{Apply, Dirty as MemoryDirty};
+use crate::memory::dense::VectorSpace;
 use crate::memory::durable::{
     AudienceRecord, ContentRecord, GrantRecord, IdentityRecord, ItemRecord, MemoryRecords, MemoryRecordsMut,
     ParticipantRecord,
@@ -443,6 +444,8 @@ pub struct Records {
     pub idempotency: IdempotencyRecords,
     /// Trust delegations (SPEC §6.2).
     pub trust: Vec<TrustRecord>,
+    /// The vector space of the store's embeddings, once fixed.
+    pub vector_space: Option<VectorSpace>,
 }
 
 impl Records {
@@ -482,6 +485,7 @@ impl Records {
             contents: &self.contents,
             grants: &self.grants,
             trust: &self.trust,
+            vector_space: self.vector_space.as_ref(),
         }
     }
 
@@ -494,6 +498,7 @@ impl Records {
             contents: &mut self.contents,
             grants: &mut self.grants,
             trust: &mut self.trust,
+            vector_space: &mut self.vector_space,
         }
     }
 }

@@ -168,6 +168,14 @@ pub enum StoreError {
     /// grant or window would never have held, so the write is refused rather than recorded.
     #[error("`{field}` ({ends_at}) is not after the time of the write ({now}): the window would already be over")]
     WindowInThePast { field: &'static str, ends_at: String, now: String },
+    /// An embedding (an item's or a query's) whose length is not the store's dimension, fixed
+    /// by the first embedding written.
+    #[error("`{field}` has {got} dimensions; this store's embeddings have {expected}")]
+    EmbeddingDimensionMismatch { field: &'static str, expected: usize, got: usize },
+    /// An embedding that cannot be scored: empty, too long, a value that is not finite, a
+    /// zero vector under `cosine`, or a metric other than the store's.
+    #[error("`{field}`: {message}")]
+    InvalidEmbedding { field: &'static str, message: String },
 }
 
 /// Longest `Idempotency-Key` accepted (here, below every part, so that the error type names
@@ -272,6 +280,8 @@ impl StoreError {
             E::TrustNotFound(_) => "trust_not_found",
             E::TrustSelf(_) => "trust_self_delegation",
             E::WindowInThePast { .. } => "window_in_the_past",
+            E::EmbeddingDimensionMismatch { .. } => "embedding_dimension_mismatch",
+            E::InvalidEmbedding { .. } => "invalid_embedding",
         }
     }
 

@@ -78,7 +78,7 @@ pub const IMPORT_CHUNK: usize = 10_000;
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Record kinds by key prefix. The schema record's key is the single byte `s`.
-const KINDS: [(u8, &str); 14] = [
+const KINDS: [(u8, &str); 15] = [
     (b'a', "audience"),
     (b'c', "content"),
     (b'd', "device"),
@@ -91,6 +91,7 @@ const KINDS: [(u8, &str); 14] = [
     (b'r', "relation"),
     (b's', "schema"),
     (b'u', "use"),
+    (b'v', "vector_space"),
     (b'w', "trust"),
     (b'x', "identity"),
 ];

@@ -62,6 +62,8 @@ pub struct StoreHandle {
     attempts_swept: Mutex<Instant>,
     /// BM25 projection of item content (see `search`).
     pub(crate) search: SearchIndex,
+    /// Dense projection of item embeddings (see `memory::dense`).
+    pub(crate) dense: crate::memory::dense::DenseIndex,
     /// Writer queue depth, batch sizes and replica lag, for `/metrics`.
     metrics: Arc<StoreMetrics>,
     /// When this store was last used, on the coarse clock of `crate::tenancy` (eviction).
@@ -89,6 +91,7 @@ impl StoreHandle {
             attempts: DashMap::with_shard_amount(4),
             attempts_swept: Mutex::new(Instant::now()),
             search: SearchIndex::new()?,
+            dense: crate::memory::dense::DenseIndex::new(),
             metrics,
             last_used: std::sync::atomic::AtomicU32::new(crate::tenancy::tick()),
         }))
@@ -108,10 +111,17 @@ impl StoreHandle {
         });
     }
 
-    /// Rebuilds the search projection on this thread.
+    /// Rebuilds the search projection on this thread, and the dense projection when the store
+    /// holds embeddings.
     pub fn warm_search_now(&self) {
-        if let Err(e) = self.search_ready(&self.latest(), Duration::from_secs(3600)) {
+        let latest = self.latest();
+        if let Err(e) = self.search_ready(&latest, Duration::from_secs(3600)) {
             tracing::warn!(store = %self.id(), error = %e, "rebuilding the search index failed");
+        }
+        if latest.vectors.is_some() {
+            if let Err(e) = self.dense_ready_within(&latest, Duration::from_secs(3600)) {
+                tracing::warn!(store = %self.id(), error = %e, "reading the store's embeddings failed");
+            }
         }
     }
 

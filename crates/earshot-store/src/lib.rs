@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 
 pub use compose::Records;
 pub use compose::Snapshot;
-pub use context::{Params, Ranked, Ranking};
+pub use context::{Params, Query, Ranked, Ranking, RRF_K};
 pub use error::{Result, StoreError};
 pub use handle::{new_attempt_id, Attempt, LatestRef, ReadPoint, StoreHandle};
 pub use kernel::backend::{Backend, Head, MemoryBackend, Op, RecordsView, SledBackend};
@@ -44,7 +44,7 @@ pub use kernel::{token, Clock, Config, ManualClock, SystemClock};
 pub use memory::read::{RawDecision, ResolvedContainer};
 pub use memory::search::Statistics;
 pub use memory::snapshot::{Aid, Gid, Iid, MemorySnapshot, Pid};
-pub use memory::{flat, search, verify};
+pub use memory::{dense, flat, search, verify};
 pub use registry::Running;
 
 use kernel::backend::{dec, meta_op, MetaRecord, META_KEY};

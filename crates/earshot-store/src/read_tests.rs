@@ -290,6 +290,8 @@ impl World {
                     attributes: None,
                     origin,
                     author: None,
+                    embedding: None,
+                    embedding_metric: None,
                 })
             }
             3 | 4 => {
@@ -763,6 +765,8 @@ fn only_a_participant_without_items_can_be_removed() {
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::OwnerPrivate),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     }));
     let err = w.store.write(Command::RemoveParticipant { id: "p0".into() }).unwrap_err();
     assert_eq!(err.code(), "participant_owns_items");
@@ -784,6 +788,8 @@ fn a_suppress_disposition_writes_nothing_and_says_so() {
         attributes: None,
         origin: OriginInput::Keyword(OriginKeyword::Public),
         author: None,
+        embedding: None,
+        embedding_metric: None,
     }));
     let before = w.store.latest().revision();
     let request = DeriveRequest {
@@ -1031,6 +1037,8 @@ fn item_lines_built_off_the_writer_decide_only_while_they_hold() {
             attributes: None,
             origin: OriginInput::Viewers(viewers),
             author: None,
+            embedding: None,
+            embedding_metric: None,
         }));
         w.write(Command::RemoveParticipant { id: p.into() });
     };

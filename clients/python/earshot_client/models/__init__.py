@@ -50,6 +50,7 @@ from .device_view import DeviceView
 from .disposition import Disposition
 from .edge_page import EdgePage
 from .edge_view import EdgeView
+from .embedding_metric import EmbeddingMetric
 from .error import Error
 from .error_error import ErrorError
 from .error_error_code import ErrorErrorCode
@@ -114,6 +115,7 @@ from .participant_page import ParticipantPage
 from .participant_view import ParticipantView
 from .partition_output import PartitionOutput
 from .quality import Quality
+from .ranking import Ranking
 from .reach import Reach
 from .reachable_request import ReachableRequest
 from .reachable_response import ReachableResponse
@@ -212,6 +214,7 @@ __all__ = (
     "Disposition",
     "EdgePage",
     "EdgeView",
+    "EmbeddingMetric",
     "Error",
     "ErrorError",
     "ErrorErrorCode",
@@ -276,6 +279,7 @@ __all__ = (
     "ParticipantView",
     "PartitionOutput",
     "Quality",
+    "Ranking",
     "Reach",
     "ReachableRequest",
     "ReachableResponse",

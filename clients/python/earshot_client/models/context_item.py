@@ -27,10 +27,11 @@ class ContextItem:
         item (str): Identifier: `[a-z0-9][a-z0-9_.@-]{0,127}`. The spellings of the anonymous participant (`anonymous`,
             `_`, `*`, `⊥`) are refused with 422 `anonymous_participant`; any other malformed identifier with 400
             `invalid_id`.
-        score (float): BM25 score among the admissible candidates.
+        score (float): The ranking's score among the admissible candidates: BM25, the dense similarity, or the fused
+            `hybrid` score.
         basis (Basis): Which authorized audience admitted the item: the origin audience or a grant.
         reason (Reason): The closed set of decision reasons.
-        digest (str | Unset): SHA-256 (hex) of the indexed content; absent for an item without content.
+        digest (str | Unset): SHA-256 (hex) of the item's content; absent for an item without content.
         grant (str | Unset): The admitting grant, when the basis is `grant`.
         content (str | Unset): The content; in the assembling response only, never in the sealed record.
         role (Role | Unset): SPEC §6.2: `instruction` when the item's author is its owner or a participant the owner

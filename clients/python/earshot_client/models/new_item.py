@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.embedding_metric import EmbeddingMetric
 from ..models.origin_keyword import OriginKeyword
 from ..types import UNSET, Unset
 
@@ -36,6 +37,11 @@ class NewItem:
             origin is `owner_private`, public, or viewers resolving to the owner alone (the owner's own note); an origin
             audience holding anyone else makes the author unknown, judged once at write time: the item is then data
             (`data_reason: author_unknown`) whatever trust the owner gives later.
+        embedding (list[float] | None | Unset): The item's embedding (dense recall). Stored with the item's content:
+            exported, imported, replicated and removed with it; never returned by a read.
+        embedding_metric (EmbeddingMetric | None | Unset): The metric the embedding is meant for. The first embedding of
+            a store fixes it (`cosine` when absent); later, one that differs is 422 `invalid_embedding`. Only with
+            `embedding`.
     """
 
     owner: str
@@ -45,6 +51,8 @@ class NewItem:
     attributes: Attributes | None | Unset = UNSET
     subjects: list[str] | Unset = UNSET
     author: None | str | Unset = UNSET
+    embedding: list[float] | None | Unset = UNSET
+    embedding_metric: EmbeddingMetric | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.attributes import Attributes  # noqa: PLC0415
@@ -87,6 +95,23 @@ class NewItem:
         else:
             author = self.author
 
+        embedding: list[float] | None | Unset
+        if isinstance(self.embedding, Unset):
+            embedding = UNSET
+        elif isinstance(self.embedding, list):
+            embedding = self.embedding
+
+        else:
+            embedding = self.embedding
+
+        embedding_metric: None | str | Unset
+        if isinstance(self.embedding_metric, Unset):
+            embedding_metric = UNSET
+        elif isinstance(self.embedding_metric, EmbeddingMetric):
+            embedding_metric = self.embedding_metric.value
+        else:
+            embedding_metric = self.embedding_metric
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -105,6 +130,10 @@ class NewItem:
             field_dict["subjects"] = subjects
         if author is not UNSET:
             field_dict["author"] = author
+        if embedding is not UNSET:
+            field_dict["embedding"] = embedding
+        if embedding_metric is not UNSET:
+            field_dict["embedding_metric"] = embedding_metric
 
         return field_dict
 
@@ -179,6 +208,40 @@ class NewItem:
 
         author = _parse_author(d.pop("author", UNSET))
 
+        def _parse_embedding(data: object) -> list[float] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                embedding_type_0 = cast(list[float], data)
+
+                return embedding_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float] | None | Unset, data)
+
+        embedding = _parse_embedding(d.pop("embedding", UNSET))
+
+        def _parse_embedding_metric(data: object) -> EmbeddingMetric | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                embedding_metric_type_0 = EmbeddingMetric(data)
+
+                return embedding_metric_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EmbeddingMetric | None | Unset, data)
+
+        embedding_metric = _parse_embedding_metric(d.pop("embedding_metric", UNSET))
+
         new_item = cls(
             owner=owner,
             origin=origin,
@@ -187,6 +250,8 @@ class NewItem:
             attributes=attributes,
             subjects=subjects,
             author=author,
+            embedding=embedding,
+            embedding_metric=embedding_metric,
         )
 
         return new_item

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.ranking import Ranking
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -47,6 +48,15 @@ class SealedContext:
         resolution (ContainerResolution | Unset): Whether the container resolved and, when it did not, why. An
             unresolved container's viewers are everyone (`U`): fail-closed, it is admitted public items only. The first
             input at fault is reported, in request order: owner, viewer participants, viewer identities, quality.
+        ranking (Ranking | Unset): How a context ranks its admissible candidates (and only them, SPEC §1.10, §6.1).
+            `bm25`: BM25 over item content with the candidates' corpus statistics; needs `query`. `dense`: the similarity of
+            each candidate's embedding to `query_embedding` (the dot product, of unit vectors under `cosine`); needs
+            `query_embedding`; candidates without an embedding are not ranked. `hybrid`: reciprocal rank fusion of the two,
+            score `Σ 1/(60 + rank)` over the candidates' BM25 order and dense order (ranks from 1, within the candidates; an
+            item absent from one order gets nothing from it); needs both. A score depends only on the query and the
+            candidates, so an item the container may not see can shift neither a score nor a rank. Ties by item id.
+        query_embedding_digest (str | Unset): SHA-256 (hex) of the query embedding as little-endian 32-bit floats; the
+            vector itself is not kept. Absent for `bm25`.
     """
 
     attempt: str
@@ -64,6 +74,8 @@ class SealedContext:
     fetched: list[ContextCandidate]
     items: list[ContextItem]
     resolution: ContainerResolution | Unset = UNSET
+    ranking: Ranking | Unset = UNSET
+    query_embedding_digest: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,6 +117,12 @@ class SealedContext:
         if not isinstance(self.resolution, Unset):
             resolution = self.resolution.to_dict()
 
+        ranking: str | Unset = UNSET
+        if not isinstance(self.ranking, Unset):
+            ranking = self.ranking.value
+
+        query_embedding_digest = self.query_embedding_digest
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -127,6 +145,10 @@ class SealedContext:
         )
         if resolution is not UNSET:
             field_dict["resolution"] = resolution
+        if ranking is not UNSET:
+            field_dict["ranking"] = ranking
+        if query_embedding_digest is not UNSET:
+            field_dict["query_embedding_digest"] = query_embedding_digest
 
         return field_dict
 
@@ -183,6 +205,15 @@ class SealedContext:
         else:
             resolution = ContainerResolution.from_dict(_resolution)
 
+        _ranking = d.pop("ranking", UNSET)
+        ranking: Ranking | Unset
+        if isinstance(_ranking, Unset):
+            ranking = UNSET
+        else:
+            ranking = Ranking(_ranking)
+
+        query_embedding_digest = d.pop("query_embedding_digest", UNSET)
+
         sealed_context = cls(
             attempt=attempt,
             revision=revision,
@@ -199,6 +230,8 @@ class SealedContext:
             fetched=fetched,
             items=items,
             resolution=resolution,
+            ranking=ranking,
+            query_embedding_digest=query_embedding_digest,
         )
 
         sealed_context.additional_properties = d

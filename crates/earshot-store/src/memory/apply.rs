@@ -32,6 +32,8 @@ type PlannedOutput = (String, Aid, Vec<Iid>, Box<[Arc<str>]>, NewContent);
 pub(crate) struct NewContent {
     pub content: Option<String>,
     pub attributes: Option<Attributes>,
+    /// The embedding as stored (normalised under `cosine`), see `crate::memory::dense`.
+    pub embedding: Option<Vec<f32>>,
 }
 
 /// Records a command touched; the durable layer re-encodes them from the new snapshot.
@@ -48,6 +50,8 @@ pub(crate) struct Dirty {
     pub grants: Vec<Gid>,
     /// Trust delegations (SPEC §6.2).
     pub trust: Vec<crate::memory::trust::Tid>,
+    /// The store's vector space was fixed by this command (its `v/space` record is written).
+    pub vector_space: bool,
 }
 
 impl Dirty {
@@ -61,6 +65,7 @@ impl Dirty {
             && self.content_deletes.is_empty()
             && self.grants.is_empty()
             && self.trust.is_empty()
+            && !self.vector_space
     }
 }
 
@@ -309,6 +314,11 @@ impl Apply<'_> {
         let owner = self.owner_pid(&i.owner)?;
         let author = self.author_of(owner, i.author.as_deref())?;
         check_content(i.content.as_deref(), i.attributes.as_ref())?;
+        let embedding = match (&i.embedding, i.embedding_metric) {
+            (Some(e), metric) => Some(crate::memory::dense::prepare_item(e, metric, self.snap.vectors)?),
+            (None, Some(_)) => return Err(StoreError::input("embedding_metric", "needs an `embedding`")),
+            (None, None) => None,
+        };
         let subjects = self.subjects_for(&i.subjects, &[])?;
         // Write-time binding (SPEC §1.4): the audience comes from the origin, never the content.
         let aid = match &i.origin {
@@ -328,8 +338,18 @@ impl Apply<'_> {
             aid,
             State::Active,
             (&[], subjects),
-            NewContent { content: i.content, attributes: i.attributes },
+            NewContent {
+                content: i.content,
+                attributes: i.attributes,
+                embedding: embedding.as_ref().map(|e| e.1.clone()),
+            },
         );
+        if let Some((space, _)) = embedding {
+            if self.snap.vectors.is_none() {
+                self.snap.vectors = Some(space);
+                self.dirty.vector_space = true;
+            }
+        }
         if let Some(author) = author {
             self.set_author(iid, author);
         }
@@ -558,7 +578,7 @@ impl Apply<'_> {
                     aid,
                     state,
                     (&sources, subjects),
-                    NewContent { content: req.content, attributes: req.attributes },
+                    NewContent { content: req.content, attributes: req.attributes, embedding: None },
                 );
                 // A quarantine always says why: the suppression it was created despite, else
                 // `requested` (the disposition asked for it), as a `suppress` does.
@@ -638,7 +658,7 @@ impl Apply<'_> {
                 aid,
                 out_sources,
                 subjects,
-                NewContent { content: out.content.clone(), attributes: out.attributes.clone() },
+                NewContent { content: out.content.clone(), attributes: out.attributes.clone(), embedding: None },
             ));
         }
         if seen.len() != sources.len() {

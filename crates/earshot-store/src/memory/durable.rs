@@ -16,6 +16,7 @@ use crate::error::{Result, StoreError};
 use crate::kernel::backend::{dec, enc, key, Op};
 use crate::memory::apply::Dirty;
 use crate::memory::consent::{ConsentRecord, GrantConsent};
+use crate::memory::dense::{VectorSpace, SPACE_KEY, SPACE_PREFIX};
 use crate::memory::graph::Provenance;
 use crate::memory::layered::{FlatVec, NameMap};
 use crate::memory::model::{Attributes, ParticipantKind};
@@ -85,6 +86,10 @@ pub struct ContentRecord {
     pub content: Option<String>,
     #[serde(default)]
     pub attributes: Option<Attributes>,
+    /// The item's embedding as stored: normalised under the store's `cosine` metric (see
+    /// `crate::memory::dense`). Absent for an item without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f32>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,6 +122,8 @@ pub struct MemoryRecords<'a> {
     pub contents: &'a BTreeMap<String, ContentRecord>,
     pub grants: &'a [GrantRecord],
     pub trust: &'a [TrustRecord],
+    /// The store's vector space (`v/space`), once an embedding fixed it.
+    pub vector_space: Option<&'a VectorSpace>,
 }
 
 /// Where decoded memory records go (the fields of the composed `Records`).
@@ -128,6 +135,7 @@ pub(crate) struct MemoryRecordsMut<'a> {
     pub contents: &'a mut BTreeMap<String, ContentRecord>,
     pub grants: &'a mut Vec<GrantRecord>,
     pub trust: &'a mut Vec<TrustRecord>,
+    pub vector_space: &'a mut Option<VectorSpace>,
 }
 
 impl MemoryRecordsMut<'_> {
@@ -143,6 +151,7 @@ impl MemoryRecordsMut<'_> {
             }
             [b'g', b'/', ..] => self.grants.push(dec(k, v)?),
             [TRUST_PREFIX, b'/', ..] => self.trust.push(dec(k, v)?),
+            [SPACE_PREFIX, b'/', ..] => *self.vector_space = Some(dec(k, v)?),
             // Sealed contexts: audit records, read one by one, never projected.
             [b't', b'/', ..] => {}
             _ => return Ok(false),
@@ -230,14 +239,23 @@ pub(crate) fn encode(s: &MemorySnapshot, dirty: &Dirty) -> Result<Vec<Op>> {
         ));
     }
     for (iid, c) in &dirty.contents {
-        if c.content.is_none() && c.attributes.is_none() {
+        if c.content.is_none() && c.attributes.is_none() && c.embedding.is_none() {
             continue;
         }
         let Some(i) = s.item(*iid) else { continue };
         ops.push(Op::Put(
             key(b'c', &i.name),
-            enc(&ContentRecord { content: c.content.clone(), attributes: c.attributes.clone() })?,
+            enc(&ContentRecord {
+                content: c.content.clone(),
+                attributes: c.attributes.clone(),
+                embedding: c.embedding.clone(),
+            })?,
         ));
+    }
+    if dirty.vector_space {
+        if let Some(space) = &s.vectors {
+            ops.push(Op::Put(key(SPACE_PREFIX, SPACE_KEY), enc(space)?));
+        }
     }
     for iid in &dirty.content_deletes {
         if let Some(i) = s.item(*iid) {
@@ -520,6 +538,7 @@ pub(crate) fn rebuild(store: &str, r: MemoryRecords<'_>) -> Result<(MemorySnapsh
         s.idents.insert(Arc::from(k.as_str()), Arc::from(bound));
     }
     crate::memory::trust::rebuild(&mut s, r.trust, &pid_of)?;
+    s.vectors = r.vector_space.copied();
     // Last, so the lines' summaries see every record as the rebuild leaves it.
     s.rebuild_item_lines();
     Ok((s, graph))
@@ -546,5 +565,8 @@ pub(crate) fn encode_records(r: MemoryRecords<'_>, ops: &mut Vec<Op>) -> Result<
         ops.push(Op::Put(key(b'g', &g.id), enc(g)?));
     }
     crate::memory::trust::encode_records(r.trust, ops)?;
+    if let Some(space) = r.vector_space {
+        ops.push(Op::Put(key(SPACE_PREFIX, SPACE_KEY), enc(space)?));
+    }
     Ok(())
 }

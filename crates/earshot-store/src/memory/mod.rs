@@ -6,6 +6,7 @@
 
 pub(crate) mod apply;
 pub mod consent;
+pub mod dense;
 pub mod durable;
 pub mod flat;
 pub(crate) mod graph;

@@ -31,6 +31,8 @@ pub mod limits {
     pub const DEFAULT_FETCH: usize = 20;
     pub const MAX_FETCH: usize = 200;
     pub const DEFAULT_K: usize = 5;
+    /// Dense recall: the most dimensions an item's embedding or a query embedding may have.
+    pub const MAX_EMBEDDING_DIMENSION: usize = 4096;
 }
 
 /// The three kinds of participant.
@@ -168,6 +170,55 @@ pub struct NewItem {
     /// recorded before authors existed still match their retries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    /// The item's embedding (dense recall): finite floats, as many as the store's dimension.
+    /// Left out of the serialized form when absent (request digests of older creates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f32>>,
+    /// The metric the embedding is meant for; the store's when absent (`cosine` for the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_metric: Option<Metric>,
+}
+
+/// How dense recall compares embeddings. Fixed for a store by its first embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Cosine similarity: embeddings are normalised when written, so scoring is a dot product.
+    Cosine,
+    /// The plain dot product of the vectors as written.
+    Dot,
+}
+
+impl Metric {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Cosine => "cosine",
+            Metric::Dot => "dot",
+        }
+    }
+}
+
+/// How a context ranks its admissible candidates (SPEC §1.10).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankBy {
+    /// BM25 over the candidates' content, with the candidates' corpus statistics.
+    #[default]
+    Bm25,
+    /// The similarity of each candidate's embedding to the query embedding.
+    Dense,
+    /// Reciprocal rank fusion of the BM25 and dense ranks within the candidates.
+    Hybrid,
+}
+
+impl RankBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RankBy::Bm25 => "bm25",
+            RankBy::Dense => "dense",
+            RankBy::Hybrid => "hybrid",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -502,10 +553,18 @@ pub use crate::common::{format_time, parse_time};
 
 /// A context request under an attempt: the query, the fetch budget (candidates ranked) and `k`
 /// (the context's size, taken from the top of the fetch window).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContextRequest {
+    /// The text query (BM25); empty or absent for a `dense` ranking.
+    #[serde(default)]
     pub query: String,
+    /// The query embedding (dense recall), in the store's dimension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_embedding: Option<Vec<f32>>,
+    /// `bm25` (the default), `dense` or `hybrid`.
+    #[serde(default)]
+    pub ranking: RankBy,
     #[serde(default)]
     pub fetch: Option<usize>,
     #[serde(default)]
@@ -528,7 +587,8 @@ pub struct ContextItem {
     /// 1-based position in the context.
     pub rank: usize,
     pub item: String,
-    /// BM25 score among the admissible candidates.
+    /// The ranking's score among the admissible candidates: BM25, the dense similarity, or the
+    /// reciprocal-rank-fusion score of `hybrid`.
     pub score: f32,
     /// SHA-256 (hex) of the content that was indexed; absent for an item without content.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -587,6 +647,12 @@ pub struct SealedContext {
     /// Whose memories were searched.
     pub owners: Vec<String>,
     pub query: String,
+    /// How the candidates were ranked (`bm25` in contexts sealed before dense recall existed).
+    #[serde(default)]
+    pub ranking: RankBy,
+    /// SHA-256 (hex) of the query embedding as little-endian f32s; the vector is not kept.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub query_embedding_digest: Option<String>,
     pub fetch: usize,
     pub k: usize,
     /// How many admissible candidates were ranked.

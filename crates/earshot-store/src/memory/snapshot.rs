@@ -359,6 +359,9 @@ pub struct MemorySnapshot {
     pub(crate) owner_public: Map<Pid, Posting>,
     /// Trust delegations (SPEC §6.2), see `crate::memory::trust`.
     pub(crate) trust: crate::memory::trust::Trust,
+    /// The dimension and metric of the store's embeddings, fixed by the first one written
+    /// (`crate::memory::dense`); `None` while the store has never held one.
+    pub(crate) vectors: Option<crate::memory::dense::VectorSpace>,
 }
 
 impl MemorySnapshot {
@@ -388,6 +391,7 @@ impl MemorySnapshot {
             owner_items: Map::default(),
             owner_public: Map::default(),
             trust: crate::memory::trust::Trust::default(),
+            vectors: None,
         };
         let digest = AudienceDigest::compute::<&str>(AudienceKind::Public, &[]);
         s.auds.push_back(AudRec { kind: AudienceKind::Public, members: Members::Everyone, digest, live: true });

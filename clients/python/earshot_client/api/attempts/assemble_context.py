@@ -77,6 +77,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_415
 
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
     if response.status_code == 500:
         response_500 = Error.from_dict(response.json())
 
@@ -115,13 +120,16 @@ def sync_detailed(
 
      Authorizes before ranking (SPEC §1.10): the candidates are exactly the admissible items of the
     attempt's container at its pinned revision and time (by default the container owner's memory;
-    `owners` names others), and only they are scored (BM25 over item content). An inadmissible item
-    never takes a fetch or context slot. Candidates that match no query term are not ranked. Order:
-    score descending, ties by item id. The top `fetch` (default 20, at most 200) form the fetch window,
-    its first `k` (default 5, at most `fetch`) the context. The exact context (ids, content digests,
-    bases, revision, query, parameters) is sealed and stored durably; the response also carries each
-    item's content. An attempt has one context: a second request answers 409 `attempt_sealed` (a retry
-    is a new attempt). Needs the `reader` scope on the store.
+    `owners` names others), and only they are scored, by `ranking`: `bm25` (the default, BM25 over item
+    content with the candidates' statistics), `dense` (embedding similarity to `query_embedding`) or
+    `hybrid` (reciprocal rank fusion of the two, k = 60). An inadmissible item never takes a fetch or
+    context slot. Candidates that match no query term (`bm25`) or carry no embedding (`dense`) are not
+    ranked. Order: score descending, ties by item id. The top `fetch` (default 20, at most 200) form the
+    fetch window, its first `k` (default 5, at most `fetch`) the context. The exact context (ids,
+    content digests, bases, revision, query, ranking, the digest of the query embedding, parameters) is
+    sealed and stored durably; the response also carries each item's content. An attempt has one
+    context: a second request answers 409 `attempt_sealed` (a retry is a new attempt). Needs the
+    `reader` scope on the store.
 
     Args:
         store (str):
@@ -160,13 +168,16 @@ def sync(
 
      Authorizes before ranking (SPEC §1.10): the candidates are exactly the admissible items of the
     attempt's container at its pinned revision and time (by default the container owner's memory;
-    `owners` names others), and only they are scored (BM25 over item content). An inadmissible item
-    never takes a fetch or context slot. Candidates that match no query term are not ranked. Order:
-    score descending, ties by item id. The top `fetch` (default 20, at most 200) form the fetch window,
-    its first `k` (default 5, at most `fetch`) the context. The exact context (ids, content digests,
-    bases, revision, query, parameters) is sealed and stored durably; the response also carries each
-    item's content. An attempt has one context: a second request answers 409 `attempt_sealed` (a retry
-    is a new attempt). Needs the `reader` scope on the store.
+    `owners` names others), and only they are scored, by `ranking`: `bm25` (the default, BM25 over item
+    content with the candidates' statistics), `dense` (embedding similarity to `query_embedding`) or
+    `hybrid` (reciprocal rank fusion of the two, k = 60). An inadmissible item never takes a fetch or
+    context slot. Candidates that match no query term (`bm25`) or carry no embedding (`dense`) are not
+    ranked. Order: score descending, ties by item id. The top `fetch` (default 20, at most 200) form the
+    fetch window, its first `k` (default 5, at most `fetch`) the context. The exact context (ids,
+    content digests, bases, revision, query, ranking, the digest of the query embedding, parameters) is
+    sealed and stored durably; the response also carries each item's content. An attempt has one
+    context: a second request answers 409 `attempt_sealed` (a retry is a new attempt). Needs the
+    `reader` scope on the store.
 
     Args:
         store (str):
@@ -200,13 +211,16 @@ async def asyncio_detailed(
 
      Authorizes before ranking (SPEC §1.10): the candidates are exactly the admissible items of the
     attempt's container at its pinned revision and time (by default the container owner's memory;
-    `owners` names others), and only they are scored (BM25 over item content). An inadmissible item
-    never takes a fetch or context slot. Candidates that match no query term are not ranked. Order:
-    score descending, ties by item id. The top `fetch` (default 20, at most 200) form the fetch window,
-    its first `k` (default 5, at most `fetch`) the context. The exact context (ids, content digests,
-    bases, revision, query, parameters) is sealed and stored durably; the response also carries each
-    item's content. An attempt has one context: a second request answers 409 `attempt_sealed` (a retry
-    is a new attempt). Needs the `reader` scope on the store.
+    `owners` names others), and only they are scored, by `ranking`: `bm25` (the default, BM25 over item
+    content with the candidates' statistics), `dense` (embedding similarity to `query_embedding`) or
+    `hybrid` (reciprocal rank fusion of the two, k = 60). An inadmissible item never takes a fetch or
+    context slot. Candidates that match no query term (`bm25`) or carry no embedding (`dense`) are not
+    ranked. Order: score descending, ties by item id. The top `fetch` (default 20, at most 200) form the
+    fetch window, its first `k` (default 5, at most `fetch`) the context. The exact context (ids,
+    content digests, bases, revision, query, ranking, the digest of the query embedding, parameters) is
+    sealed and stored durably; the response also carries each item's content. An attempt has one
+    context: a second request answers 409 `attempt_sealed` (a retry is a new attempt). Needs the
+    `reader` scope on the store.
 
     Args:
         store (str):
@@ -243,13 +257,16 @@ async def asyncio(
 
      Authorizes before ranking (SPEC §1.10): the candidates are exactly the admissible items of the
     attempt's container at its pinned revision and time (by default the container owner's memory;
-    `owners` names others), and only they are scored (BM25 over item content). An inadmissible item
-    never takes a fetch or context slot. Candidates that match no query term are not ranked. Order:
-    score descending, ties by item id. The top `fetch` (default 20, at most 200) form the fetch window,
-    its first `k` (default 5, at most `fetch`) the context. The exact context (ids, content digests,
-    bases, revision, query, parameters) is sealed and stored durably; the response also carries each
-    item's content. An attempt has one context: a second request answers 409 `attempt_sealed` (a retry
-    is a new attempt). Needs the `reader` scope on the store.
+    `owners` names others), and only they are scored, by `ranking`: `bm25` (the default, BM25 over item
+    content with the candidates' statistics), `dense` (embedding similarity to `query_embedding`) or
+    `hybrid` (reciprocal rank fusion of the two, k = 60). An inadmissible item never takes a fetch or
+    context slot. Candidates that match no query term (`bm25`) or carry no embedding (`dense`) are not
+    ranked. Order: score descending, ties by item id. The top `fetch` (default 20, at most 200) form the
+    fetch window, its first `k` (default 5, at most `fetch`) the context. The exact context (ids,
+    content digests, bases, revision, query, ranking, the digest of the query embedding, parameters) is
+    sealed and stored durably; the response also carries each item's content. An attempt has one
+    context: a second request answers 409 `attempt_sealed` (a retry is a new attempt). Needs the
+    `reader` scope on the store.
 
     Args:
         store (str):

@@ -4,7 +4,8 @@
 //! four-fridges demonstration; `eval` reproduces the paper's retrieval evaluation (logic in
 //! `earshot-eval`); `validate` runs scenario files of expected decisions (logic in
 //! `earshot::validate`); `check`, `lookup`, `authorize`, `grant`, `revoke`, `tuples`, `watch`,
-//! `export` and `import` are the command-line client (`earshot::client`).
+//! `export` and `import` are the command-line client (`earshot::client`); `mcp` serves the Model
+//! Context Protocol (`earshot::mcp`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -84,6 +85,9 @@ enum Cmd {
     Export(client::ExportArgs),
     /// Import an export as a new store, through the service or offline.
     Import(client::ImportArgs),
+    /// Serve the Model Context Protocol (tools remember, recall, explain, grant, revoke) over
+    /// stdio or streamable HTTP, against a running service or an embedded store (docs/mcp.md).
+    Mcp(earshot::mcp::McpArgs),
 }
 
 #[derive(Subcommand)]
@@ -168,7 +172,8 @@ fn run() -> anyhow::Result<()> {
     // logs warnings only unless RUST_LOG asks for more.
     let filter = std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty());
     let default = match command {
-        Cmd::Validate { .. } => QUIET_LOG_FILTER,
+        // Under stdio, stdout is the protocol channel: logs go to stderr (always), warnings only.
+        Cmd::Validate { .. } | Cmd::Mcp(_) => QUIET_LOG_FILTER,
         _ => DEFAULT_LOG_FILTER,
     };
     let _telemetry = earshot::telemetry::init(earshot::config::LogFormat::Text, filter.as_deref().unwrap_or(default))?;
@@ -198,6 +203,7 @@ fn run() -> anyhow::Result<()> {
         Cmd::Watch(a) => client::watch(&a),
         Cmd::Export(a) => client::export(&a),
         Cmd::Import(a) => client::import(&a),
+        Cmd::Mcp(a) => earshot::mcp::run(&a),
         Cmd::Schema(SchemaCmd::Check { file }) => schema_check(&file),
         Cmd::Schema(SchemaCmd::Apply { file, store, url, token }) => {
             schema_apply(&file, &store, &url, token.as_deref())

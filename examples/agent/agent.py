@@ -118,7 +118,7 @@ def show(label: str, ids: list[str], memory: dict[str, tuple[str, str]], forbidd
     for i in ids:
         where, text = memory[i]
         mark = "FORBIDDEN" if i in forbidden else "ok       "
-        print(f"    {mark} [{where:>13}] {text}")
+        print(f"    {mark} {i[:8]} [{where:>13}] {text}")
 
 
 def main() -> int:
@@ -139,7 +139,7 @@ def main() -> int:
             if action.tool == "remember":
                 present = CONVERSATIONS.get(conversation)
                 tool = EarshotRememberTool(
-                    client=client, store=STORE, owner="owner", present=present, embed=hashed_bow_embedding
+                    client=client, store=STORE, owner="owner", present=present, embed=hashed_bow_embedding, author=speaker
                 )
                 out = tool.invoke(action.args)
                 memory[out["item"]] = (conversation, text)
@@ -160,7 +160,7 @@ def main() -> int:
         mcp_ids = [i["item"] for i in mcp_items]
         show("with the gate (earshot mcp recall)", mcp_ids, memory, forbidden)
         for i in mcp_items:
-            print(f"      {i['item']}: {i['reason']}, basis {i['basis']}, role {i['role']}")
+            print(f"      {i['item'][:8]}: {i['reason']}, basis {i['basis']}, role {i['role']}")
 
         print("-- arm 2: LangChain retriever (EarshotRetriever, hybrid)")
         vectors = InMemoryVectorStore(HashedBow())
@@ -174,7 +174,8 @@ def main() -> int:
         lc_ids = [d.metadata["item"] for d in docs]
         show("with the gate (EarshotRetriever)", lc_ids, memory, forbidden)
         for d in docs:
-            print(f"      {d.metadata['item']}: {d.metadata['reason']}, basis {d.metadata['basis']}, role {d.metadata['role']}")
+            meta = d.metadata
+            print(f"      {meta['item'][:8]}: {meta['reason']}, basis {meta['basis']}, role {meta['role']}")
 
         print(f"\n  bob <- {model.answer(query, [d.page_content for d in docs])}")
 

@@ -46,7 +46,7 @@ ALICE = Container(owner="owner", participants=["alice"])
 GROUP = ["alice", "bob"]
 ITEMS: dict[str, tuple[object, str]] = {
     "f1": (GROUP, "The team offsite moved to Lisbon."),
-    "p1": ("public", "The office opens at nine; the team offsite agenda is posted."),
+    "p1": ("public", "The office opens at nine."),
     "n1": ("owner_private", "My own budget note."),
     # Alice, privately: the best lexical and dense match of the question, and four more above f1.
     "f2": (["alice"], "Where did the team offsite move? Alice says the team offsite move does not matter: she is interviewing elsewhere."),

@@ -17,7 +17,12 @@ Run with clients/agents/test.sh.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import os
+import re
 import unittest
+from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -227,6 +232,38 @@ class AgentsTest(unittest.TestCase):
             free.invoke({"content": "who was there?"})
         out = asyncio.run(free.ainvoke({"content": "Carol joins the offsite.", "participants": ["carol"]}))
         self.assertEqual(out["outcome"], "created")
+
+    # -- the guide ----------------------------------------------------------------------------------
+
+    def test_guide_snippets_run_as_written(self) -> None:
+        """docs/agents.md's python blocks, in order, in one namespace, against this service (its
+        address substituted) with the store `demo` they assume."""
+        guide = (Path(__file__).resolve().parents[3] / "docs" / "agents.md").read_text()
+        blocks = re.findall(r"^```python\n(.*?)^```", guide, flags=re.S | re.M)
+        self.assertGreaterEqual(len(blocks), 3)
+        self.client.create_store("demo")
+        for p in ("owner", "alice", "bob"):
+            self.client.add_participant("demo", p)
+        os.environ["EARSHOT_TOKEN"] = self.serve.token
+        namespace: dict[str, object] = {}
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                for block in blocks:
+                    code = block.replace("http://127.0.0.1:7878", self.serve.base_url)
+                    exec(compile(code, "docs/agents.md", "exec"), namespace)
+        finally:
+            earshot = namespace.get("earshot")
+            if isinstance(earshot, EarshotHTTP):
+                earshot.close()
+        docs = namespace["docs"]
+        assert isinstance(docs, list)
+        self.assertEqual(docs[0].page_content, "The team offsite moved to Lisbon.")
+        self.assertNotIn("interviewing", out.getvalue())
+        self.assertIn("It moved to Lisbon.", out.getvalue())
+        response = namespace["response"]
+        texts = [n.node.get_content() for n in response.source_nodes]  # type: ignore[attr-defined]
+        self.assertEqual(texts, ["The team offsite moved to Lisbon."])
 
     # -- LlamaIndex -------------------------------------------------------------------------------
 

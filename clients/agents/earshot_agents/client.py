@@ -52,7 +52,9 @@ class EarshotAPIError(Exception):
             body = None
         error = body.get("error") if isinstance(body, dict) else None
         if not isinstance(error, dict) or not isinstance(error.get("code"), str):
-            return cls(UNEXPECTED_RESPONSE, f"not an Earshot error body: {response.text[:200]!r}", {}, response.status_code)
+            return cls(
+                UNEXPECTED_RESPONSE, f"not an Earshot error body: {response.text[:200]!r}", {}, response.status_code
+            )
         message = error.get("message")
         details = error.get("details")
         return cls(
@@ -315,7 +317,9 @@ class EarshotHTTP:
             raise EarshotAPIError.from_response(response)
         data = response.json()
         if not isinstance(data, dict):
-            raise EarshotAPIError(UNEXPECTED_RESPONSE, f"not a JSON object: {response.text[:200]!r}", {}, response.status_code)
+            raise EarshotAPIError(
+                UNEXPECTED_RESPONSE, f"not a JSON object: {response.text[:200]!r}", {}, response.status_code
+            )
         return data
 
     # -- context assembly --------------------------------------------------------------------

@@ -39,7 +39,16 @@ class Serve:
         self.token = TOKEN
         self.log = open(work / "server.log", "wb")
         self.proc = subprocess.Popen(
-            [str(binary), "serve", "--config", str(config), "--data", str(work / "data"), "--bind", f"127.0.0.1:{port}"],
+            [
+                str(binary),
+                "serve",
+                "--config",
+                str(config),
+                "--data",
+                str(work / "data"),
+                "--bind",
+                f"127.0.0.1:{port}",
+            ],
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )

@@ -54,7 +54,10 @@ ITEMS: dict[str, tuple[object, str]] = {
     "p1": ("public", "The office opens at nine."),
     "n1": ("owner_private", "My own budget note."),
     # Alice, privately: the best lexical and dense match of the question, and four more above f1.
-    "f2": (["alice"], "Where did the team offsite move? Alice says the team offsite move does not matter: she is interviewing elsewhere."),
+    "f2": (
+        ["alice"],
+        "Where did the team offsite move? Alice says the team offsite move does not matter: she is interviewing elsewhere.",
+    ),
     "d1": (["alice"], "Alice asked where the team offsite went."),
     "d2": (["alice"], "Alice: did the offsite move again?"),
     "d3": (["alice"], "Alice wonders where the offsite is, for the team."),
@@ -125,14 +128,16 @@ class AgentsTest(unittest.TestCase):
     # -- LangChain --------------------------------------------------------------------------------
 
     def test_lcel_chain_sees_only_admissible_documents(self) -> None:
-        prompt = PromptTemplate.from_template("Answer from the context only.\n\nContext:\n{context}\n\nQuestion: {question}")
+        prompt = PromptTemplate.from_template(
+            "Answer from the context only.\n\nContext:\n{context}\n\nQuestion: {question}"
+        )
         llm = FakeListLLM(responses=["The offsite moved to Lisbon."] * 3)  # a stub, not a model
         for ranking in RANKINGS:
             with self.subTest(ranking=ranking):
                 retriever = self.retriever(ranking)
-                chain = RunnableParallel(
-                    context=retriever | format_docs, question=RunnablePassthrough()
-                ).assign(answer=prompt | llm | StrOutputParser())
+                chain = RunnableParallel(context=retriever | format_docs, question=RunnablePassthrough()).assign(
+                    answer=prompt | llm | StrOutputParser()
+                )
                 out = chain.invoke(QUESTION)
                 self.assertIn("[f1] The team offsite moved to Lisbon.", out["context"])
                 for item in FORBIDDEN_FOR_BOB:
@@ -143,7 +148,9 @@ class AgentsTest(unittest.TestCase):
                 self.assertEqual(docs[0].metadata["item"], "f1")
                 self.assertEqual({d.metadata["item"] for d in docs}, {"f1", "p1"})
                 f1 = docs[0]
-                self.assertEqual((f1.id, f1.metadata["reason"], f1.metadata["basis"]), ("f1", "admitted_origin", "origin"))
+                self.assertEqual(
+                    (f1.id, f1.metadata["reason"], f1.metadata["basis"]), ("f1", "admitted_origin", "origin")
+                )
                 self.assertIn(f1.metadata["role"], ("instruction", "data"))
                 self.assertEqual((f1.metadata["ranking"], f1.metadata["resolved"]), (ranking, True))
                 self.assertTrue(f1.metadata["attempt"])
@@ -152,7 +159,9 @@ class AgentsTest(unittest.TestCase):
 
     def test_langchain_async(self) -> None:
         async def run() -> list[list[Document]]:
-            return await asyncio.gather(*(self.retriever(r, container=BOB_BY_EMAIL).ainvoke(QUESTION) for r in RANKINGS))
+            return await asyncio.gather(
+                *(self.retriever(r, container=BOB_BY_EMAIL).ainvoke(QUESTION) for r in RANKINGS)
+            )
 
         for ranking, docs in zip(RANKINGS, asyncio.run(run())):
             self.assertEqual(docs[0].metadata["item"], "f1", ranking)
@@ -183,7 +192,9 @@ class AgentsTest(unittest.TestCase):
         with self.assertLogs("earshot_agents", level="WARNING") as logs:
             docs = self.retriever("hybrid", container=stranger).invoke(QUESTION)
         self.assertEqual([d.metadata["item"] for d in docs], ["p1"])
-        self.assertEqual((docs[0].metadata["resolved"], docs[0].metadata["unresolved_reason"]), (False, "unknown_identity"))
+        self.assertEqual(
+            (docs[0].metadata["resolved"], docs[0].metadata["unresolved_reason"]), (False, "unknown_identity")
+        )
         self.assertIn("unresolved", logs.output[0])
         stale = Container(owner="owner", participants=["bob"], quality="stale")
         with self.assertLogs("earshot_agents", level="WARNING"):
@@ -213,7 +224,9 @@ class AgentsTest(unittest.TestCase):
 
     def test_remember_tool_binds_the_audience(self) -> None:
         # Bound to Bob's one-to-one: the model gives the content only; Bob sees it, Alice does not.
-        tool = EarshotRememberTool(client=self.client, store=STORE, owner="owner", present=BOB, embed=hashed_bow_embedding)
+        tool = EarshotRememberTool(
+            client=self.client, store=STORE, owner="owner", present=BOB, embed=hashed_bow_embedding
+        )
         self.assertEqual(set(tool.args), {"content"})
         said = tool.invoke({"content": "Bob's flight to the Lisbon offsite lands at noon."})
         self.assertEqual(said["outcome"], "created")

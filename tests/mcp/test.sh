@@ -8,7 +8,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
-export EARSHOT_BIN="${EARSHOT_BIN:-$target/debug/earshot}"
+# Absolute, since the tests run from this directory (.ci/run passes a path relative to the root).
+export EARSHOT_BIN="$(realpath -m "${EARSHOT_BIN:-$target/debug/earshot}")"
 if [[ ! -x "$EARSHOT_BIN" ]]; then
   (cd "$root" && cargo build -p earshot)
 fi

@@ -13,8 +13,6 @@ export EARSHOT_BIN="$(realpath -m "${EARSHOT_BIN:-$target/debug/earshot}")"
 if [[ ! -x "$EARSHOT_BIN" ]]; then
   (cd "$root" && cargo build -p earshot)
 fi
-# Absolute, since the tests run from this directory (.ci/run passes a path relative to the root).
-EARSHOT_BIN="$(realpath "$EARSHOT_BIN")"
 venv="${EARSHOT_MCP_VENV:-$target/mcp-venv}"
 req="$here/requirements.txt"
 want="$(sha256sum "$req" | cut -d' ' -f1)"

@@ -99,13 +99,13 @@ class McpCase(unittest.TestCase):
             self.assertEqual(t.input_schema["type"], "object", t.name)
             self.assertFalse(t.input_schema.get("additionalProperties", True), t.name)
         recall_schema = next(t for t in tools.tools if t.name == "recall").input_schema
-        self.assertEqual(set(recall_schema["required"]), {"owner", "query"})
+        self.assertEqual(set(recall_schema["required"]), {"owner"})
 
         # Figure 1: f1 said in the group, f2 privately by Alice, p1 public, n1 the owner's own note.
-        f1 = await self.acall(client, "remember", {"id": "f1", "owner": "owner", "participants": ["alice", "bob"], "content": "The team offsite moved to Lisbon."})
+        f1 = await self.acall(client, "remember", {"id": "f1", "owner": "owner", "participants": ["alice", "bob"], "content": "The team offsite moved to Lisbon.", "embedding": [0.6, 0.8]})
         self.assertEqual((f1["item"], f1["outcome"]), ("f1", "created"))
-        await self.acall(client, "remember", {"id": "f2", "owner": "owner", "participants": ["alice"], "content": "Alice is interviewing elsewhere and may skip the offsite."})
-        await self.acall(client, "remember", {"id": "p1", "owner": "owner", "visibility": "public", "content": "The offsite agenda is public."})
+        await self.acall(client, "remember", {"id": "f2", "owner": "owner", "participants": ["alice"], "content": "Alice is interviewing elsewhere and may skip the offsite.", "embedding": [1.0, 0.0]})
+        await self.acall(client, "remember", {"id": "p1", "owner": "owner", "visibility": "public", "content": "The offsite agenda is public.", "embedding": [0.0, 1.0]})
         await self.acall(client, "remember", {"id": "n1", "owner": "owner", "visibility": "owner_private", "content": "My own offsite budget note."})
         # A remembered item identified by a transport identity binds it now (Bob's e-mail).
         f3 = await self.acall(client, "remember", {"owner": "owner", "identities": [{"transport": "email", "identifier": "bob@example.com"}], "content": "Bob prefers the offsite in spring."})
@@ -121,6 +121,14 @@ class McpCase(unittest.TestCase):
         self.assertEqual(got["p1"]["reason"], "admitted_public")
         self.assertIn(got["f1"]["role"], ("instruction", "data"))
         self.assertIn("Lisbon", got["f1"]["content"])
+
+        # Dense recall: Alice's private f2 is the best match by embedding and still never appears;
+        # hybrid fuses the two rankings over the same admissible items.
+        dense = await self.acall(client, "recall", {**GROUP, "query_embedding": [1.0, 0.0], "k": 10})
+        self.assertEqual([i["item"] for i in dense["items"]], ["f1", "p1"])
+        hybrid = await self.acall(client, "recall", {**GROUP, "query": "offsite", "query_embedding": [1.0, 0.0], "k": 10})
+        self.assertEqual({i["item"] for i in hybrid["items"]}, {"f1", "p1"})
+        await self.arefused(client, "recall", {**GROUP, "query_embedding": [1.0, 0.0, 0.0]}, "embedding_dimension_mismatch")
 
         # Bob alone, by his e-mail: f1, f3 and p1, never f2.
         bob = await self.acall(client, "recall", {"owner": "owner", "identities": [{"transport": "email", "identifier": "bob@example.com"}], "query": "offsite", "k": 10})

@@ -86,7 +86,19 @@ fn every_input_is_bounded_as_the_api_bounds_it() {
     assert_eq!(code(recall(json!({"owner": "o", "query": "q".repeat(1025)}))), "limit_exceeded");
     assert_eq!(code(recall(json!({"owner": "o", "query": "q", "k": 0}))), "limit_exceeded");
     assert_eq!(code(recall(json!({"owner": "o", "query": "q", "k": 51}))), "limit_exceeded");
-    assert_eq!(recall(json!({"owner": "o", "query": "q"})).unwrap(), json!({"query": "q", "k": 5, "fetch": 20}));
+    assert_eq!(
+        recall(json!({"owner": "o", "query": "q"})).unwrap(),
+        json!({"query": "q", "k": 5, "fetch": 20, "ranking": "bm25"})
+    );
+    // The ranking follows the inputs given, unless named.
+    assert_eq!(recall(json!({"owner": "o", "query_embedding": [1.0, 0.0]})).unwrap()["ranking"], "dense");
+    assert_eq!(recall(json!({"owner": "o", "query": "q", "query_embedding": [1.0]})).unwrap()["ranking"], "hybrid");
+    assert_eq!(
+        recall(json!({"owner": "o", "query": "q", "query_embedding": [1.0], "ranking": "bm25"})).unwrap()["ranking"],
+        "bm25"
+    );
+    assert_eq!(code(recall(json!({"owner": "o"}))), "invalid_request");
+    assert_eq!(code(recall(json!({"owner": "o", "query_embedding": vec![0.5; 4097]}))), "limit_exceeded");
     assert_eq!(recall(json!({"owner": "o", "query": "q", "k": 50})).unwrap()["fetch"], 50);
 
     let grant = |v: Value| new_grant(&decode::<GrantInput>(obj(v))?);
@@ -137,7 +149,10 @@ fn every_tool_has_a_closed_documented_schema() {
         }
     }
     let recall = &listed.iter().find(|(n, _)| n == "recall").map(|(_, s)| s.clone()).unwrap_or_default();
-    assert_eq!(recall["required"], json!(["owner", "query"]));
+    assert_eq!(recall["required"], json!(["owner"]));
+    for p in ["query", "query_embedding", "ranking"] {
+        assert!(recall["properties"].get(p).is_some(), "recall.{p}");
+    }
 }
 
 fn tool_list(server: &EarshotMcp) -> Vec<(String, Value)> {

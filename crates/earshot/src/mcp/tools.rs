@@ -88,6 +88,10 @@ pub struct RememberInput {
     /// The item's id (`[a-z0-9][a-z0-9_.@-]{0,127}`); a random one when absent.
     #[serde(default)]
     pub id: Option<String>,
+    /// An embedding of the content, for dense recall: finite floats, as many as the store's
+    /// dimension (its first embedding fixes it).
+    #[serde(default)]
+    pub embedding: Option<Vec<f32>>,
 }
 
 /// The container of a recall or an explanation: the current conversation's owner and viewers.
@@ -127,11 +131,30 @@ pub struct RecallInput {
     #[serde(default)]
     pub quality: Option<Quality>,
     /// Free text to rank the admissible items by (BM25 over their content; at most 1024 bytes,
-    /// not blank). Items matching no word of it are not returned.
-    pub query: String,
+    /// not blank). Under `bm25`, items matching no word of it are not returned.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// An embedding of the question, in the store's dimension, to rank the admissible items by
+    /// their embeddings' similarity (`dense`, or `hybrid` with `query`).
+    #[serde(default)]
+    pub query_embedding: Option<Vec<f32>>,
+    /// How to rank: `bm25` needs `query`, `dense` needs `query_embedding`, `hybrid` (reciprocal
+    /// rank fusion of the two) needs both. When absent: `hybrid` given both, else the one the
+    /// input given allows. Ranking only ever runs over the admissible items.
+    #[serde(default)]
+    pub ranking: Option<Ranking>,
     /// How many items to return: 1 to 50, default 5.
     #[serde(default)]
     pub k: Option<u32>,
+}
+
+/// A `recall`'s ranking (the API's `ranking`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Ranking {
+    Bm25,
+    Dense,
+    Hybrid,
 }
 
 /// `explain`: why an item is or is not admissible for the current container.
@@ -297,6 +320,10 @@ pub fn new_item(r: &RememberInput) -> Result<Value, Refusal> {
     m.insert("owner".into(), json!(r.owner));
     m.insert("content".into(), json!(r.content));
     m.insert("origin".into(), origin);
+    if let Some(e) = &r.embedding {
+        bounded_list("embedding", e.len(), limits::MAX_EMBEDDING_DIMENSION)?;
+        m.insert("embedding".into(), json!(e));
+    }
     if let Some(id) = &r.id {
         bounded_id("id", id)?;
         m.insert("id".into(), json!(id));
@@ -317,16 +344,41 @@ pub fn new_item(r: &RememberInput) -> Result<Value, Refusal> {
 
 /// The body of `POST /attempts/{a}/context` for a `recall`.
 pub fn context_request(r: &RecallInput) -> Result<Value, Refusal> {
-    if r.query.trim().is_empty() {
-        return Err(refuse("invalid_request", "`query` must not be blank"));
+    if let Some(q) = &r.query {
+        if q.trim().is_empty() {
+            return Err(refuse("invalid_request", "`query` must not be blank"));
+        }
+        bounded_text("query", q, limits::MAX_QUERY_BYTES)?;
     }
-    bounded_text("query", &r.query, limits::MAX_QUERY_BYTES)?;
+    if let Some(e) = &r.query_embedding {
+        bounded_list("query_embedding", e.len(), limits::MAX_EMBEDDING_DIMENSION)?;
+    }
+    let ranking = match (r.ranking, r.query.is_some(), r.query_embedding.is_some()) {
+        (Some(ranking), _, _) => ranking,
+        (None, true, true) => Ranking::Hybrid,
+        (None, false, true) => Ranking::Dense,
+        (None, true, false) => Ranking::Bm25,
+        (None, false, false) => {
+            return Err(refuse("invalid_request", "give `query`, `query_embedding` or both"));
+        }
+    };
     let k = r.k.unwrap_or(limits::DEFAULT_K as u32);
     if k == 0 || k > MAX_RECALL_K {
         return Err(refuse("limit_exceeded", format!("`k` must be 1 to {MAX_RECALL_K}")));
     }
     let fetch = (k as usize).clamp(limits::DEFAULT_FETCH, limits::MAX_FETCH);
-    Ok(json!({"query": r.query, "k": k, "fetch": fetch}))
+    let mut body = json!({"k": k, "fetch": fetch, "ranking": match ranking {
+        Ranking::Bm25 => "bm25",
+        Ranking::Dense => "dense",
+        Ranking::Hybrid => "hybrid",
+    }});
+    if let Some(q) = &r.query {
+        body["query"] = json!(q);
+    }
+    if let Some(e) = &r.query_embedding {
+        body["query_embedding"] = json!(e);
+    }
+    Ok(body)
 }
 
 /// The body of `POST /items/{item}/grants` for a `grant`.

@@ -113,6 +113,10 @@ async fn dense_recall_over_http_is_authorized_before_ranking() {
     assert_eq!((st, resp["error"]["code"].as_str()), (400, Some("invalid_request")), "{resp}");
     let (st, resp) = context(&app, &bob, json!({"ranking": "sparse", "query": "a1"})).await;
     assert_eq!(st, 400, "{resp}");
+    // `verify` holds the dense projection to the records: the three embeddings left (the deleted
+    // secret's record holds none; its row is never a candidate again).
+    let report = app.earshot.store("s").expect("s").verify().expect("verify");
+    assert!(report.contains("dense projection: 3 embeddings"), "{report}");
 }
 
 /// Thirty forbidden items, each far more relevant to the query than the one entitled item,

@@ -227,6 +227,16 @@ impl StoreHandle {
         self.search.agreement(&BackendContent { handle: self, snapshot: &latest })
     }
 
+    /// Checks the dense projection against the durable embeddings (part of `verify`).
+    pub(crate) fn verify_dense(&self) -> Result<String> {
+        let latest = self.latest();
+        if self.dense.indexed() == 0 {
+            return Ok("dense projection not built yet".into());
+        }
+        self.dense_ready(&latest)?;
+        self.dense.agreement(&BackendContent { handle: self, snapshot: &latest })
+    }
+
     /// The content digest the search index recorded for an item.
     pub fn indexed_digest(&self, iid: Iid) -> Option<String> {
         self.search.digest(iid)

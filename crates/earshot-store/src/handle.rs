@@ -451,7 +451,8 @@ impl StoreHandle {
         let records = self.durable_records()?;
         let index = crate::compose::agreement(&self.latest(), &records)?;
         let search = self.verify_search()?;
-        Ok(format!("{index}; {search}"))
+        let dense = self.verify_dense()?;
+        Ok(format!("{index}; {search}; {dense}"))
     }
 
     /// Stops the writer after it drains queued writes.

@@ -320,6 +320,26 @@ impl DenseIndex {
         Ok(())
     }
 
+    /// Checks the projection against the durable records (part of `verify`): every item read
+    /// whose record holds an embedding has exactly that row. An item whose record holds none
+    /// is not checked: its content may have been deleted after it was read, and a deleted item
+    /// is never a candidate again (it is not current).
+    pub(crate) fn agreement(&self, source: &dyn EmbeddingSource) -> Result<String> {
+        let a = self.arena.read().unwrap_or_else(|p| p.into_inner());
+        let stored = source.embeddings(0, a.indexed)?;
+        let mut rows = 0usize;
+        for (iid, embedding) in stored.iter().enumerate() {
+            let Some(v) = embedding else { continue };
+            if a.row(iid as Iid) != Some(v.as_slice()) {
+                return Err(StoreError::Integrity(format!(
+                    "item #{iid}: the dense projection differs from the embedding in its record"
+                )));
+            }
+            rows += 1;
+        }
+        Ok(format!("dense projection: {rows} embeddings"))
+    }
+
     /// The dense score of each candidate that has an embedding: the dot product of its row with
     /// `query` (already in the stored form). Only candidates are read; the scores of other items
     /// are never computed. `candidates` must all be read (see [`DenseIndex::ensure`]).
@@ -345,6 +365,26 @@ mod tests {
 
     fn naive(a: &[f32], b: &[f32]) -> f64 {
         a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+    }
+
+    #[test]
+    fn the_agreement_check_finds_a_row_that_differs_from_its_record() {
+        let records = vec![Some(vec![1.0, 0.0]), None, Some(vec![0.6, 0.8])];
+        let index = DenseIndex::standalone(records.clone()).unwrap();
+        struct Fixed(Vec<Option<Vec<f32>>>);
+        impl EmbeddingSource for Fixed {
+            fn embeddings(&self, from: Iid, to: Iid) -> Result<Vec<Option<Vec<f32>>>> {
+                Ok(self.0[from as usize..to as usize].to_vec())
+            }
+        }
+        assert_eq!(index.agreement(&Fixed(records.clone())).unwrap(), "dense projection: 2 embeddings");
+        // A deleted item's record holds nothing: not checked.
+        let deleted = vec![None, None, Some(vec![0.6, 0.8])];
+        assert!(index.agreement(&Fixed(deleted)).is_ok());
+        let changed = vec![Some(vec![1.0, 0.0]), None, Some(vec![0.8, 0.6])];
+        assert_eq!(index.agreement(&Fixed(changed)).unwrap_err().code(), "integrity_failure");
+        let added = vec![Some(vec![1.0, 0.0]), Some(vec![0.0, 1.0]), Some(vec![0.6, 0.8])];
+        assert_eq!(index.agreement(&Fixed(added)).unwrap_err().code(), "integrity_failure");
     }
 
     #[test]

@@ -348,18 +348,7 @@ impl StoreHandle {
         self.rank_candidates_by_with(snapshot, candidates, Query::bm25(query), fetch, statistics)
     }
 
-    /// [`StoreHandle::rank_candidates`] under any ranking.
-    pub fn rank_candidates_by(
-        &self,
-        snapshot: &Snapshot,
-        candidates: &[Iid],
-        query: Query<'_>,
-        fetch: usize,
-    ) -> Result<Vec<(Iid, f32)>> {
-        self.rank_candidates_by_with(snapshot, candidates, query, fetch, Statistics::Candidates)
-    }
-
-    /// [`StoreHandle::rank_candidates_by`] with a choice of BM25 statistics (the tests' and the
+    /// [`StoreHandle::rank_candidates`] under any ranking, with a choice of BM25 statistics (the tests' and the
     /// evaluation's control; dense scores have no statistics to choose).
     pub fn rank_candidates_by_with(
         &self,

@@ -144,34 +144,61 @@ struct BackendContent<'a> {
     snapshot: &'a Snapshot,
 }
 
-impl ContentSource for BackendContent<'_> {
-    fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>> {
+impl BackendContent<'_> {
+    /// One field of the content records of items `from..to`, each record parsed as `R`: a view
+    /// of the record that names only that field, so the other fields are skipped unparsed
+    /// (the BM25 index never parses an embedding's floats, the dense projection never copies
+    /// the text).
+    fn read<R: serde::de::DeserializeOwned, T>(
+        &self,
+        from: Iid,
+        to: Iid,
+        field: impl Fn(R) -> Option<T>,
+    ) -> Result<Vec<Option<T>>> {
         let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
         for iid in from..to {
-            let name = self
+            let item = self
                 .snapshot
                 .item(iid)
-                .map(|i| i.name.clone())
                 .ok_or_else(|| StoreError::Integrity(format!("item #{iid} missing while indexing")))?;
-            out.push(self.handle.content(&name)?.and_then(|c| c.content));
+            let key = crate::kernel::backend::key(b'c', &item.name);
+            let value = match self.handle.backend().get(self.handle.id(), &key)? {
+                Some(bytes) => serde_json::from_slice::<R>(&bytes)
+                    .map_err(|e| StoreError::Integrity(format!("content of `{}` is unreadable: {e}", item.name)))
+                    .map(&field)?,
+                None => None,
+            };
+            out.push(value);
         }
         Ok(out)
+    }
+}
+
+/// The text of a content record (`c/<item>`), its other fields skipped.
+#[derive(serde::Deserialize)]
+struct ContentText {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+/// The embedding of a content record, its other fields skipped.
+#[derive(serde::Deserialize)]
+struct ContentEmbedding {
+    #[serde(default)]
+    embedding: Option<Vec<f32>>,
+}
+
+/// Item contents read from the durable records, by the names of one snapshot.
+impl ContentSource for BackendContent<'_> {
+    fn contents(&self, from: Iid, to: Iid) -> Result<Vec<Option<String>>> {
+        self.read(from, to, |r: ContentText| r.content)
     }
 }
 
 /// Embeddings of items read from the durable records, by the names of one snapshot.
 impl EmbeddingSource for BackendContent<'_> {
     fn embeddings(&self, from: Iid, to: Iid) -> Result<Vec<Option<Vec<f32>>>> {
-        let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
-        for iid in from..to {
-            let name = self
-                .snapshot
-                .item(iid)
-                .map(|i| i.name.clone())
-                .ok_or_else(|| StoreError::Integrity(format!("item #{iid} missing while reading embeddings")))?;
-            out.push(self.handle.content(&name)?.and_then(|c| c.embedding));
-        }
-        Ok(out)
+        self.read(from, to, |r: ContentEmbedding| r.embedding)
     }
 }
 
@@ -366,7 +393,7 @@ impl StoreHandle {
         let dense = |n: usize| -> Result<Vec<(Iid, f32)>> {
             let Some(e) = query.embedding else { return Ok(Vec::new()) };
             self.dense_ready(snapshot)?;
-            Ok(order(snapshot, self.dense.score(e, candidates), n))
+            Ok(order(snapshot, self.dense.score_top(e, candidates, n), n))
         };
         match query.by {
             RankBy::Bm25 => bm25(fetch),

@@ -29,6 +29,9 @@ use crate::error::{Result, StoreError};
 use crate::memory::model::{limits::MAX_EMBEDDING_DIMENSION, Metric};
 use crate::memory::snapshot::Iid;
 
+mod quantised;
+use quantised::{quantise_row, QuantisedQuery, RowBound};
+
 /// Key prefix of the vector-space record (`v/space`).
 pub(crate) const SPACE_PREFIX: u8 = b'v';
 /// The one key under [`SPACE_PREFIX`].
@@ -193,6 +196,10 @@ struct Arena {
     rows: Vec<u32>,
     /// The rows, contiguous: row `r` is `data[r * dimension..(r + 1) * dimension]`.
     data: Vec<f32>,
+    /// The rows' int8 codes, laid out as `data` ([`quantised`]).
+    codes: Vec<i8>,
+    /// Row `r`'s bound on the error of its codes.
+    bounds: Vec<RowBound>,
 }
 
 impl Arena {
@@ -203,6 +210,15 @@ impl Arena {
         }
         let at = r as usize * self.dimension;
         self.data.get(at..at + self.dimension)
+    }
+
+    fn codes(&self, iid: Iid) -> Option<(&[i8], &RowBound)> {
+        let r = *self.rows.get(iid as usize)?;
+        if r == NO_ROW {
+            return None;
+        }
+        let at = r as usize * self.dimension;
+        Some((self.codes.get(at..at + self.dimension)?, self.bounds.get(r as usize)?))
     }
 }
 
@@ -248,7 +264,10 @@ impl DenseIndex {
     /// Bytes the arena holds (rows and the item → row table).
     pub fn bytes(&self) -> usize {
         let a = self.arena.read().unwrap_or_else(|p| p.into_inner());
-        a.data.capacity() * std::mem::size_of::<f32>() + a.rows.capacity() * std::mem::size_of::<u32>()
+        a.data.capacity() * std::mem::size_of::<f32>()
+            + a.rows.capacity() * std::mem::size_of::<u32>()
+            + a.codes.capacity()
+            + a.bounds.capacity() * std::mem::size_of::<RowBound>()
     }
 
     /// Brings the projection up to at least items `0..need` (up to `target` when this thread
@@ -281,10 +300,12 @@ impl DenseIndex {
             let to = end.min(from.saturating_add(CHUNK));
             let got = source.embeddings(from, to)?;
             let mut a = self.arena.write().unwrap_or_else(|p| p.into_inner());
-            let (rows_before, data_before) = (a.rows.len(), a.data.len());
+            let (rows_before, data_before, bounds_before) = (a.rows.len(), a.data.len(), a.bounds.len());
             // Exactly what this chunk adds: the arena holds no slack beyond one chunk's rows.
             let adding: usize = got.iter().flatten().map(Vec::len).sum();
             a.data.reserve_exact(adding);
+            a.codes.reserve_exact(adding);
+            a.bounds.reserve_exact(got.iter().flatten().count());
             a.rows.reserve_exact(got.len());
             let mut bad = None;
             for (n, e) in got.into_iter().enumerate() {
@@ -299,6 +320,8 @@ impl DenseIndex {
                         }
                         let r = u32::try_from(a.data.len() / a.dimension).unwrap_or(NO_ROW);
                         a.data.extend_from_slice(&v);
+                        let bound = quantise_row(&v, &mut a.codes);
+                        a.bounds.push(bound);
                         r
                     }
                     None => NO_ROW,
@@ -308,6 +331,8 @@ impl DenseIndex {
             if let Some(iid) = bad {
                 a.rows.truncate(rows_before);
                 a.data.truncate(data_before);
+                a.codes.truncate(data_before);
+                a.bounds.truncate(bounds_before);
                 if a.data.is_empty() {
                     a.dimension = 0;
                 }
@@ -335,6 +360,13 @@ impl DenseIndex {
                     "item #{iid}: the dense projection differs from the embedding in its record"
                 )));
             }
+            let mut codes = Vec::with_capacity(v.len());
+            let bound = quantise_row(v, &mut codes);
+            if a.codes(iid as Iid) != Some((codes.as_slice(), &bound)) {
+                return Err(StoreError::Integrity(format!(
+                    "item #{iid}: the dense projection's int8 codes differ from its embedding's"
+                )));
+            }
             rows += 1;
         }
         Ok(format!("dense projection: {rows} embeddings"))
@@ -356,7 +388,49 @@ impl DenseIndex {
         }
         out
     }
+
+    /// The candidates that may rank among the first `fetch` by dense score, each with its exact
+    /// score ([`DenseIndex::score`]'s, bit for bit): a superset of those whose score is at least
+    /// the `fetch`-th largest, so ordering these and keeping `fetch` gives exactly what ordering
+    /// every scored candidate would. Reads the rows' int8 codes, and the f32 rows of only the
+    /// few candidates near the cut ([`quantised`]).
+    pub fn score_top(&self, query: &[f32], candidates: &[Iid], fetch: usize) -> Vec<(Iid, f32)> {
+        self.score_top_from(query, candidates, fetch, EXACT_BELOW)
+    }
+
+    /// [`DenseIndex::score_top`], scanning the codes only when more than `exact_below`
+    /// candidates (and more than four times `fetch`) are given (the tests lower it).
+    fn score_top_from(&self, query: &[f32], candidates: &[Iid], fetch: usize, exact_below: usize) -> Vec<(Iid, f32)> {
+        if fetch == 0 {
+            return Vec::new();
+        }
+        if candidates.len() <= exact_below.max(fetch.saturating_mul(4)) {
+            return self.score(query, candidates);
+        }
+        let a = self.arena.read().unwrap_or_else(|p| p.into_inner());
+        if a.dimension != query.len() {
+            return Vec::new();
+        }
+        // The cut counts candidates, so each must count once.
+        let unique: std::borrow::Cow<'_, [Iid]> = if candidates.windows(2).all(|w| w[0] < w[1]) {
+            candidates.into()
+        } else {
+            let mut c = candidates.to_vec();
+            c.sort_unstable();
+            c.dedup();
+            c.into()
+        };
+        let q = QuantisedQuery::new(query);
+        quantised::may_reach(&q, &unique, fetch, |iid| a.codes(iid))
+            .into_iter()
+            .filter_map(|iid| Some((iid, dot(query, a.row(iid)?))))
+            .collect()
+    }
 }
+
+/// Below this many candidates [`DenseIndex::score_top`] scores every one in f32: the codes save
+/// nothing on a set this small.
+const EXACT_BELOW: usize = 1024;
 
 #[cfg(test)]
 mod tests {
@@ -428,5 +502,71 @@ mod tests {
         assert_eq!(index.score(&[1.0, 0.0, 0.0], &[0, 1, 3]), vec![], "another dimension scores nothing");
         let bad = DenseIndex::standalone(vec![Some(vec![1.0, 0.0]), Some(vec![1.0])]);
         assert!(bad.is_err(), "rows of two dimensions are refused");
+    }
+
+    /// The first `fetch` of scored candidates: score descending, ties by item, each item once.
+    fn window(mut scored: Vec<(Iid, f32)>, fetch: usize) -> Vec<(Iid, u32)> {
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.dedup_by_key(|(iid, _)| *iid);
+        scored.truncate(fetch);
+        scored.into_iter().map(|(iid, s)| (iid, s.to_bits())).collect()
+    }
+
+    /// Rows of one kind: spread, few distinct values (ties and duplicate rows), a tight cluster
+    /// (near-ties), huge or tiny magnitudes (`dot` stores them as given).
+    fn arena_rows(seed: u64, kind: u8, dimension: usize, n: usize) -> Vec<Option<Vec<f32>>> {
+        let mut s = seed | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 11) as f64 / (1u64 << 53) as f64) as f32 * 2.0 - 1.0
+        };
+        let centre: Vec<f32> = (0..dimension).map(|_| next()).collect();
+        (0..n)
+            .map(|_| {
+                if next() > 0.9 {
+                    return None;
+                }
+                Some(
+                    (0..dimension)
+                        .map(|i| match kind {
+                            0 => next(),
+                            1 => (next() * 2.0).round() / 2.0,
+                            2 => centre[i] + next() * 1.0e-4,
+                            3 => next() * MAX_COMPONENT,
+                            _ => next() * 1.0e-20,
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// The int8 scan returns exactly the exact scan's window: same items, same order, same
+        /// scores to the bit, on arenas full of ties, near-ties, duplicates and extreme
+        /// magnitudes, with candidates repeated and out of order.
+        #[test]
+        fn the_int8_scan_keeps_the_exact_window(
+            seed in proptest::prelude::any::<u64>(),
+            kind in 0u8..5,
+            dimension in 1usize..48,
+            n in 1usize..400,
+            fetch in 1usize..16,
+            picks in proptest::collection::vec(0usize..400, 0..500),
+            query_kind in 0u8..5,
+        ) {
+            let rows = arena_rows(seed, kind, dimension, n);
+            let index = DenseIndex::standalone(rows.clone()).unwrap();
+            let query = arena_rows(seed.rotate_left(17), query_kind, dimension, 1)
+                .pop().flatten().unwrap_or_else(|| vec![1.0; dimension]);
+            let candidates: Vec<Iid> = picks.iter().map(|p| (p % n) as Iid).collect();
+            let exact = window(index.score(&query, &candidates), fetch);
+            let scanned = window(index.score_top_from(&query, &candidates, fetch, 0), fetch);
+            proptest::prop_assert_eq!(scanned, exact);
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! The peer benchmark: Earshot against Cedar (`cedar-policy` 4) on one generated workload,
 //! interleaved in one run, every decision of both checked against the generator's answer.
 //!
-//! Workload, per size (1k, 100k, 1M items by default): participants `items / 100` (at least
-//! 10), ten audiences per participant as owner, each of 1–5 participants (the owner and up to
+//! Workload, per size (1k, 100k, 1M items by default) and mix: participants `items / 100` (at
+//! least 10) and ten audiences per participant as owner (the standard mix), or `items / 20` and
+//! four (the audience-heavy mix, `EARSHOT_PEER_MIX`: both run by default), each of 1–5 participants (the owner and up to
 //! four others, drawn uniformly); every item has one origin audience (uniform over all
 //! audiences; the item's owner is the audience's owner), and a tenth of the items carry one
 //! grant to another audience of the same owner. A query is one viewer and one uniformly random
@@ -46,13 +47,48 @@ use earshot_store::{Config, Earshot, ManualClock, Records, StoreHandle};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Audiences each participant owns.
-const AUDS_PER_OWNER: usize = 10;
+/// The shape of a workload (`EARSHOT_PEER_MIX`): how many participants and audiences per item.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mix {
+    /// `items / 100` participants, ten audiences each as owner (`items / 10` audiences).
+    Standard,
+    /// `items / 20` participants, four audiences each as owner (`items / 5` audiences): the
+    /// mix of issue 34, where more of a check's reads are of audiences.
+    AudienceHeavy,
+}
+
+impl Mix {
+    fn participants(self, items: usize) -> usize {
+        match self {
+            Mix::Standard => (items / 100).max(10),
+            Mix::AudienceHeavy => (items / 20).max(10),
+        }
+    }
+
+    fn audiences_per_owner(self) -> usize {
+        match self {
+            Mix::Standard => 10,
+            Mix::AudienceHeavy => 4,
+        }
+    }
+}
+
+/// The mixes to run (`EARSHOT_PEER_MIX`: `standard`, `audience_heavy`, or both by default).
+fn mixes_from_env() -> Vec<Mix> {
+    match std::env::var("EARSHOT_PEER_MIX").as_deref() {
+        Ok("standard") => vec![Mix::Standard],
+        Ok("audience_heavy") => vec![Mix::AudienceHeavy],
+        Ok("both") | Err(_) => vec![Mix::Standard, Mix::AudienceHeavy],
+        Ok(other) => panic!("EARSHOT_PEER_MIX must be `standard`, `audience_heavy` or `both`, not {other:?}"),
+    }
+}
 
 /// One generated workload with its expected answers.
 struct Workload {
     participants: usize,
-    /// Sorted member pids of each audience; audience `a` belongs to owner `a / AUDS_PER_OWNER`.
+    /// Audiences each participant owns.
+    per_owner: usize,
+    /// Sorted member pids of each audience; audience `a` belongs to owner `a / per_owner`.
     audiences: Vec<Vec<u32>>,
     /// Origin audience and optional grant audience of each item.
     items: Vec<(u32, Option<u32>)>,
@@ -80,13 +116,14 @@ fn aname(a: u32) -> String {
     format!("a{a:07}")
 }
 
-fn generate(items: usize, calls: usize, seed: u64) -> Workload {
+fn generate(items: usize, calls: usize, seed: u64, mix: Mix) -> Workload {
     let mut rng = XorShift::new(seed);
-    let participants = (items / 100).max(10);
-    let mut audiences = Vec::with_capacity(participants * AUDS_PER_OWNER);
+    let participants = mix.participants(items);
+    let per_owner = mix.audiences_per_owner();
+    let mut audiences = Vec::with_capacity(participants * per_owner);
     for owner in 0..participants as u32 {
         let mut seen: HashSet<Vec<u32>> = HashSet::new();
-        while seen.len() < AUDS_PER_OWNER {
+        while seen.len() < per_owner {
             let size = 1 + rng.below(5);
             let mut m = vec![owner];
             while m.len() < size {
@@ -105,8 +142,8 @@ fn generate(items: usize, calls: usize, seed: u64) -> Workload {
         .map(|_| {
             let origin = rng.below(audiences.len()) as u32;
             let grant = (rng.below(10) == 0).then(|| {
-                let base = origin - origin % AUDS_PER_OWNER as u32;
-                base + ((origin - base) + 1 + rng.below(AUDS_PER_OWNER - 1) as u32) % AUDS_PER_OWNER as u32
+                let base = origin - origin % per_owner as u32;
+                base + ((origin - base) + 1 + rng.below(per_owner - 1) as u32) % per_owner as u32
             });
             (origin, grant)
         })
@@ -129,7 +166,7 @@ fn generate(items: usize, calls: usize, seed: u64) -> Workload {
             (viewer, item, inside(origin) || grant.is_some_and(inside))
         })
         .collect();
-    Workload { participants, audiences, items, queries }
+    Workload { participants, per_owner, audiences, items, queries }
 }
 
 /// How the Earshot store is built (`EARSHOT_PEER_BUILD`): `records` (default) opens it from
@@ -205,7 +242,7 @@ fn earshot_from_writes(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
                         let item = iname(seq as u32);
                         let create = NewItem {
                             id: Some(item.clone()),
-                            owner: pname(origin / AUDS_PER_OWNER as u32),
+                            owner: pname(origin / w.per_owner as u32),
                             content: None,
                             attributes: None,
                             origin: OriginInput::Viewers(ViewersInput {
@@ -265,7 +302,7 @@ fn earshot_from_records(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
             AudienceRecord { digest, kind, members }
         })
         .collect();
-    let owner = |a: u32| pname(a / AUDS_PER_OWNER as u32);
+    let owner = |a: u32| pname(a / w.per_owner as u32);
     let items: Vec<ItemRecord> = w
         .items
         .iter()
@@ -482,12 +519,12 @@ fn dependent_read_ns(lines: usize) -> f64 {
     t.elapsed().as_secs_f64() * 1e9 / f64::from(READS)
 }
 
-fn run_size(items: usize, calls: usize, build: Build) {
+fn run_size(items: usize, calls: usize, build: Build, mix: Mix) {
     let t = Instant::now();
     // Every variant decides its own queries (drawn alike): a variant that decided the same
     // items just before would have brought their lines into the cache for the next one, and
     // the by-name check's figure is meant to be of a cold item.
-    let w = generate(items, calls * VARIANTS.len(), 0x9ee2_0000 + items as u64);
+    let w = generate(items, calls * VARIANTS.len(), 0x9ee2_0000 + items as u64, mix);
     let allows = w.queries.iter().filter(|q| q.2).count();
     let queries = w.queries.len();
     let gen_time = t.elapsed();
@@ -498,7 +535,7 @@ fn run_size(items: usize, calls: usize, build: Build) {
     let cedar = Cedar::build(&w);
     let cedar_time = t.elapsed();
     eprintln!(
-        "\n{items} items: {} participants, {} audiences, {} grants; {queries} queries, {calls} per variant ({allows} allows); {}; \
+        "\n{items} items, {mix:?} mix: {} participants, {} audiences, {} grants; {queries} queries, {calls} per variant ({allows} allows); {}; \
          generated in {gen_time:.1?}, Earshot built from {build:?} in {earshot_time:.1?}, Cedar entities built in {cedar_time:.1?}",
         w.participants,
         w.audiences.len(),
@@ -629,7 +666,10 @@ fn main() {
         "peer benchmark: Earshot vs Cedar, single-viewer checks, {calls} calls per variant and size; \
          Earshot store built from {build:?}"
     );
+    let mixes = mixes_from_env();
     for items in sizes {
-        run_size(items, calls, build);
+        for &mix in &mixes {
+            run_size(items, calls, build, mix);
+        }
     }
 }

@@ -285,7 +285,7 @@ impl Report {
     pub fn svg(&self) -> Result<String, EvalError> {
         let mut out = String::new();
         {
-            let root = SVGBackend::with_string(&mut out, (760, 480)).into_drawing_area();
+            let root = SVGBackend::with_string(&mut out, (980, 560)).into_drawing_area();
             let plot = |e: &dyn std::fmt::Display| EvalError::Plot(e.to_string());
             root.fill(&WHITE).map_err(|e| plot(&e))?;
             let title =
@@ -295,11 +295,11 @@ impl Report {
                 .margin(16)
                 .x_label_area_size(44)
                 .y_label_area_size(56)
-                .build_cartesian_2d(-0.2f64..4.2f64, 0.0f64..1.05f64)
+                .build_cartesian_2d(-0.2f64..7.0f64, 0.0f64..1.05f64)
                 .map_err(|e| plot(&e))?;
             chart
                 .configure_mesh()
-                .x_labels(5)
+                .x_labels(8)
                 .x_label_formatter(&|x| {
                     let i = x.round() as usize;
                     if (x - x.round()).abs() < 1e-6 {
@@ -312,14 +312,23 @@ impl Report {
                 .y_desc("Recall@5")
                 .draw()
                 .map_err(|e| plot(&e))?;
+            // The x axis runs past the last dose so that the legend (upper right) covers no line.
             // The four policy-equivalent arms coincide; each is drawn so that every line shows.
-            let styles: [(RGBColor, u32); 6] = [
+            // Then the dense and hybrid arms, thinner, in the same order (gated, unscoped,
+            // post-filter) and darker or lighter shades of their BM25 counterparts' colours.
+            let styles: [(RGBColor, u32); 12] = [
                 (RGBColor(31, 119, 180), 7),
                 (RGBColor(44, 160, 44), 5),
                 (RGBColor(214, 39, 40), 3),
                 (RGBColor(148, 103, 189), 3),
                 (RGBColor(255, 127, 14), 3),
                 (RGBColor(23, 190, 207), 1),
+                (RGBColor(16, 60, 120), 2),
+                (RGBColor(20, 100, 20), 2),
+                (RGBColor(140, 20, 20), 2),
+                (RGBColor(240, 120, 150), 2),
+                (RGBColor(180, 90, 10), 1),
+                (RGBColor(120, 120, 120), 1),
             ];
             let reference = self.arms.first().map(|a| a.recall_by_dose.clone()).unwrap_or_default();
             for (n, (a, (color, width))) in self.arms.iter().zip(styles).enumerate() {
@@ -342,7 +351,7 @@ impl Report {
             }
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::LowerLeft)
+                .position(SeriesLabelPosition::UpperRight)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .draw()

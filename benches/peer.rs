@@ -319,6 +319,8 @@ fn earshot_from_records(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
             created_rev: seq as u64 + 2,
             created_at_ms: T0_MS + seq as i64,
             author: None,
+            author_unknown: false,
+            author_removed: false,
         })
         .collect();
     let rev0 = items.len() as u64 + 2;

@@ -18,6 +18,7 @@ use earshot_benches::{import, quantile, MemBackend, XorShift, NOW_MS, STORE, T0_
 use earshot_store::durable::{MetaRecord, ParticipantRecord};
 
 use earshot_store::model::{Command, NewItem, OriginInput, ParticipantKind, ViewersInput};
+use earshot_store::kernel::sled_backend;
 use earshot_store::{Backend, Config, Earshot, ManualClock, Records, SledBackend};
 
 /// The service's allocator (`crates/earshot/src/main.rs`).
@@ -88,6 +89,7 @@ fn main() {
     // Each client takes the next item number and writes it; the audience of item `n` is drawn
     // from a generator of its own, so the store is the same whatever the clients' interleaving.
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let syncs_before = sled_backend::log_syncs();
     let started = Instant::now();
     let done: Vec<(usize, Duration, Duration)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
@@ -147,6 +149,11 @@ fn main() {
             to
         );
     }
-    eprintln!("writes/{kind}/{clients}_clients: {largest} items in {:.1?}", started.elapsed());
+    let syncs = sled_backend::log_syncs() - syncs_before;
+    eprintln!(
+        "writes/{kind}/{clients}_clients: {largest} items in {:.1?}; {syncs} syncs of sled's log, {:.1} writes per sync",
+        started.elapsed(),
+        largest as f64 / syncs.max(1) as f64
+    );
     earshot.shutdown();
 }

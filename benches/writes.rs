@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use earshot_benches::{import, quantile, MemBackend, XorShift, NOW_MS, STORE, T0_MS};
 use earshot_store::durable::{MetaRecord, ParticipantRecord};
 
-use earshot_store::model::{Command, NewItem, OriginInput, ParticipantKind, ViewersInput};
 use earshot_store::kernel::sled_backend;
+use earshot_store::model::{Command, NewItem, OriginInput, ParticipantKind, ViewersInput};
 use earshot_store::{Backend, Config, Earshot, ManualClock, Records, SledBackend};
 
 /// The service's allocator (`crates/earshot/src/main.rs`).

@@ -459,6 +459,10 @@ mod tests {
         assert_eq!(index.agreement(&Fixed(changed)).unwrap_err().code(), "integrity_failure");
         let added = vec![Some(vec![1.0, 0.0]), Some(vec![0.0, 1.0]), Some(vec![0.6, 0.8])];
         assert_eq!(index.agreement(&Fixed(added)).unwrap_err().code(), "integrity_failure");
+        // A row whose int8 codes no longer match it.
+        index.arena.write().unwrap().codes[3] ^= 1;
+        let err = index.agreement(&Fixed(records)).unwrap_err();
+        assert!(err.to_string().contains("int8 codes"), "{err}");
     }
 
     #[test]

@@ -519,13 +519,7 @@ mod tests {
     /// Rows of one kind: spread, few distinct values (ties and duplicate rows), a tight cluster
     /// (near-ties), huge or tiny magnitudes (`dot` stores them as given).
     fn arena_rows(seed: u64, kind: u8, dimension: usize, n: usize) -> Vec<Option<Vec<f32>>> {
-        let mut s = seed | 1;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 11) as f64 / (1u64 << 53) as f64) as f32 * 2.0 - 1.0
-        };
+        let mut next = quantised::tests::uniform(seed);
         let centre: Vec<f32> = (0..dimension).map(|_| next()).collect();
         (0..n)
             .map(|_| {

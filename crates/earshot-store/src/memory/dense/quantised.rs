@@ -250,9 +250,20 @@ fn scan<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
     use super::*;
+
+    /// Values uniform in `[-1, 1)` from a seeded xorshift (any seed but 0).
+    pub(in crate::memory::dense) fn uniform(seed: u64) -> impl FnMut() -> f32 {
+        let mut s = seed | 1;
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 11) as f64 / (1u64 << 53) as f64) as f32 * 2.0 - 1.0
+        }
+    }
 
     #[test]
     fn codes_and_bounds_hold_the_row() {
@@ -282,13 +293,7 @@ mod tests {
     /// The scan compiled for AVX2 (where the CPU has it) keeps what the baseline scan keeps.
     #[test]
     fn both_scans_keep_the_same_candidates() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) as f32 * 2.0 - 1.0
-        };
+        let mut next = uniform(0x2545_f491_4f6c_dd1d);
         for n in [3usize, 16, 33, 384] {
             let mut codes = Vec::new();
             let bounds: Vec<RowBound> =
@@ -304,13 +309,7 @@ mod tests {
 
     #[test]
     fn every_interval_holds_the_f32_score() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) as f32 * 2.0 - 1.0
-        };
+        let mut next = uniform(0x9e37_79b9_7f4a_7c15);
         for n in [1usize, 5, 16, 17, 384, 1000] {
             for scale in [1.0e-30f32, 1.0e-3, 1.0, 1.0e6] {
                 let q: Vec<f32> = (0..n).map(|_| next() * scale).collect();

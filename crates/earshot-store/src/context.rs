@@ -161,14 +161,7 @@ impl BackendContent<'_> {
                 .snapshot
                 .item(iid)
                 .ok_or_else(|| StoreError::Integrity(format!("item #{iid} missing while indexing")))?;
-            let key = crate::kernel::backend::key(b'c', &item.name);
-            let value = match self.handle.backend().get(self.handle.id(), &key)? {
-                Some(bytes) => serde_json::from_slice::<R>(&bytes)
-                    .map_err(|e| StoreError::Integrity(format!("content of `{}` is unreadable: {e}", item.name)))
-                    .map(&field)?,
-                None => None,
-            };
-            out.push(value);
+            out.push(self.handle.content_as::<R>(&item.name)?.and_then(&field));
         }
         Ok(out)
     }

@@ -416,6 +416,12 @@ impl StoreHandle {
 
     /// Content and attributes of an item, read from the durable record.
     pub fn content(&self, item: &str) -> Result<Option<crate::memory::durable::ContentRecord>> {
+        self.content_as(item)
+    }
+
+    /// [`StoreHandle::content`] parsed as `R`, a view of the record that may name only some
+    /// of its fields (the others are skipped unparsed).
+    pub(crate) fn content_as<R: serde::de::DeserializeOwned>(&self, item: &str) -> Result<Option<R>> {
         match self.core.backend().get(self.id(), &crate::kernel::backend::key(b'c', item))? {
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)

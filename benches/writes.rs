@@ -8,7 +8,8 @@
 //! Run with `cargo bench -p earshot-benches --bench writes`. `EARSHOT_WRITES_SIZES` sets the
 //! checkpoints (comma-separated, default `1000,10000,100000,1000000`); `EARSHOT_WRITES_BACKEND`
 //! is `sled` (default: durable, in a fresh directory; every write is flushed and synced) or
-//! `memory` (the same writer with no disk, for the CPU cost alone); `EARSHOT_WRITES_CLIENTS`
+//! `memory` (the same writer with no disk, for the CPU cost alone), and
+//! `EARSHOT_WRITES_SLED_CACHE_MB` sled's page cache (the service's default, 128); `EARSHOT_WRITES_CLIENTS`
 //! the number of clients writing at once (default 1; their writes are committed in groups).
 
 use std::sync::Arc;
@@ -40,7 +41,17 @@ fn main() {
     let kind = std::env::var("EARSHOT_WRITES_BACKEND").unwrap_or_else(|_| "sled".into());
     let dir = tempfile::Builder::new().prefix("earshot-writes-").tempdir().expect("temporary directory");
     let backend: Arc<dyn Backend> = match kind.as_str() {
-        "sled" => Arc::new(SledBackend::open(dir.path()).expect("sled opens")),
+        "sled" => {
+            // The service's default page cache unless `EARSHOT_WRITES_SLED_CACHE_MB` says otherwise
+            // (`--sled-cache-mb`).
+            let cache = std::env::var("EARSHOT_WRITES_SLED_CACHE_MB")
+                .ok()
+                .and_then(|m| m.parse::<u64>().ok())
+                .map_or(sled_backend::DEFAULT_CACHE_BYTES, |m| m << 20);
+            Arc::new(
+                SledBackend::open_with(dir.path(), sled_backend::DEFAULT_MIN_FREE_BYTES, cache).expect("sled opens"),
+            )
+        }
         "memory" => Arc::new(MemBackend::default()),
         other => panic!("EARSHOT_WRITES_BACKEND must be `sled` or `memory`, not {other:?}"),
     };

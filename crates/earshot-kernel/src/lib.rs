@@ -18,6 +18,7 @@ pub mod log;
 pub mod metrics;
 pub mod pin;
 pub mod pool;
+pub mod reclaim;
 pub mod sled_backend;
 mod sled_migrate;
 pub mod token;
@@ -31,10 +32,12 @@ pub use backend::Op;
 pub use backend::{Backend, Head, MemoryBackend, RecordsView, SledBackend};
 pub use error::{KernelError, Result};
 
-/// What every store of one process shares: the writer pool that runs their writers and, on a
-/// shared datastore, the one follower that learns which of them another replica changed.
+/// What every store of one process shares: the writer pool that runs their writers, the thread
+/// that frees the revisions they prune (`reclaim`) and, on a shared datastore, the one follower
+/// that learns which of them another replica changed.
 pub struct Runtime {
     pub pool: Arc<pool::Pool>,
+    pub reclaimer: Arc<reclaim::Reclaimer>,
     pub follower: Option<Arc<follower::Follower>>,
 }
 
@@ -44,6 +47,7 @@ impl Runtime {
     pub fn start(backend: &Arc<dyn backend::Backend>, config: &Config) -> Result<Arc<Self>> {
         let failed = |e: std::io::Error| KernelError::Storage(format!("cannot start a thread: {e}"));
         let pool = pool::Pool::start(config.writer_threads).map_err(failed)?;
+        let reclaimer = reclaim::Reclaimer::start().map_err(failed)?;
         let follower = if backend.shared() && !config.follow_interval.is_zero() {
             Some(
                 follower::Follower::start(backend.clone(), config.follow_interval, config.follow_notifications)
@@ -52,7 +56,7 @@ impl Runtime {
         } else {
             None
         };
-        Ok(Arc::new(Runtime { pool, follower }))
+        Ok(Arc::new(Runtime { pool, reclaimer, follower }))
     }
 
     /// Stops the follower and the pool (after every writer drained its own work).
@@ -61,6 +65,7 @@ impl Runtime {
             f.stop();
         }
         self.pool.stop();
+        self.reclaimer.stop();
     }
 }
 

@@ -483,6 +483,12 @@ impl World {
             for (name, view) in names.iter().zip(&views) {
                 let d = snap.check(name, &r, self.now).unwrap();
                 let f = flat.check(name, &fv, self.now);
+                let iid = snap.mem.iid(name).unwrap();
+                assert_eq!(
+                    snap.mem.check_iid(iid, &r.viewers, self.now),
+                    snap.mem.check_iid_in_record(iid, &r.viewers, self.now),
+                    "`{name}` by id, from its line and from its record, in {c:?}"
+                );
                 assert_eq!((d.admitted, &d.grant), (f.admitted, &f.grant), "`{name}` in {c:?}: {d:?} vs {f:?}");
                 let reason = if !view.current {
                     "denied_not_current"
@@ -951,6 +957,25 @@ fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
     };
     let liar = at_open.iter().find(private).and_then(|n| mem.iid(n)).expect("a private item decided from its line");
     assert!(mem.item_line_agrees(liar) && !lying.item_line_agrees(liar));
+    // A check by id believes the lying line too, so `compare`'s line-against-record assertion
+    // would catch such a line.
+    let believed = at_open.iter().filter(private).filter_map(|n| mem.iid(n)).any(|iid| {
+        World::containers().iter().any(|c| {
+            let viewers = lying.resolve_container(c).unwrap().viewers;
+            lying.check_iid(iid, &viewers, w.now) != lying.check_iid_in_record(iid, &viewers, w.now)
+        })
+    });
+    assert!(believed, "no check by id believed a lying line");
+    // Only the by-id column lies: `verify` still names the item, and a check by id believes it.
+    let mut lying_column = mem.clone();
+    lying_column.iids.set_summary_by_id(liar, Some(crate::memory::id_table::Summary::Public));
+    assert!(!lying_column.item_line_agrees(liar), "a lying by-id summary is a disagreement");
+    assert_ne!(crate::memory::verify::facts(&lying_column), crate::memory::verify::facts(mem));
+    let by_id_believed = World::containers().iter().any(|c| {
+        let viewers = lying_column.resolve_container(c).unwrap().viewers;
+        lying_column.check_iid(liar, &viewers, w.now) != lying_column.check_iid_in_record(liar, &viewers, w.now)
+    });
+    assert!(by_id_believed, "a check by id decides from the column");
     assert_ne!(crate::memory::verify::facts(&lying), crate::memory::verify::facts(mem));
 
     // Revoking an item its line admits: the line still says current, the record not.

@@ -15,6 +15,9 @@
 //! which lets the table be 85% full with one entry per cache line. A name that the build cannot
 //! place stays in the overlay, which a lookup asks when the lines lack the name.
 //!
+//! The table also keeps each entry's summary in a column by id, 16 bytes each, for a check
+//! that starts from an item's id and so cannot find its line (`MemorySnapshot::check_iid`).
+//!
 //! A summary is a copy, so it can go stale; the table never decides whether it is still true.
 //! It records the [`LineStamp`] it was built against, and the snapshot uses a summary only when
 //! the stamp is still its own and the item's record is unchanged since (see
@@ -306,6 +309,56 @@ pub(crate) struct IdTable {
     stamp: LineStamp,
     /// `(id, hint)` of names not in the lines.
     overlay: Map<Arc<str>, (u32, u32)>,
+    /// Each entry's summary again, by id: a check by id (`MemorySnapshot::check_iid`) has no
+    /// name to find its line with, and reads its 16 bytes here instead, one trip to memory.
+    by_id: Arc<[PackedSummary]>,
+}
+
+/// A [`Summary`] in 16 bytes, for the by-id column: the tag (`NO_SUMMARY`, `PUBLIC_SUMMARY` or
+/// the member count) and up to [`LINE_MEMBERS`] member ids of 24 bits each. An audience with a
+/// member id past 24 bits has no packed summary (its checks read the records).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(16))]
+struct PackedSummary {
+    tag: u8,
+    members: [u8; 3 * LINE_MEMBERS],
+}
+
+const _: () = assert!(std::mem::size_of::<PackedSummary>() == 16);
+
+impl PackedSummary {
+    fn of(summary: Option<Summary>) -> PackedSummary {
+        let mut packed = PackedSummary::default();
+        match summary {
+            None => {}
+            Some(Summary::Public) => packed.tag = PUBLIC_SUMMARY,
+            Some(Summary::Members { len, ids }) => {
+                let held = ids.get(..usize::from(len)).unwrap_or(&ids);
+                if held.iter().any(|p| *p >= 1 << 24) {
+                    return packed;
+                }
+                for (slot, p) in packed.members.chunks_exact_mut(3).zip(held) {
+                    slot.copy_from_slice(&p.to_le_bytes()[..3]);
+                }
+                packed.tag = len;
+            }
+        }
+        packed
+    }
+
+    fn summary(&self) -> Option<Summary> {
+        match self.tag {
+            NO_SUMMARY => None,
+            PUBLIC_SUMMARY => Some(Summary::Public),
+            len => {
+                let mut ids = [0; LINE_MEMBERS];
+                for (id, b) in ids.iter_mut().zip(self.members.chunks_exact(3)) {
+                    *id = u32::from_le_bytes([b[0], b[1], b[2], 0]);
+                }
+                Some(Summary::Members { len, ids })
+            }
+        }
+    }
 }
 
 impl IdTable {
@@ -338,6 +391,7 @@ impl IdTable {
         // The entry each line holds, to name an entry that ends in the overlay.
         let mut owner = vec![usize::MAX; n];
         let mut names: Vec<&str> = Vec::with_capacity(len);
+        let mut by_id: Vec<PackedSummary> = Vec::with_capacity(len);
         let mut overlay = Map::default();
         let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
         for (k, e) in entries.enumerate() {
@@ -345,6 +399,13 @@ impl IdTable {
                 return None;
             }
             names.push(e.name);
+            let at = e.id as usize;
+            if by_id.len() <= at {
+                by_id.resize(at + 1, PackedSummary::default());
+            }
+            if let Some(slot) = by_id.get_mut(at) {
+                *slot = PackedSummary::of(e.summary);
+            }
             let mut cur = (Line::new(&e, hash_of(e.name)), k);
             let mut last = usize::MAX;
             let mut placed = false;
@@ -374,7 +435,7 @@ impl IdTable {
                 }
             }
         }
-        Some(IdTable { lines: Arc::from(lines), stamp, overlay })
+        Some(IdTable { lines: Arc::from(lines), stamp, overlay, by_id: Arc::from(by_id) })
     }
 
     /// The stamp the summaries were built under.
@@ -412,6 +473,22 @@ impl IdTable {
             };
             same.then(|| l.found())
         })
+    }
+
+    /// The summary entry `id` was built with, found by id (see `by_id`); `None` for an entry
+    /// without one, one whose members do not pack, or an id the build did not have.
+    pub fn summary_by_id(&self, id: u32) -> Option<Summary> {
+        self.by_id.get(id as usize)?.summary()
+    }
+
+    /// Replaces entry `id`'s summary in the by-id column only (a test's lying column).
+    #[cfg(test)]
+    pub fn set_summary_by_id(&mut self, id: u32, summary: Option<Summary>) {
+        let mut column = self.by_id.to_vec();
+        if let Some(slot) = column.get_mut(id as usize) {
+            *slot = PackedSummary::of(summary);
+        }
+        self.by_id = Arc::from(column);
     }
 
     /// The first line whose hash matches `name`'s, without comparing the name: a candidate to
@@ -496,8 +573,10 @@ mod tests {
             if let Some(f) = t.find(name, |id, _| name_of(id)) {
                 assert_eq!((f.id, f.hint, f.summary), (i, i * 3, Summary::of_members(&[i])));
                 assert_eq!(t.candidate(name), Some(f), "no two of these names share hash bits");
+                assert_eq!(t.summary_by_id(i), f.summary, "{name} by id");
             } else {
                 assert_eq!(t.overlay_get(name), Some(i), "{name} is in the lines or the overlay");
+                assert_eq!(t.summary_by_id(i), Summary::of_members(&[i]), "{name} by id, though not in a line");
             }
             t.touch(name);
         }
@@ -507,8 +586,27 @@ mod tests {
         }
         t.insert(Arc::from("added"), 20_000, 1);
         assert_eq!(t.get("added", name_of), Some(20_000));
+        assert_eq!(
+            (t.summary_by_id(20_000), t.summary_by_id(u32::MAX), IdTable::default().summary_by_id(0)),
+            (None, None, None)
+        );
         IdTable::default().touch("anything");
         assert_eq!((IdTable::default().candidate("x"), IdTable::default().get("x", name_of)), (None, None));
+    }
+
+    #[test]
+    fn a_packed_summary_is_the_summary_or_none() {
+        let top = (1 << 24) - 1;
+        for members in [&[0][..], &[7, top], &[1, 2, 3, 4, top], &[top - 1, top, 0x12_3456]] {
+            let s = Summary::of_members(members);
+            assert!(s.is_some());
+            assert_eq!(PackedSummary::of(s).summary(), s, "{members:?}");
+        }
+        assert_eq!(PackedSummary::of(Some(Summary::Public)).summary(), Some(Summary::Public));
+        assert_eq!(PackedSummary::of(None).summary(), None);
+        // A member id past 24 bits does not pack: no summary, never a truncated one.
+        assert_eq!(PackedSummary::of(Summary::of_members(&[3, 1 << 24])).summary(), None);
+        assert_eq!(PackedSummary::of(Summary::of_members(&[u32::MAX])).summary(), None);
     }
 
     #[test]
@@ -526,6 +624,7 @@ mod tests {
         }
         for (name, (id, hint)) in t.overlay.iter() {
             assert_eq!((names.get(*id as usize).map(String::as_str), *hint), (Some(&**name), id * 3));
+            assert_eq!(t.summary_by_id(*id), Summary::of_members(&[*id]), "{name} by id, in the overlay");
         }
     }
 

@@ -7,7 +7,7 @@ use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
 use earshot_core::{AudienceDigest, Currentness, Quality, Viewers};
 
 use crate::error::{Result, StoreError};
-use crate::memory::id_table::{line_holds_name, Found};
+use crate::memory::id_table::{line_holds_name, Found, Summary};
 use crate::memory::layered::Posting;
 use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
@@ -38,6 +38,15 @@ enum Checked {
 /// Stands in for the origin audience's digest in a decision from a line (see
 /// `MemorySnapshot::check_by_name`): the core reads a digest only to order grants.
 const NO_DIGEST: AudienceDigest = AudienceDigest([0; 32]);
+
+/// The decision for an item whose line's summary holds. The item is current and has no
+/// grants (a summary exists only then), so the core decides on the origin audience alone, as
+/// `check_rec_with` would. The origin's digest only ever breaks ties between grants; there
+/// are none.
+fn decide_from_summary(viewers: &Viewers<Pid>, summary: &Summary) -> RawDecision {
+    let origin = AuthSet { grant: None, members: summary.member_set(), digest: &NO_DIGEST, pending: false };
+    decide(viewers, Currentness::Current, origin, std::iter::empty())
+}
 
 impl MemorySnapshot {
     /// Resolves viewer evidence (SPEC §1.2). Anything unknown, ambiguous or not fresh makes the
@@ -109,7 +118,22 @@ impl MemorySnapshot {
     }
 
     /// Admission of one item (SPEC §1.9), by interned id. `now_ms` is the snapshot time.
+    ///
+    /// Like a check by name, it decides from the item's summary in the item lines while that
+    /// holds (the lines' by-id column: one read of 16 bytes, BENCHMARKS.md, "The
+    /// audience-heavy mix"), and otherwise from the record and its origin audience's. A scan
+    /// over many ids in order reads their records, which sit side by side, instead
+    /// ([`MemorySnapshot::check_iid_in_record`]).
     pub fn check_iid(&self, iid: Iid, viewers: &Viewers<Pid>, now_ms: i64) -> RawDecision {
+        let lines = self.item_lines();
+        match lines.first.summary_by_id(iid).filter(|_| self.line_summary_holds(lines.first, iid)) {
+            Some(summary) => decide_from_summary(viewers, &summary),
+            None => self.check_iid_in_record(iid, viewers, now_ms),
+        }
+    }
+
+    /// [`MemorySnapshot::check_iid`] from the item's record and its audience's, never its line.
+    pub(crate) fn check_iid_in_record(&self, iid: Iid, viewers: &Viewers<Pid>, now_ms: i64) -> RawDecision {
         let Some(item) = self.item(iid) else {
             return Decision { admitted: false, reason: Reason::DeniedUnknownItem, basis: None, blocked_by: None };
         };
@@ -189,14 +213,10 @@ impl MemorySnapshot {
                 Some(iid) => iid,
                 None => lines.then?.get(item, |id| self.item(id).map(|r| &*r.name))?,
             };
-            return Some(Checked::Record(iid, self.check_iid(iid, viewers, now_ms)));
+            return Some(Checked::Record(iid, self.check_iid_in_record(iid, viewers, now_ms)));
         };
         if let Some(summary) = found.summary.filter(|_| self.line_summary_holds(lines.first, found.id)) {
-            // The item is current and has no grants (a summary exists only then), so the core
-            // decides on the origin audience alone, as `check_rec_with` would. The origin's
-            // digest only ever breaks ties between grants; there are none.
-            let origin = AuthSet { grant: None, members: summary.member_set(), digest: &NO_DIGEST, pending: false };
-            return Some(Checked::Line(found.id, decide(viewers, Currentness::Current, origin, std::iter::empty())));
+            return Some(Checked::Line(found.id, decide_from_summary(viewers, &summary)));
         }
         let hinted = self.aud(found.hint);
         self.prefetch_aud(found.hint);
@@ -345,7 +365,7 @@ impl MemorySnapshot {
 
     /// Every admissible item for the container among the given owners' items, in creation order,
     /// starting after `after`, at most `limit`. Candidates come from the postings (audiences
-    /// containing the viewers); each candidate is then decided by [`MemorySnapshot::check_iid`].
+    /// containing the viewers); each candidate is then decided from its record (`check_rec`).
     pub fn lookup_raw(
         &self,
         c: &ResolvedContainer,
@@ -410,7 +430,7 @@ impl MemorySnapshot {
             if !owners.contains(&item.owner) || !item.current().is_current() {
                 continue;
             }
-            let d = self.check_iid(iid, &c.viewers, now_ms);
+            let d = self.check_rec(item, &c.viewers, now_ms);
             if !d.admitted {
                 continue;
             }

@@ -522,9 +522,15 @@ impl MemorySnapshot {
     /// Whether item `iid`'s line tells the truth: its name leads to `iid`, and a summary it
     /// carries that a check would use (`line_summary_holds`) is the one the record and the
     /// audience give now. `verify` renders this as a fact, so a stale summary is a disagreement.
+    ///
+    /// The same holds for the summary the lines keep by id (`IdTable::summary_by_id`).
     pub(crate) fn item_line_agrees(&self, iid: Iid) -> bool {
         let Some(rec) = self.item(iid) else { return false };
         let lines = self.item_lines();
+        let by_id = lines.first.summary_by_id(iid);
+        if by_id.is_some() && self.line_summary_holds(lines.first, iid) && by_id != self.line_summary(iid, rec) {
+            return false;
+        }
         let found = lines.first.find(&rec.name, |id, _| self.item(id).map(|r| &*r.name));
         match found {
             Some(f) if f.id == iid => {

@@ -489,6 +489,8 @@ impl World {
                     snap.mem.check_iid_in_record(iid, &r.viewers, self.now),
                     "`{name}` by id, from its line and from its record, in {c:?}"
                 );
+                let by_record = snap.mem.decision_view(iid, &snap.mem.check_iid_in_record(iid, &r.viewers, self.now));
+                assert_eq!(d, by_record, "`{name}` by name (perhaps from its line) and from its record, in {c:?}");
                 assert_eq!((d.admitted, &d.grant), (f.admitted, &f.grant), "`{name}` in {c:?}: {d:?} vs {f:?}");
                 let reason = if !view.current {
                     "denied_not_current"
@@ -891,7 +893,8 @@ fn a_wrong_audience_hint_in_the_name_table_never_decides() {
         .filter_map(|i| {
             let rec = truth.item(i)?;
             let hint = if i % 2 == 0 { crate::memory::snapshot::PUBLIC_AID } else { (rec.aud + 1) % auds.max(1) };
-            Some(crate::memory::id_table::LineEntry { id: i, name: &rec.name, hint, summary: None })
+            let role = crate::memory::id_table::LineRole::FromRecords;
+            Some(crate::memory::id_table::LineEntry { id: i, name: &rec.name, hint, summary: None, role })
         })
         .collect();
     wrong.iids = crate::memory::id_table::IdTable::build(entries.into_iter(), truth.mem.line_stamp());
@@ -910,6 +913,11 @@ fn a_wrong_audience_hint_in_the_name_table_never_decides() {
 
 /// Items of `snap` whose check by name would be decided from a line's summary, in the lines it
 /// asks first (a finished build's off the writer, or its own).
+/// The summary item `iid` has in the lines of `mem` by id.
+fn first_summary(mem: &crate::memory::snapshot::MemorySnapshot, iid: u32) -> Option<crate::memory::id_table::Summary> {
+    mem.item_lines().first.summary_by_id(iid)
+}
+
 fn decided_from_lines(snap: &crate::Snapshot) -> Vec<String> {
     let mem = &snap.mem;
     let first = mem.item_lines().first;
@@ -948,7 +956,8 @@ fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
         .filter_map(|i| {
             let rec = mem.item(i)?;
             let summary = Some(crate::memory::id_table::Summary::Public);
-            Some(crate::memory::id_table::LineEntry { id: i, name: &rec.name, hint: rec.aud, summary })
+            let role = crate::memory::trust::line_role(rec);
+            Some(crate::memory::id_table::LineEntry { id: i, name: &rec.name, hint: rec.aud, summary, role })
         })
         .collect();
     lying.iids = crate::memory::id_table::IdTable::build(entries.into_iter(), mem.line_stamp());
@@ -976,6 +985,34 @@ fn a_decision_from_an_item_line_is_the_records_decision_after_every_write() {
         lying_column.check_iid(liar, &viewers, w.now) != lying_column.check_iid_in_record(liar, &viewers, w.now)
     });
     assert!(by_id_believed, "a check by id decides from the column");
+    // Lines that name the wrong role (every item an instruction): an item by an unknown author
+    // admitted from its line would be answered as an instruction, and `verify` names it.
+    use crate::memory::id_table::{LineEntry, LineRole};
+    let mut lying_roles = mem.clone();
+    let entries: Vec<_> = (0..mem.items.len() as u32)
+        .filter_map(|i| {
+            let rec = mem.item(i)?;
+            let summary = first_summary(mem, i);
+            Some(LineEntry { id: i, name: &rec.name, hint: rec.aud, summary, role: LineRole::Instruction })
+        })
+        .collect();
+    lying_roles.iids = crate::memory::id_table::IdTable::build(entries.into_iter(), mem.line_stamp());
+    let first = mem.item_lines().first;
+    let unknown_authors: Vec<&String> = at_open
+        .iter()
+        .filter(|n| first.find(n, |_, _| None).is_some_and(|f| f.role == LineRole::AuthorUnknown))
+        .collect();
+    assert!(!unknown_authors.is_empty(), "no item by an unknown author is decided from its line");
+    let wrong_role = unknown_authors.iter().any(|n| {
+        World::containers().iter().any(|c| {
+            let rc = lying_roles.resolve_container(c).unwrap();
+            let (lied, truth) = (lying_roles.check(n, &rc, w.now).unwrap(), mem.check(n, &rc, w.now).unwrap());
+            lied.admitted && lied != truth
+        })
+    });
+    assert!(wrong_role, "no answer took its role from a lying line");
+    let iid = mem.iid(unknown_authors[0]).unwrap();
+    assert!(mem.item_line_agrees(iid) && !lying_roles.item_line_agrees(iid));
     assert_ne!(crate::memory::verify::facts(&lying), crate::memory::verify::facts(mem));
 
     // Revoking an item its line admits: the line still says current, the record not.

@@ -49,9 +49,10 @@ const MAX_KICKS: usize = 500;
 pub(crate) const CANCEL_EVERY: usize = 4096;
 
 /// What a check of an item needs beyond its name, copied from its record and its origin
-/// audience when its line was built. Only an item that is current and has no links (no grants,
-/// sources, subjects or other author) and whose origin audience is public or has at most
-/// [`LINE_MEMBERS`] members has one: for such an item admission is origin containment alone.
+/// audience when its line was built. Only an item that is current and has no grants and whose
+/// origin audience is public or has at most [`LINE_MEMBERS`] members has one: for such an item
+/// admission is origin containment alone (sources, subjects and the author bear on an item's
+/// currentness, its grants' consent and its role, never on origin containment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Summary {
     Public,
@@ -93,6 +94,38 @@ pub(crate) struct LineEntry<'a> {
     pub name: &'a str,
     pub hint: u32,
     pub summary: Option<Summary>,
+    pub role: LineRole,
+}
+
+/// What an admitted answer from a line says of the item's role (SPEC §6.2), when the item's
+/// record alone decides it (`MemorySnapshot::line_role`); otherwise the answer looks it up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum LineRole {
+    /// Looked up at answer time (sources or a named author: the role depends on other records).
+    #[default]
+    FromRecords,
+    /// An owner's own, underived item: an instruction.
+    Instruction,
+    /// Written without an `author` in front of others: data, author unknown.
+    AuthorUnknown,
+}
+
+impl LineRole {
+    fn byte(self) -> u8 {
+        match self {
+            LineRole::FromRecords => 0,
+            LineRole::Instruction => 1,
+            LineRole::AuthorUnknown => 2,
+        }
+    }
+
+    fn of_byte(b: u8) -> LineRole {
+        match b {
+            1 => LineRole::Instruction,
+            2 => LineRole::AuthorUnknown,
+            _ => LineRole::FromRecords,
+        }
+    }
 }
 
 /// A name found in the lines: its id, hint and summary (as built; see [`LineStamp`]).
@@ -101,6 +134,7 @@ pub(crate) struct Found {
     pub id: u32,
     pub hint: u32,
     pub summary: Option<Summary>,
+    pub role: LineRole,
 }
 
 /// `summary` of a line: no summary, else the member count, or public.
@@ -208,7 +242,9 @@ struct Line {
     hint: u32,
     name_len: u8,
     summary: u8,
-    _pad: [u8; 2],
+    /// [`LineRole`] as a byte.
+    role: u8,
+    _pad: u8,
     members: [u32; LINE_MEMBERS],
     name: [u8; LINE_NAME],
 }
@@ -217,7 +253,7 @@ const _: () = assert!(std::mem::size_of::<Line>() == 64);
 
 impl Line {
     fn new(e: &LineEntry<'_>, hash: u32) -> Line {
-        let mut line = Line { id1: e.id.wrapping_add(1), hash, hint: e.hint, ..Line::default() };
+        let mut line = Line { id1: e.id.wrapping_add(1), hash, hint: e.hint, role: e.role.byte(), ..Line::default() };
         match Spelling::of(e.name) {
             Spelling::Short { len, padded } => {
                 line.name_len = len;
@@ -274,7 +310,7 @@ impl Line {
             PUBLIC_SUMMARY => Some(Summary::Public),
             len => Some(Summary::Members { len, ids: self.members }),
         };
-        Found { id: self.id(), hint: self.hint, summary }
+        Found { id: self.id(), hint: self.hint, summary, role: LineRole::of_byte(self.role) }
     }
 }
 
@@ -556,6 +592,7 @@ mod tests {
             name: n,
             hint: i as u32 * 3,
             summary: Summary::of_members(&[i as u32]),
+            role: [LineRole::FromRecords, LineRole::Instruction, LineRole::AuthorUnknown][i % 3],
         })
     }
 
@@ -572,6 +609,7 @@ mod tests {
             assert_eq!(t.get(name, name_of), Some(i), "{name}");
             if let Some(f) = t.find(name, |id, _| name_of(id)) {
                 assert_eq!((f.id, f.hint, f.summary), (i, i * 3, Summary::of_members(&[i])));
+                assert_eq!(f.role.byte(), (i % 3) as u8, "{name} keeps its role");
                 assert_eq!(t.candidate(name), Some(f), "no two of these names share hash bits");
                 assert_eq!(t.summary_by_id(i), f.summary, "{name} by id");
             } else {
@@ -661,7 +699,8 @@ mod tests {
         // byte changed must still differ (the padding must not hide the length).
         for len in 0..=LINE_NAME {
             let name: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-            let line = Line::new(&LineEntry { id: 1, name: &name, hint: 0, summary: None }, 0);
+            let line =
+                Line::new(&LineEntry { id: 1, name: &name, hint: 0, summary: None, role: LineRole::FromRecords }, 0);
             assert_eq!(line.holds_name(&Spelling::of(&name)), Some(true), "{name}");
             assert_eq!(line.inline_name(), Some(name.as_bytes()));
             let mut others = vec![format!("{name}\0"), format!("{name}a")];
@@ -681,7 +720,7 @@ mod tests {
         }
         // A line that does not hold its name leaves the comparison to the record.
         let long = "x".repeat(LINE_NAME + 1);
-        let line = Line::new(&LineEntry { id: 1, name: &long, hint: 0, summary: None }, 0);
+        let line = Line::new(&LineEntry { id: 1, name: &long, hint: 0, summary: None, role: LineRole::FromRecords }, 0);
         assert_eq!(line.holds_name(&Spelling::of(&long)), None);
         assert_eq!(line.holds_name(&Spelling::of("x")), None);
     }
@@ -700,7 +739,7 @@ mod tests {
         // The line's comparison itself (a lookup compares hash bits first, which would hide a
         // comparison that ignores part of the name): the name matches, every other spelling
         // and every name one digit away does not.
-        let line = Line::new(&LineEntry { id: 1, name: lower, hint: 0, summary: None }, 0);
+        let line = Line::new(&LineEntry { id: 1, name: lower, hint: 0, summary: None, role: LineRole::FromRecords }, 0);
         assert_eq!(line.holds_name(&Spelling::of(lower)), Some(true));
         assert_eq!(line.holds_name(&Spelling::of(upper)), Some(false));
         for at in (0..36).filter(|&i| ![8, 13, 18, 23].contains(&i)) {
@@ -714,8 +753,16 @@ mod tests {
                 assert_eq!(line.holds_name(&Spelling::of(&near)), Some(false), "{near}");
             }
         }
-        let text =
-            Line::new(&LineEntry { id: 1, name: "0f1e2d3c-4b5a-4697-8877-66554433221", hint: 0, summary: None }, 0);
+        let text = Line::new(
+            &LineEntry {
+                id: 1,
+                name: "0f1e2d3c-4b5a-4697-8877-66554433221",
+                hint: 0,
+                summary: None,
+                role: LineRole::FromRecords,
+            },
+            0,
+        );
         assert_eq!(text.holds_name(&Spelling::of(lower)), None, "a 35-byte name is not in its line");
         // 3,000 lowercase UUIDs, and the uppercase spelling of every tenth as a name of its own.
         let mut names: Vec<String> = (1..=3_000u128)
@@ -745,9 +792,11 @@ mod tests {
 
     #[test]
     fn summaries_round_trip_through_a_line() {
-        for s in [Some(Summary::Public), Summary::of_members(&[1, 2, 3, 4, 5]), Summary::of_members(&[9]), None] {
-            let e = LineEntry { id: 4, name: "x", hint: 2, summary: s };
-            assert_eq!(Line::new(&e, 0).found(), Found { id: 4, hint: 2, summary: s });
+        let summaries = [Some(Summary::Public), Summary::of_members(&[1, 2, 3, 4, 5]), Summary::of_members(&[9]), None];
+        let roles = [LineRole::FromRecords, LineRole::Instruction, LineRole::AuthorUnknown];
+        for (s, role) in summaries.into_iter().flat_map(|s| roles.map(|r| (s, r))) {
+            let e = LineEntry { id: 4, name: "x", hint: 2, summary: s, role };
+            assert_eq!(Line::new(&e, 0).found(), Found { id: 4, hint: 2, summary: s, role });
         }
         assert_eq!(Summary::of_members(&[1, 2, 3, 4, 5, 6]), None);
         assert_eq!(Summary::of_members(&[]), None);

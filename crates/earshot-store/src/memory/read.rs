@@ -7,13 +7,14 @@ use earshot_core::admission::{decide, AuthSet, Basis, Decision, Reason};
 use earshot_core::{AudienceDigest, Currentness, Quality, Viewers};
 
 use crate::error::{Result, StoreError};
-use crate::memory::id_table::{line_holds_name, Found, Summary};
+use crate::memory::id_table::{line_holds_name, Found, LineRole, Summary};
 use crate::memory::layered::Posting;
 use crate::memory::model::{
     format_time, limits, AudienceView, BlockedBy, ContainerInput, ContainerResolution, DecisionView, GrantView,
     ItemView, LookupPage, UnresolvedReason, ViewersInput,
 };
 use crate::memory::snapshot::{Aid, AudRec, Gid, Iid, ItemName, ItemRec, MemorySnapshot, Pid};
+use crate::memory::trust::RoleView;
 
 /// A container after resolution against one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,9 +30,10 @@ pub struct ResolvedContainer {
 /// A decision in interned terms.
 pub type RawDecision = Decision<Iid, Gid>;
 
-/// A check by name's decision, and whether it was made from the item's line or its record.
+/// A check by name's decision, and whether it was made from the item's line (with the role
+/// the line names) or its record.
 enum Checked {
-    Line(Iid, RawDecision),
+    Line(Iid, RawDecision, LineRole),
     Record(Iid, RawDecision),
 }
 
@@ -216,7 +218,7 @@ impl MemorySnapshot {
             return Some(Checked::Record(iid, self.check_iid_in_record(iid, viewers, now_ms)));
         };
         if let Some(summary) = found.summary.filter(|_| self.line_summary_holds(lines.first, found.id)) {
-            return Some(Checked::Line(found.id, decide_from_summary(viewers, &summary)));
+            return Some(Checked::Line(found.id, decide_from_summary(viewers, &summary), found.role));
         }
         let hinted = self.aud(found.hint);
         self.prefetch_aud(found.hint);
@@ -236,9 +238,9 @@ impl MemorySnapshot {
     /// The answer to a check by name of `item`.
     fn checked_view(&self, item: &str, checked: &Checked) -> DecisionView {
         match checked {
-            // A summary exists only for an item without links, named `item` (the line holds
-            // the name, or the record's was compared): nothing more to read.
-            Checked::Line(iid, d) => self.decision_view_of(*iid, item.to_string(), true, d),
+            // The item is named `item` (the line holds the name, or the record's was
+            // compared), and its role is the line's when the line names one.
+            Checked::Line(iid, d, role) => self.decision_view_of(*iid, item.to_string(), *role, d),
             Checked::Record(iid, d) => self.decision_view(*iid, d),
         }
     }
@@ -266,7 +268,13 @@ impl MemorySnapshot {
             })
             .collect();
         for (f, in_line) in candidates.iter().flatten() {
-            if f.summary.is_none() || !in_line || !self.line_summary_holds(lines, f.id) {
+            // An item decided from its line whose role the line does not name reads its record
+            // too, for the role of an admitted answer.
+            if f.summary.is_none()
+                || f.role == LineRole::FromRecords
+                || !in_line
+                || !self.line_summary_holds(lines, f.id)
+            {
                 if let Some(rec) = self.item(f.id) {
                     prefetch_index::prefetch_index(std::slice::from_ref(rec), 0);
                 }
@@ -302,11 +310,14 @@ impl MemorySnapshot {
     pub(crate) fn decision_view(&self, iid: Iid, d: &RawDecision) -> DecisionView {
         let rec = self.item(iid);
         let name = rec.map(|i| i.name.to_string()).unwrap_or_default();
-        self.decision_view_of(iid, name, rec.is_some_and(|r| r.links.is_none()), d)
+        // Only an item without links skips the lookup here: the record path stays the one
+        // that computes every other role in full, which checks from lines are compared with.
+        let role = if rec.is_some_and(|r| r.links.is_none()) { LineRole::Instruction } else { LineRole::FromRecords };
+        self.decision_view_of(iid, name, role, d)
     }
 
-    /// The view of a decision on item `iid` named `name`; `plain`: the item has no links.
-    fn decision_view_of(&self, iid: Iid, name: String, plain: bool, d: &RawDecision) -> DecisionView {
+    /// The view of a decision on item `iid` named `name`, whose role is `role`'s when it names one.
+    fn decision_view_of(&self, iid: Iid, name: String, role: LineRole, d: &RawDecision) -> DecisionView {
         let (basis, grant) = match d.basis {
             Some(Basis::Origin) => (Some("origin".into()), None),
             Some(Basis::Grant(g)) => (Some("grant".into()), self.grant(g).map(|g| g.name.to_string())),
@@ -333,13 +344,9 @@ impl MemorySnapshot {
             untrusted_source: None,
         };
         if d.admitted {
-            // SPEC §6.2: every admitted answer carries the item's role. An item without links
-            // (an owner's own, underived note) is an instruction without any further lookup.
-            if plain {
-                view.role = Some(earshot_core::Role::Instruction);
-            } else {
-                view.set_role(self.role_view(iid));
-            }
+            // SPEC §6.2: every admitted answer carries the item's role; a line names it for
+            // an item whose record alone decides it, without any further lookup.
+            view.set_role(RoleView::of_line(role).unwrap_or_else(|| self.role_view(iid)));
         }
         view
     }

@@ -16,6 +16,7 @@ use crate::memory::id_table::{IdTable, LineEntry, LineStamp, Summary};
 use crate::memory::layered::{ChunkedVec, FlatVec, NameMap, Posting};
 use crate::memory::line_build::{LineBuild, LineBuilds};
 use crate::memory::model::ParticipantKind;
+use crate::memory::trust::line_role;
 
 pub use crate::common::Pid;
 /// Item index: its creation sequence number, stable across restarts.
@@ -503,11 +504,12 @@ impl MemorySnapshot {
     }
 
     /// The summary an item's line carries: only for an item whose record is the base's own,
-    /// that is current, has no links (so no grants) and whose origin audience is public or
-    /// small. For such an item admission is containment in the origin audience alone (SPEC
-    /// §1.9), which is all a decision from the line computes.
+    /// that is current, has no grants and whose origin audience is public or small. For such
+    /// an item admission is containment in the origin audience alone (SPEC §1.9), which is all
+    /// a decision from the line computes. Its other links (sources, subjects, an author other
+    /// than the owner) bear on its role in an answer (`line_role`), not on admission.
     fn line_summary(&self, iid: Iid, rec: &ItemRec) -> Option<Summary> {
-        if !self.items.in_base_unchanged(iid as usize) || rec.links.is_some() {
+        if !self.items.in_base_unchanged(iid as usize) || !rec.grants().is_empty() {
             return None;
         }
         if !matches!(rec.current(), Currentness::Current) {
@@ -521,7 +523,7 @@ impl MemorySnapshot {
 
     /// Whether item `iid`'s line tells the truth: its name leads to `iid`, and a summary it
     /// carries that a check would use (`line_summary_holds`) is the one the record and the
-    /// audience give now. `verify` renders this as a fact, so a stale summary is a disagreement.
+    /// audience give now, with the role the record gives. `verify` renders this as a fact, so a stale summary is a disagreement.
     ///
     /// The same holds for the summary the lines keep by id (`IdTable::summary_by_id`).
     pub(crate) fn item_line_agrees(&self, iid: Iid) -> bool {
@@ -536,7 +538,7 @@ impl MemorySnapshot {
             Some(f) if f.id == iid => {
                 f.summary.is_none()
                     || !self.line_summary_holds(lines.first, iid)
-                    || f.summary == self.line_summary(iid, rec)
+                    || (f.summary == self.line_summary(iid, rec) && f.role == line_role(rec))
             }
             Some(_) => false,
             None => match lines.first.overlay_get(&rec.name) {
@@ -573,6 +575,7 @@ impl MemorySnapshot {
                     name: &rec.name,
                     hint: rec.aud,
                     summary: self.line_summary(iid, rec),
+                    role: line_role(rec),
                 });
             }
         }

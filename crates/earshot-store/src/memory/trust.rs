@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_id, Result, StoreError};
 use crate::kernel::backend::{enc, key, Op};
 use crate::memory::apply::{check_text, outcome, Apply};
+use crate::memory::id_table::LineRole;
 use crate::memory::model::{format_time, Outcome};
-use crate::memory::snapshot::{Author, Iid, Map, MemorySnapshot, Pid, Vector, NO_AUTHOR};
+use crate::memory::snapshot::{Author, Iid, ItemRec, Map, MemorySnapshot, Pid, Vector, NO_AUTHOR};
 
 /// Trust delegation index: its creation sequence number.
 pub type Tid = u32;
@@ -162,6 +163,33 @@ pub struct RoleView {
 
 impl RoleView {
     const INSTRUCTION: RoleView = RoleView { role: Role::Instruction, author: None, reason: None, source: None };
+
+    /// The role a line names, when it names one ([`LineRole`]): what `role_view` finds for
+    /// such an item, without reading anything.
+    pub(crate) fn of_line(role: LineRole) -> Option<RoleView> {
+        match role {
+            LineRole::FromRecords => None,
+            LineRole::Instruction => Some(RoleView::INSTRUCTION),
+            // An unknown author is never trusted (SPEC §6.2), whatever the item's sources: the
+            // item is data on its own author's account, and there is no author to name.
+            LineRole::AuthorUnknown => {
+                Some(RoleView { role: Role::Data, author: None, reason: Some(AUTHOR_UNKNOWN), source: None })
+            }
+        }
+    }
+}
+
+/// The role an item's record alone decides, for its line (see [`LineRole`]): an item without
+/// links is an instruction and one by an unknown author is data, whatever else changes; any
+/// other item's role depends on other records (its sources', trust delegations).
+pub(crate) fn line_role(rec: &ItemRec) -> LineRole {
+    if rec.links.is_none() {
+        LineRole::Instruction
+    } else if rec.author_rec() == Some(&Author::Unknown) {
+        LineRole::AuthorUnknown
+    } else {
+        LineRole::FromRecords
+    }
 }
 
 impl ProvenanceView<Iid, Pid> for MemorySnapshot {

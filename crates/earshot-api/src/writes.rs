@@ -90,22 +90,34 @@ pub(crate) async fn write(
         None => cmd,
     };
     let again = cmd.clone();
-    let first = blocking(move || {
-        let written = handle.write(cmd);
-        // Only the refusal of a closed writer: a write that timed out (outcome unknown) may
-        // have been applied, and is never sent again.
-        let refused_unapplied = matches!(written, Err(earshot_store::StoreError::Unavailable));
-        Ok((refused_unapplied && handle.evicted(), written))
-    })
-    .await?;
-    match first {
+    let written = durable(&handle, cmd).await;
+    // Only the refusal of a closed writer: a write that timed out (outcome unknown) may have
+    // been applied, and is never sent again.
+    let refused_unapplied = matches!(written, Err(earshot_store::StoreError::Unavailable));
+    if refused_unapplied && handle.evicted() {
         // The store was evicted from memory between finding it and writing: the write was
         // refused before it was applied, so it goes to the store loaded again, once.
-        (true, _) => {
-            let handle = st.store(store).await?;
-            blocking(move || handle.write(again)).await
-        }
-        (false, written) => written.map_err(ApiError::from),
+        let handle = st.store(store).await?;
+        return durable(&handle, again).await.map_err(ApiError::from);
+    }
+    written.map_err(ApiError::from)
+}
+
+/// A write on the store's writer, awaited without a thread parked for it: the writer's answer
+/// wakes this task (`StoreHandle::write_then`), where a blocking wait cost two more thread
+/// switches per write (BENCHMARKS.md, "Acknowledged writes as a store grows"). Bounded as
+/// `StoreHandle::write` is.
+async fn durable(handle: &earshot_store::StoreHandle, cmd: Command) -> earshot_store::Result<WriteOutcome> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    handle.write_then(cmd, move |written| {
+        // The waiter may have given up (its wait is bounded); its answer is then dropped.
+        let _ = tx.send(written);
+    })?;
+    match tokio::time::timeout(handle.write_wait(), rx).await {
+        Ok(Ok(written)) => written,
+        // The writer shut down before answering.
+        Ok(Err(_)) => Err(earshot_store::StoreError::Unavailable),
+        Err(_) => Err(handle.not_durable_in_time()),
     }
 }
 

@@ -7,6 +7,7 @@
 //! ([`StoreMetrics::set_lag`]) is taken from the follower's record when `/metrics` asks.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Upper bounds of the batch-size buckets (commands per group commit; the writer folds at most
 /// 256 into one group).
@@ -49,11 +50,28 @@ impl Drop for Pending<'_> {
     }
 }
 
+/// [`Pending`] that owns its share of the metrics, so that it can travel with a write.
+#[derive(Debug)]
+pub struct PendingOwned(Arc<StoreMetrics>);
+
+impl Drop for PendingOwned {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl StoreMetrics {
     /// A write entering the writer's queue; it leaves when the guard is dropped (answered).
     pub fn pending_write(&self) -> Pending<'_> {
         self.pending.fetch_add(1, Ordering::Relaxed);
         Pending(self)
+    }
+
+    /// [`StoreMetrics::pending_write`] for a write answered elsewhere than where it was
+    /// submitted (`Writer::write_then`): counted until the returned guard is dropped.
+    pub fn pending_write_owned(self: &Arc<Self>) -> PendingOwned {
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        PendingOwned(self.clone())
     }
 
     /// Writes submitted and not yet answered.

@@ -31,7 +31,27 @@ type Reply<S> = Result<(<S as State>::Outcome, u64), <S as State>::Error>;
 
 struct Job<S: State> {
     cmd: S::Command,
-    reply: mpsc::SyncSender<Reply<S>>,
+    reply: Replier<S>,
+}
+
+/// Where a write's answer goes: to a thread blocked on it ([`Writer::write`]), or to a callback
+/// run on the writer's thread ([`Writer::write_then`]: an async caller's wake-up, with no
+/// thread parked for the write).
+enum Replier<S: State> {
+    Thread(mpsc::SyncSender<Reply<S>>),
+    Call(Box<dyn FnOnce(Reply<S>) + Send>),
+}
+
+impl<S: State> Replier<S> {
+    /// Delivers the answer; a waiter that has gone (it timed out) is not an error.
+    fn send(self, r: Reply<S>) {
+        match self {
+            Replier::Thread(tx) => {
+                let _ = tx.send(r);
+            }
+            Replier::Call(done) => done(r),
+        }
+    }
 }
 
 /// What the writer is asked to do.
@@ -263,19 +283,41 @@ impl<S: State> Writer<S> {
             return Err(KernelError::StorageUnavailable(reason).into());
         }
         let (reply, rx) = mpsc::sync_channel(1);
-        self.submit(Msg::Write(Job { cmd, reply }))?;
+        self.submit(Msg::Write(Job { cmd, reply: Replier::Thread(reply) }))?;
         // Bounded: a commit stuck in storage must not hang every caller. The write may still
         // become durable after this answer, so the refusal says its outcome is unknown.
-        let wait = self.config.write_wait;
-        match rx.recv_timeout(wait) {
+        match rx.recv_timeout(self.config.write_wait) {
             Ok(r) => r,
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(KernelError::StorageUnavailable(format!(
-                "the write was not made durable within {} ms; its outcome is unknown",
-                wait.as_millis()
-            ))
-            .into()),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(self.not_durable_in_time().into()),
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(KernelError::Unavailable.into()),
         }
+    }
+
+    /// Submits a write without waiting for it: `done` gets its answer, on the writer's thread
+    /// (so it must only hand the answer on), once it is durable or refused. A caller that waits
+    /// for `done` waits at most [`Writer::write_wait`] and then answers
+    /// [`Writer::not_durable_in_time`], as [`Writer::write`] does; `done` is dropped without
+    /// being called only when the writer shuts down first (answer `KernelError::Unavailable`).
+    pub fn write_then(&self, cmd: S::Command, done: impl FnOnce(Reply<S>) + Send + 'static) -> Result<(), S::Error> {
+        if let Some(reason) = self.writer_stuck() {
+            return Err(KernelError::StorageUnavailable(reason).into());
+        }
+        self.submit(Msg::Write(Job { cmd, reply: Replier::Call(Box::new(done)) }))?;
+        Ok(())
+    }
+
+    /// Longest a write is waited for (`Config::write_wait`).
+    pub fn write_wait(&self) -> Duration {
+        self.config.write_wait
+    }
+
+    /// The refusal of a write not answered within [`Writer::write_wait`]: it may still become
+    /// durable after this answer, so the refusal says its outcome is unknown.
+    pub fn not_durable_in_time(&self) -> KernelError {
+        KernelError::StorageUnavailable(format!(
+            "the write was not made durable within {} ms; its outcome is unknown",
+            self.config.write_wait.as_millis()
+        ))
     }
 
     /// Why the writer cannot make writes durable now, if so: a commit that has not returned
@@ -805,7 +847,7 @@ impl<S: State> Task for Writer<S> {
                 // Shut down: anything queued since is refused.
                 for m in std::mem::take(&mut lock(&self.inbox).msgs) {
                     if let Msg::Write(job) = m {
-                        let _ = job.reply.send(Err(KernelError::Unavailable.into()));
+                        job.reply.send(Err(KernelError::Unavailable.into()));
                     }
                 }
             }
@@ -918,7 +960,7 @@ impl<S: State> Writer<S> {
         if h.retired() {
             // Nothing of this copy may be written: the caller finds the store as it is now.
             for job in jobs {
-                let _ = job.reply.send(Err(KernelError::StoreReplaced(h.id.to_string()).into()));
+                job.reply.send(Err(KernelError::StoreReplaced(h.id.to_string()).into()));
             }
             return;
         }
@@ -949,7 +991,7 @@ impl<S: State> Writer<S> {
             *refusing = Some(reason);
             drop(refusing);
             for job in jobs {
-                let _ = job.reply.send(Err(S::duplicate_error(&e)));
+                job.reply.send(Err(S::duplicate_error(&e)));
             }
             return;
         }
@@ -1028,7 +1070,7 @@ impl<S: State> Writer<S> {
         h.set_stale(r, stale);
         let acks = replies.into_iter().zip(group.results);
         for (reply, r) in acks {
-            let _ = reply.send(r);
+            reply.send(r);
         }
     }
 

@@ -224,6 +224,39 @@ impl StoreHandle {
         Ok(out)
     }
 
+    /// [`StoreHandle::write`] without waiting: `done` gets the answer on the writer's thread
+    /// (it must only hand it on) once the write is durable or refused, so no thread is parked
+    /// for the write (the HTTP API awaits it). The caller bounds its wait with
+    /// [`StoreHandle::write_wait`] and then answers [`StoreHandle::not_durable_in_time`];
+    /// `done` is dropped uncalled only when the writer shuts down first, which the caller
+    /// answers as [`StoreError::Unavailable`](crate::StoreError::Unavailable).
+    pub fn write_then(&self, cmd: Command, done: impl FnOnce(Result<WriteOutcome>) + Send + 'static) -> Result<()> {
+        let pending = self.metrics.pending_write_owned();
+        let core = self.core.clone();
+        self.core.write_then(cmd, move |written| {
+            drop(pending);
+            done(written.map(|(mut out, revision)| {
+                // As in `write`: a replayed answer already carries its revision and token.
+                if out.revision == 0 {
+                    out.revision = revision;
+                    out.token = core.token(revision);
+                }
+                out
+            }));
+        })
+    }
+
+    /// Longest a write is waited for.
+    pub fn write_wait(&self) -> std::time::Duration {
+        self.core.write_wait()
+    }
+
+    /// The refusal of a write not answered within [`StoreHandle::write_wait`] (its outcome
+    /// is unknown).
+    pub fn not_durable_in_time(&self) -> crate::StoreError {
+        self.core.not_durable_in_time().into()
+    }
+
     /// This store's operational figures (writer queue depth, batch sizes, replica lag).
     pub fn metrics(&self) -> &Arc<StoreMetrics> {
         // The lag is read off the follower's own record when asked, rather than on every poll.

@@ -283,7 +283,13 @@ fn earshot_from_writes(w: &Workload) -> (Earshot, Arc<StoreHandle>) {
     while !store.latest().item_lines_hold() && t.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    eprintln!("item lines hold {:.1?} after the last write", t.elapsed());
+    let snap = store.latest();
+    eprintln!(
+        "item lines hold {:.1?} after the last write; {} of {} items are decided from their lines",
+        t.elapsed(),
+        snap.items_decided_from_lines(),
+        snap.item_count()
+    );
     (earshot, store)
 }
 

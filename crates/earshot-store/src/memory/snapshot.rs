@@ -445,6 +445,16 @@ impl MemorySnapshot {
         self.item_lines().first.stamp() == self.line_stamp()
     }
 
+    /// How many items a check by id or by name would decide from their line's summary now: a
+    /// count over every item, for benchmarks and diagnostics (BENCHMARKS.md, "The
+    /// audience-heavy mix").
+    pub fn items_decided_from_lines(&self) -> usize {
+        let lines = self.item_lines();
+        (0..self.items.len() as Iid)
+            .filter(|&iid| lines.first.summary_by_id(iid).is_some() && self.line_summary_holds(lines.first, iid))
+            .count()
+    }
+
     /// Number of live audiences, including the public one.
     pub fn audience_count(&self) -> usize {
         self.auds.iter().filter(|a| a.live).count()

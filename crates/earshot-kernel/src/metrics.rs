@@ -40,21 +40,12 @@ pub struct BatchSizes {
     pub count: u64,
 }
 
-/// Counts one write waiting at the writer for as long as it lives.
+/// Counts one write waiting at the writer for as long as it lives. It owns its share of the
+/// metrics, so it can travel with a write answered elsewhere (`Writer::write_then`).
 #[derive(Debug)]
-pub struct Pending<'a>(&'a StoreMetrics);
+pub struct Pending(Arc<StoreMetrics>);
 
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        self.0.pending.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// [`Pending`] that owns its share of the metrics, so that it can travel with a write.
-#[derive(Debug)]
-pub struct PendingOwned(Arc<StoreMetrics>);
-
-impl Drop for PendingOwned {
+impl Drop for Pending {
     fn drop(&mut self) {
         self.0.pending.fetch_sub(1, Ordering::Relaxed);
     }
@@ -62,16 +53,9 @@ impl Drop for PendingOwned {
 
 impl StoreMetrics {
     /// A write entering the writer's queue; it leaves when the guard is dropped (answered).
-    pub fn pending_write(&self) -> Pending<'_> {
+    pub fn pending_write(self: &Arc<Self>) -> Pending {
         self.pending.fetch_add(1, Ordering::Relaxed);
-        Pending(self)
-    }
-
-    /// [`StoreMetrics::pending_write`] for a write answered elsewhere than where it was
-    /// submitted (`Writer::write_then`): counted until the returned guard is dropped.
-    pub fn pending_write_owned(self: &Arc<Self>) -> PendingOwned {
-        self.pending.fetch_add(1, Ordering::Relaxed);
-        PendingOwned(self.clone())
+        Pending(self.clone())
     }
 
     /// Writes submitted and not yet answered.
@@ -121,7 +105,7 @@ mod tests {
 
     #[test]
     fn batches_fall_in_their_bucket_and_pending_writes_leave_when_answered() {
-        let m = StoreMetrics::default();
+        let m = std::sync::Arc::new(StoreMetrics::default());
         for n in [1, 2, 3, 256, 300] {
             m.observe_batch(n);
         }

@@ -40,13 +40,16 @@ impl Reclaimer {
 
     /// Drops `garbage` on the reclaiming thread, or here when its queue is full or stopped.
     pub fn release<T: Send + 'static>(&self, garbage: T) {
-        let tx = lock(&self.tx).clone();
-        let Some(tx) = tx else { return };
-        match tx.try_send(Box::new(garbage)) {
-            Ok(()) => {}
-            // Dropped here, by the caller, as if there were no reclaimer.
-            Err(TrySendError::Full(g) | TrySendError::Disconnected(g)) => drop(g),
-        }
+        let refused = match lock(&self.tx).as_ref() {
+            // `try_send` never waits, so holding the lock across it costs nothing.
+            Some(tx) => match tx.try_send(Box::new(garbage)) {
+                Ok(()) => None,
+                Err(TrySendError::Full(g) | TrySendError::Disconnected(g)) => Some(g),
+            },
+            None => Some(Box::new(garbage) as Garbage),
+        };
+        // Dropped here, by the caller, as if there were no reclaimer (after the lock is let go).
+        drop(refused);
     }
 
     /// Stops the thread once it has dropped everything queued; later releases drop in place.

@@ -214,14 +214,7 @@ impl StoreHandle {
         let pending = self.metrics.pending_write();
         let written = self.core.write(cmd);
         drop(pending);
-        let (mut out, revision) = written?;
-        // An answer replayed for an `Idempotency-Key` already carries the revision and token of
-        // the write that recorded it (no write has revision 0: a store's creation is 1).
-        if out.revision == 0 {
-            out.revision = revision;
-            out.token = self.core.token(revision);
-        }
-        Ok(out)
+        Ok(stamped(&self.core, written?))
     }
 
     /// [`StoreHandle::write`] without waiting: `done` gets the answer on the writer's thread
@@ -231,23 +224,16 @@ impl StoreHandle {
     /// `done` is dropped uncalled only when the writer shuts down first, which the caller
     /// answers as [`StoreError::Unavailable`](crate::StoreError::Unavailable).
     pub fn write_then(&self, cmd: Command, done: impl FnOnce(Result<WriteOutcome>) + Send + 'static) -> Result<()> {
-        let pending = self.metrics.pending_write_owned();
+        let pending = self.metrics.pending_write();
         let core = self.core.clone();
         self.core.write_then(cmd, move |written| {
             drop(pending);
-            done(written.map(|(mut out, revision)| {
-                // As in `write`: a replayed answer already carries its revision and token.
-                if out.revision == 0 {
-                    out.revision = revision;
-                    out.token = core.token(revision);
-                }
-                out
-            }));
+            done(written.map(|w| stamped(&core, w)));
         })
     }
 
     /// Longest a write is waited for.
-    pub fn write_wait(&self) -> std::time::Duration {
+    pub fn write_wait(&self) -> Duration {
         self.core.write_wait()
     }
 
@@ -524,4 +510,15 @@ pub fn new_attempt_id() -> String {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A write's answer with the revision and token of the commit that made it durable. An answer
+/// replayed for an `Idempotency-Key` already carries the revision and token of the write that
+/// recorded it (no write has revision 0: a store's creation is 1).
+fn stamped(core: &Writer<Snapshot>, (mut out, revision): (WriteOutcome, u64)) -> WriteOutcome {
+    if out.revision == 0 {
+        out.revision = revision;
+        out.token = core.token(revision);
+    }
+    out
 }

@@ -128,7 +128,7 @@ impl MemorySnapshot {
     /// ([`MemorySnapshot::check_iid_in_record`]).
     pub fn check_iid(&self, iid: Iid, viewers: &Viewers<Pid>, now_ms: i64) -> RawDecision {
         let lines = self.item_lines();
-        match lines.first.summary_by_id(iid).filter(|_| self.line_summary_holds(lines.first, iid)) {
+        match self.summary_by_id_holding(lines.first, iid) {
             Some(summary) => decide_from_summary(viewers, &summary),
             None => self.check_iid_in_record(iid, viewers, now_ms),
         }

@@ -450,9 +450,7 @@ impl MemorySnapshot {
     /// audience-heavy mix").
     pub fn items_decided_from_lines(&self) -> usize {
         let lines = self.item_lines();
-        (0..self.items.len() as Iid)
-            .filter(|&iid| lines.first.summary_by_id(iid).is_some() && self.line_summary_holds(lines.first, iid))
-            .count()
+        (0..self.items.len() as Iid).filter(|&iid| self.summary_by_id_holding(lines.first, iid).is_some()).count()
     }
 
     /// Number of live audiences, including the public one.
@@ -513,6 +511,12 @@ impl MemorySnapshot {
         lines.stamp() == self.line_stamp() && self.items.in_base_unchanged(iid as usize)
     }
 
+    /// Item `iid`'s summary in the by-id column of `lines` (`IdTable::summary_by_id`), only
+    /// while it holds ([`MemorySnapshot::line_summary_holds`]).
+    pub(crate) fn summary_by_id_holding(&self, lines: &IdTable, iid: Iid) -> Option<Summary> {
+        lines.summary_by_id(iid).filter(|_| self.line_summary_holds(lines, iid))
+    }
+
     /// The summary an item's line carries: only for an item whose record is the base's own,
     /// that is current, has no grants and whose origin audience is public or small. For such
     /// an item admission is containment in the origin audience alone (SPEC §1.9), which is all
@@ -533,14 +537,14 @@ impl MemorySnapshot {
 
     /// Whether item `iid`'s line tells the truth: its name leads to `iid`, and a summary it
     /// carries that a check would use (`line_summary_holds`) is the one the record and the
-    /// audience give now, with the role the record gives. `verify` renders this as a fact, so a stale summary is a disagreement.
-    ///
-    /// The same holds for the summary the lines keep by id (`IdTable::summary_by_id`).
+    /// audience give now, with the role the record gives; and so is the summary the lines keep
+    /// by id (`IdTable::summary_by_id`). `verify` renders this as a fact, so a stale summary is
+    /// a disagreement.
     pub(crate) fn item_line_agrees(&self, iid: Iid) -> bool {
         let Some(rec) = self.item(iid) else { return false };
         let lines = self.item_lines();
-        let by_id = lines.first.summary_by_id(iid);
-        if by_id.is_some() && self.line_summary_holds(lines.first, iid) && by_id != self.line_summary(iid, rec) {
+        let by_id = self.summary_by_id_holding(lines.first, iid);
+        if by_id.is_some() && by_id != self.line_summary(iid, rec) {
             return false;
         }
         let found = lines.first.find(&rec.name, |id, _| self.item(id).map(|r| &*r.name));

@@ -1,6 +1,7 @@
--- wrk script (scripts/bench-topology.sh): durable writes, each a new item with an id of its
--- own; every answer must be 201. Arguments: the store, a run tag (ids are unique per run),
--- the bearer token ("-" for none).
+-- wrk script (scripts/bench-http.sh, scripts/bench-http-writes.sh, scripts/bench-topology.sh):
+-- durable writes, each a new item with an id of its own; every answer must be 201. Arguments:
+-- the store, a run tag (ids are unique per run), the bearer token ("-" for none), and
+-- optionally a limit: each thread stops once it has that many answers.
 local threads = {}
 local next_id = 0
 
@@ -14,6 +15,7 @@ function init(args)
   store, tag = args[1], args[2]
   wrk.headers["content-type"] = "application/json"
   if args[3] and args[3] ~= "-" then wrk.headers["authorization"] = "Bearer " .. args[3] end
+  limit = tonumber(args[4])
   k, n, bad = 0, 0, 0
 end
 
@@ -27,6 +29,7 @@ end
 function response(status, headers, body)
   n = n + 1
   if status ~= 201 then bad = bad + 1 end
+  if limit and n >= limit then wrk.thread:stop() end
 end
 
 function done(summary, latency, requests)

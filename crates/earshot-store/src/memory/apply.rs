@@ -20,7 +20,7 @@ use crate::memory::model::{
     OriginInput, OriginKeyword, Outcome, ParticipantKind,
 };
 use crate::memory::snapshot::{
-    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, PartRec, Pid, PUBLIC_AID,
+    Aid, AudRec, Gid, GrantRec, Iid, ItemRec, Map, Members, MemorySnapshot, OrdSet, PartRec, Pid, PUBLIC_AID,
 };
 
 /// One output of a partition, planned before any is created: id, audience, sources, subjects
@@ -277,9 +277,17 @@ impl Apply<'_> {
         }
         let aid = self.snap.auds.len() as Aid;
         for p in &members {
-            let mut set = self.snap.part_auds.get(p).cloned().unwrap_or_default();
-            set.insert(aid);
-            self.snap.part_auds.insert(*p, set);
+            // In place: the map's path to the set is copied once, not by a lookup and an insert.
+            match self.snap.part_auds.get_mut(p) {
+                Some(set) => {
+                    set.insert(aid);
+                }
+                None => {
+                    let mut set = OrdSet::default();
+                    set.insert(aid);
+                    self.snap.part_auds.insert(*p, set);
+                }
+            }
         }
         self.snap.auds.push_back(AudRec { kind, members: Members::Only(members.into()), digest, live: true });
         self.snap.aud_by_digest.insert(digest, aid);
@@ -386,16 +394,10 @@ impl Apply<'_> {
             }
         }
         self.snap.iids.insert(Arc::from(id), iid, aud);
-        let mut posting = self.snap.aud_items.get(&aud).cloned().unwrap_or_default();
-        posting.push(iid);
-        self.snap.aud_items.insert(aud, posting);
-        let mut owned = self.snap.owner_items.get(&owner).cloned().unwrap_or_default();
-        owned.push(iid);
-        self.snap.owner_items.insert(owner, owned);
+        Posting::push_to(&mut self.snap.aud_items, aud, iid);
+        Posting::push_to(&mut self.snap.owner_items, owner, iid);
         if aud == PUBLIC_AID {
-            let mut public = self.snap.owner_public.get(&owner).cloned().unwrap_or_default();
-            public.push(iid);
-            self.snap.owner_public.insert(owner, public);
+            Posting::push_to(&mut self.snap.owner_public, owner, iid);
         }
         self.graph.add_item(iid, sources);
         self.dirty.items.push(iid);
@@ -724,9 +726,7 @@ impl Apply<'_> {
             l.grants = gs.into();
         });
         self.snap.items.set(iid as usize, rec);
-        let mut posting = self.snap.aud_grants.get(&aid).cloned().unwrap_or_default();
-        posting.push(gid);
-        self.snap.aud_grants.insert(aid, posting);
+        Posting::push_to(&mut self.snap.aud_grants, aid, gid);
         self.dirty.grants.push(gid);
         let reason = pending.then(|| "consent_pending".to_string());
         Ok(Outcome { reason, ..outcome("granted", vec![name.to_string()]) })

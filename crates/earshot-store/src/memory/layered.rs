@@ -150,6 +150,13 @@ impl<T: Clone> ChunkedVec<T> {
             chunks.push(Arc::new(Vec::new()));
         }
         if let Some(last) = chunks.last_mut() {
+            if Arc::get_mut(last).is_none() {
+                // Shared with another snapshot: copied once, with room for the new element
+                // (`make_mut` would copy it at its length and `push` copy it again to grow).
+                let mut own = Vec::with_capacity(last.len() + 1);
+                own.extend_from_slice(last);
+                *last = Arc::new(own);
+            }
             Arc::make_mut(last).push(v);
             self.len += 1;
         }
@@ -459,12 +466,15 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
 }
 
 /// An append-only, ascending list of ids: an exact-size base slice plus a persistent tail.
-/// The tail is boxed and absent until the first append, so a posting built at start-up costs
-/// 24 bytes plus its ids (most audiences' postings never grow).
+/// The tail is shared and absent until the first append, so a posting built at start-up costs
+/// 24 bytes plus its ids (most audiences' postings never grow). Cloning a posting never
+/// allocates: a write to a map of postings copies the map's nodes on the way to the one it
+/// changes, and with them every posting those nodes hold (up to 32 per node), so a clone must
+/// cost no more than two reference counts; only the posting appended to copies its tail.
 #[derive(Clone)]
 pub(crate) struct Posting {
     base: Arc<[u32]>,
-    tail: Option<Box<imbl::Vector<u32>>>,
+    tail: Option<Arc<imbl::Vector<u32>>>,
 }
 
 impl Default for Posting {
@@ -482,7 +492,20 @@ impl FromIterator<u32> for Posting {
 impl Posting {
     /// Appends `id`, which must be larger than every id already present.
     pub fn push(&mut self, id: u32) {
-        self.tail.get_or_insert_with(Box::default).push_back(id);
+        Arc::make_mut(self.tail.get_or_insert_with(Arc::default)).push_back(id);
+    }
+
+    /// Appends `id` to the posting of `key` in `postings` (a new one when there is none),
+    /// copying only the map's path to it, once.
+    pub fn push_to<K: std::hash::Hash + Eq + Clone>(postings: &mut Map<K, Posting>, key: K, id: u32) {
+        match postings.get_mut(&key) {
+            Some(posting) => posting.push(id),
+            None => {
+                let mut posting = Posting::default();
+                posting.push(id);
+                postings.insert(key, posting);
+            }
+        }
     }
 
     fn tail_len(&self) -> usize {
@@ -535,6 +558,28 @@ mod tests {
         assert_eq!([0, 1, 2, 5, 6, 9, 10].map(|x| p.lower_bound(x)), [0, 0, 1, 2, 3, 4, 5]);
         let empty = Posting::default();
         assert_eq!((empty.lower_bound(3), empty.get(0), empty.is_empty()), (0, None, true));
+    }
+
+    #[test]
+    fn posting_clones_share_nothing_a_push_can_change() {
+        let mut p: Posting = [1, 3].into_iter().collect();
+        p.push(5);
+        let before = p.clone();
+        p.push(7);
+        let mut other = before.clone();
+        other.push(6);
+        assert_eq!(p.iter().collect::<Vec<_>>(), vec![1, 3, 5, 7]);
+        assert_eq!(before.iter().collect::<Vec<_>>(), vec![1, 3, 5]);
+        assert_eq!(other.iter().collect::<Vec<_>>(), vec![1, 3, 5, 6]);
+
+        let mut postings: Map<u32, Posting> = Map::default();
+        Posting::push_to(&mut postings, 9, 1);
+        let kept = postings.clone();
+        Posting::push_to(&mut postings, 9, 2);
+        Posting::push_to(&mut postings, 4, 3);
+        let ids = |m: &Map<u32, Posting>, k: u32| m.get(&k).map(|p| p.iter().collect::<Vec<_>>());
+        assert_eq!((ids(&postings, 9), ids(&postings, 4)), (Some(vec![1, 2]), Some(vec![3])));
+        assert_eq!((ids(&kept, 9), ids(&kept, 4)), (Some(vec![1]), None));
     }
 
     #[test]

@@ -31,44 +31,11 @@ url="http://127.0.0.1:$port"
 token="bench-http-admin-token-0123456789"
 
 die() { echo "bench-http-writes: $*" >&2; exit 1; }
-if ! command -v wrk >/dev/null; then
-  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-  fi
-fi
-for tool in wrk curl; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
-[[ -x "$bin" ]] || die "no binary at $bin (cargo build --release -p earshot)"
-
-data="$(mktemp -d)"
-pid=""
-cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$data"
-}
-trap cleanup EXIT
-mkdir -p "$out"
-rm -f "$out"/*.txt
-cat >"$data/earshot.toml" <<TOML
-bind = "127.0.0.1:$port"
-data = "$data/store"
-
-[[tokens]]
-name = "bench"
-token = "$token"
-scope = "admin"
-TOML
-
-load() { echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
+tools="wrk curl"
+# shellcheck source=scripts/bench/serve.sh
+source "$root/scripts/bench/serve.sh"
 results="$out/results.txt"
 echo "machine at start: $(load)" >"$results"
-
-NO_COLOR=1 RUST_LOG="${SERVER_LOG:-info}" "$bin" serve --config "$data/earshot.toml" >"$out/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" == 200 ]] && break
-  kill -0 "$pid" 2>/dev/null || die "the server stopped (see $out/server.log)"
-  sleep 0.1
-done
 api() { curl -sf -o /dev/null -H "authorization: Bearer $token" -H 'content-type: application/json' "$url$1" -d "$2"; }
 api /v1/stores '{"id":"wbench"}'
 api /v1/stores/wbench/participants '{"id":"own","kind":"agent"}'
@@ -106,7 +73,7 @@ percentile_us() {
   }' "$1"
 }
 
-printf '%-9s %-8s %12s %10s %10s   %s\n' "size" "clients" "writes/s" "p50 us" "p99 us" "store at the run's start" >>"$results"
+printf '%-9s %-8s %12s %10s %10s   %s\n' "size" "clients" "writes/s" "p50 us" "p99 us" "store at the run's start" | tee -a "$results"
 for size in ${sizes//,/ }; do
   if ((items < size)); then
     start="$(date +%s.%N)"
@@ -142,6 +109,5 @@ for size in ${sizes//,/ }; do
     done
   done
 done
-echo "machine at end: $(load)" >>"$results"
-echo "== results (also in $results; wrk's output per run beside it)"
-cat "$results"
+echo "machine at end: $(load)" | tee -a "$results"
+echo "== results in $results (wrk's output per run beside it)"

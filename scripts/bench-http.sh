@@ -36,43 +36,10 @@ url="http://127.0.0.1:$port"
 token="bench-http-admin-token-0123456789"
 
 die() { echo "bench-http: $*" >&2; exit 1; }
-if ! command -v wrk >/dev/null; then
-  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-  fi
-fi
-for tool in wrk curl python3 /usr/bin/time; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
-[[ -x "$bin" ]] || die "no binary at $bin (cargo build --release -p earshot)"
-
-data="$(mktemp -d)"
-pid=""
-cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$data"
-}
-trap cleanup EXIT
-mkdir -p "$out"
-rm -f "$out"/*.txt
-cat >"$data/earshot.toml" <<TOML
-bind = "127.0.0.1:$port"
-data = "$data/store"
-
-[[tokens]]
-name = "bench"
-token = "$token"
-scope = "admin"
-TOML
-
-load() { echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
+tools="wrk curl python3 /usr/bin/time"
+# shellcheck source=scripts/bench/serve.sh
+source "$root/scripts/bench/serve.sh"
 echo "machine at start: $(load)" >"$out/results.txt"
-
-NO_COLOR=1 RUST_LOG="${SERVER_LOG:-info}" "$bin" serve --config "$data/earshot.toml" >"$out/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" == 200 ]] && break
-  kill -0 "$pid" 2>/dev/null || die "the server stopped (see $out/server.log)"
-  sleep 0.1
-done
 
 echo "== setup: $items items in store \`one\` (50 participants; a tenth public)"
 python3 "$bench/setup.py" --url "$url" --token "$token" --stores one --items "$items" --out "$out/one.lua"

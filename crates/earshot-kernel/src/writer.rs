@@ -296,8 +296,9 @@ impl<S: State> Writer<S> {
     /// Submits a write without waiting for it: `done` gets its answer, on the writer's thread
     /// (so it must only hand the answer on), once it is durable or refused. A caller that waits
     /// for `done` waits at most [`Writer::write_wait`] and then answers
-    /// [`Writer::not_durable_in_time`], as [`Writer::write`] does; `done` is dropped without
-    /// being called only when the writer shuts down first (answer `KernelError::Unavailable`).
+    /// [`Writer::not_durable_in_time`], as [`Writer::write`] does. A write queued when the
+    /// writer shuts down gets `KernelError::Unavailable`; if the writer is gone before it looks
+    /// at the write, `done` is dropped uncalled, which the caller answers the same way.
     pub fn write_then(&self, cmd: S::Command, done: impl FnOnce(Reply<S>) + Send + 'static) -> Result<(), S::Error> {
         if let Some(reason) = self.writer_stuck() {
             return Err(KernelError::StorageUnavailable(reason).into());

@@ -221,8 +221,10 @@ impl StoreHandle {
     /// (it must only hand it on) once the write is durable or refused, so no thread is parked
     /// for the write (the HTTP API awaits it). The caller bounds its wait with
     /// [`StoreHandle::write_wait`] and then answers [`StoreHandle::not_durable_in_time`];
-    /// `done` is dropped uncalled only when the writer shuts down first, which the caller
-    /// answers as [`StoreError::Unavailable`](crate::StoreError::Unavailable).
+    /// a write the writer shuts down before doing gets
+    /// [`StoreError::Unavailable`](crate::StoreError::Unavailable), and if the writer is gone
+    /// before it looks at the write, `done` is dropped uncalled, which the caller answers the
+    /// same way.
     pub fn write_then(&self, cmd: Command, done: impl FnOnce(Result<WriteOutcome>) + Send + 'static) -> Result<()> {
         let pending = self.metrics.pending_write();
         let core = self.core.clone();

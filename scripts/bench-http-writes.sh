@@ -4,8 +4,9 @@
 # release build, one admin bearer token), one store grown through `POST /items` to each size of
 # BENCH_WRITE_SIZES in turn; at each size, BENCH_RUNS runs of BENCH_DURATION seconds for every
 # client count of BENCH_CLIENTS (alternated), each a new item per request
-# (`scripts/bench/write.lua`, every answer must be 201), with wrk's p50 and p99 latency and the
-# writes per second.
+# (`scripts/bench/write.lua`, every answer must be 201), with wrk's p50 and p99 latency, the
+# writes per second and the writes per durable commit (group commit's batch size, from the
+# store's `earshot_writer_batch_size` histogram in `/metrics` before and after the run).
 #
 # The growing itself is the public write path at 16 clients: its time to each size is printed
 # (set beside the in-process writer's in BENCHMARKS.md; the last round of each growth idles
@@ -64,6 +65,14 @@ write_run() {
   items=$((items + n))
 }
 
+# The store's group-commit totals from /metrics: "<writes> <commits>".
+batch_totals() {
+  curl -sf -H "authorization: Bearer $token" "$url/metrics" | awk '
+    /^earshot_writer_batch_size_sum\{.*store="wbench"/ { s = $NF }
+    /^earshot_writer_batch_size_count\{.*store="wbench"/ { c = $NF }
+    END { printf "%d %d\n", s, c }'
+}
+
 # wrk's latency percentile ($2: 50 or 99) in µs, from its --latency table.
 percentile_us() {
   awk -v p="$2%" '$1 == p {
@@ -73,7 +82,8 @@ percentile_us() {
   }' "$1"
 }
 
-printf '%-9s %-8s %12s %10s %10s   %s\n' "size" "clients" "writes/s" "p50 us" "p99 us" "store at the run's start" | tee -a "$results"
+printf '%-9s %-8s %12s %10s %10s %10s   %s\n' "size" "clients" "writes/s" "p50 us" "p99 us" "per commit" \
+  "store at the run's start" | tee -a "$results"
 for size in ${sizes//,/ }; do
   if ((items < size)); then
     start="$(date +%s.%N)"
@@ -101,11 +111,14 @@ for size in ${sizes//,/ }; do
       t=2
       ((c < 2)) && t=1
       before=$items
+      read -r writes0 commits0 < <(batch_totals)
       write_run "size$size-c$c-r$r" -t"$t" -c"$c" -d"${duration}s" --latency
       log="$out/size$size-c$c-r$r.txt"
       rate="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")"
-      printf '%-9s %-8s %12s %10s %10s   %s\n' "$size" "$c" "$rate" "$(percentile_us "$log" 50)" \
-        "$(percentile_us "$log" 99)" "$before" | tee -a "$results"
+      read -r writes1 commits1 < <(batch_totals)
+      per_commit="$(awk -v w=$((writes1 - writes0)) -v c=$((commits1 - commits0)) 'BEGIN { printf "%.1f", (c > 0) ? w / c : 0 }')"
+      printf '%-9s %-8s %12s %10s %10s %10s   %s\n' "$size" "$c" "$rate" "$(percentile_us "$log" 50)" \
+        "$(percentile_us "$log" 99)" "$per_commit" "$before" | tee -a "$results"
     done
   done
 done

@@ -231,7 +231,7 @@ impl Snapshot {
     pub fn facts(&self) -> Vec<String> {
         let mut out = crate::memory::verify::facts(&self.mem);
         crate::devices::verify::facts(&self.dev, &self.mem, &mut out);
-        self.idem.facts(&mut out);
+        self.idem.facts(&|iid| self.mem.item(iid).map(|r| r.name.to_string()), &mut out);
         out.sort();
         out
     }
@@ -413,15 +413,15 @@ fn create_item(
 ) -> Result<WriteOutcome> {
     let Some(id) = i.id.clone() else { return a.create_item(i).map(from_memory) };
     let digest = crate::idempotency::item_digest(&i)?;
-    if a.snap.iid(&id).is_some() {
-        if let Some(kept) = idem.item_digest(&id) {
-            if kept == &*digest || kept == &*crate::idempotency::item_digest_v1(&i)? {
-                return Ok(WriteOutcome { outcome: "created".into(), ids: vec![id], ..WriteOutcome::default() });
-            }
+    if let Some(kept) = a.snap.iid(&id).and_then(|iid| idem.item_digest(iid)) {
+        if *kept == digest || *kept == crate::idempotency::item_digest_v1(&i)? {
+            return Ok(WriteOutcome { outcome: "created".into(), ids: vec![id], ..WriteOutcome::default() });
         }
     }
     let out = a.create_item(i)?;
-    idem.record_item(&id, digest, dirty);
+    let iid =
+        a.snap.iid(&id).ok_or_else(|| StoreError::Storage(format!("item `{id}` was created but is not found")))?;
+    idem.record_item(iid, &id, digest, dirty);
     Ok(from_memory(out))
 }
 
@@ -521,7 +521,7 @@ pub(crate) fn rebuild(store: &str, r: &Records) -> Result<(Snapshot, Provenance)
     let pid_of =
         |n: &str| mem.pid(n).ok_or_else(|| StoreError::Integrity(format!("unknown participant `{n}` in records")));
     let dev = crate::devices::records::rebuild(&r.devices, &pid_of)?;
-    let idem = crate::idempotency::rebuild(&r.idempotency, &|item| mem.iid(item).is_some())?;
+    let idem = crate::idempotency::rebuild(&r.idempotency, &|item| mem.iid(item))?;
     let timeline = Timeline::of_state(&mem, &dev, mem.committed_at_ms);
     Ok((Snapshot { mem, dev, idem, timeline }, graph))
 }

@@ -16,7 +16,13 @@ use sha2::{Digest as _, Sha256};
 use crate::common::{Map, OrdSet};
 use crate::error::{Result, StoreError};
 use crate::kernel::backend::{dec, enc, key, Op};
+use crate::memory::layered::FlatVec;
+use crate::memory::snapshot::Iid;
 use crate::model::{Command, NewItem, OriginInput, WriteOutcome};
+
+/// The SHA-256 of an item create's request (see [`item_digest`]), as bytes. Records spell it in
+/// hex ([`ItemDigestRecord`]).
+pub(crate) type Digest = [u8; 32];
 
 /// Longest `Idempotency-Key`, in characters (all ASCII, so also bytes).
 pub use crate::error::MAX_IDEMPOTENCY_KEY_LEN as MAX_KEY_LEN;
@@ -71,7 +77,7 @@ fn fingerprint(issuer: &str, command: &Command) -> Result<String> {
 /// The digest of an item create's request, kept with items created under a client id. Sets are
 /// sets: the origin's participants and identities and the subjects are sorted and deduplicated
 /// first, so a retry that lists them in another order is the same request.
-pub(crate) fn item_digest(i: &NewItem) -> Result<Arc<str>> {
+pub(crate) fn item_digest(i: &NewItem) -> Result<Digest> {
     let mut canonical = i.clone();
     if let OriginInput::Viewers(v) = &mut canonical.origin {
         v.participants.sort();
@@ -86,15 +92,15 @@ pub(crate) fn item_digest(i: &NewItem) -> Result<Arc<str>> {
 
 /// The digest the first releases kept (the request as sent, lists in their order): an item
 /// created then still answers a retry of the very same request.
-pub(crate) fn item_digest_v1(i: &NewItem) -> Result<Arc<str>> {
+pub(crate) fn item_digest_v1(i: &NewItem) -> Result<Digest> {
     digest_of(b"earshot item create v1\0", i)
 }
 
-fn digest_of(domain: &[u8], i: &NewItem) -> Result<Arc<str>> {
+fn digest_of(domain: &[u8], i: &NewItem) -> Result<Digest> {
     let mut h = Sha256::new();
     h.update(domain);
     h.update(serde_json::to_vec(i).map_err(|e| StoreError::Storage(format!("item digest: {e}")))?);
-    Ok(Arc::from(hex::encode(h.finalize())))
+    Ok(h.finalize().into())
 }
 
 /// A key's durable record: what the first request under it was and what it answered.
@@ -158,15 +164,20 @@ pub(crate) struct Idempotency {
     keys: Map<Arc<str>, Arc<KeyRecord>>,
     /// `(expires_at_ms, key)` of every key, so pruning visits only expired ones, in a fixed order.
     expiry: OrdSet<(i64, Arc<str>)>,
-    /// Item id → digest of the create request that made it.
-    items: Map<Arc<str>, Arc<str>>,
+    /// Item (its index in the memory domain) → digest of the create request that made it:
+    /// `None` for an item made otherwise, and the vector ends at the newest item with a
+    /// digest. Indexed, because items are only ever appended: a create appends here (or
+    /// replaces an element) instead of copying a path of a map keyed by name, and a digest
+    /// costs its 33 bytes, where a map of names to hex strings cost about 130.
+    items: FlatVec<Option<Digest>>,
 }
 
 /// Idempotency records a command touched (written if present in the new state, else deleted).
 #[derive(Debug, Default)]
 pub(crate) struct IdempotencyDirty {
     keys: Vec<Arc<str>>,
-    items: Vec<Arc<str>>,
+    /// Items whose digest was recorded, by index and name (the record's key).
+    items: Vec<(Iid, Arc<str>)>,
 }
 
 impl Idempotency {
@@ -197,16 +208,16 @@ impl Idempotency {
         }
     }
 
-    /// The request digest of item `id`, if it was created under a client id since digests are kept.
-    pub(crate) fn item_digest(&self, id: &str) -> Option<&str> {
-        self.items.get(id).map(|d| &**d)
+    /// The request digest of item `iid`, if it was created under a client id since digests are
+    /// kept.
+    pub(crate) fn item_digest(&self, iid: Iid) -> Option<&Digest> {
+        self.items.get(iid as usize)?.as_ref()
     }
 
-    /// Keeps the request digest of a newly created item.
-    pub(crate) fn record_item(&mut self, id: &str, digest: Arc<str>, dirty: &mut IdempotencyDirty) {
-        let name: Arc<str> = Arc::from(id);
-        self.items.insert(name.clone(), digest);
-        dirty.items.push(name);
+    /// Keeps the request digest of a newly created item, `iid` named `name`.
+    pub(crate) fn record_item(&mut self, iid: Iid, name: &str, digest: Digest, dirty: &mut IdempotencyDirty) {
+        set_digest(&mut self.items, iid, digest);
+        dirty.items.push((iid, Arc::from(name)));
     }
 
     /// The ops writing every record `dirty` names, as they are in `self`.
@@ -218,11 +229,11 @@ impl Idempotency {
                 None => ops.push(Op::Del(rk)),
             }
         }
-        for i in &dirty.items {
-            let rk = key(ITEM_PREFIX, i);
-            match self.items.get(i) {
+        for (iid, name) in &dirty.items {
+            let rk = key(ITEM_PREFIX, name);
+            match self.item_digest(*iid) {
                 Some(d) => {
-                    ops.push(Op::Put(rk, enc(&ItemDigestRecord { item: i.to_string(), digest: d.to_string() })?))
+                    ops.push(Op::Put(rk, enc(&ItemDigestRecord { item: name.to_string(), digest: hex::encode(d) })?))
                 }
                 None => ops.push(Op::Del(rk)),
             }
@@ -230,8 +241,9 @@ impl Idempotency {
         Ok(())
     }
 
-    /// Sorted-comparable facts of this part (for the live-versus-rebuild check).
-    pub(crate) fn facts(&self, out: &mut Vec<String>) {
+    /// Sorted-comparable facts of this part (for the live-versus-rebuild check); `name_of`
+    /// names an item by its index.
+    pub(crate) fn facts(&self, name_of: &dyn Fn(Iid) -> Option<String>, out: &mut Vec<String>) {
         for (k, r) in self.keys.iter() {
             let outcome = serde_json::to_string(&r.outcome).unwrap_or_default();
             out.push(format!("idempotency-key {k} {} {} {outcome}", r.fingerprint, r.recorded_at_ms));
@@ -239,8 +251,11 @@ impl Idempotency {
         for (at, k) in self.expiry.iter() {
             out.push(format!("idempotency-expiry {at} {k}"));
         }
-        for (i, d) in self.items.iter() {
-            out.push(format!("item-digest {i} {d}"));
+        for (i, d) in self.items.iter().enumerate() {
+            if let Some(d) = d {
+                let name = u32::try_from(i).ok().and_then(name_of).unwrap_or_else(|| format!("#{i} (no such item)"));
+                out.push(format!("item-digest {name} {}", hex::encode(d)));
+            }
         }
     }
 }
@@ -251,9 +266,31 @@ impl IdempotencyDirty {
     }
 }
 
+/// Element `iid` of `items` set to `digest`, the vector grown to reach it (with `None`s for
+/// items without one).
+fn set_digest(items: &mut FlatVec<Option<Digest>>, iid: Iid, digest: Digest) {
+    let at = iid as usize;
+    while items.len() < at {
+        items.push_back(None);
+    }
+    if items.len() == at {
+        items.push_back(Some(digest));
+    } else {
+        items.set(at, Some(digest));
+    }
+}
+
+/// A digest as records spell it (64 hex digits), back to bytes.
+fn parse_digest(hex_digits: &str) -> Option<Digest> {
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(hex_digits, &mut out).ok()?;
+    Some(out)
+}
+
 /// Rebuilds the idempotency part from its records; a record that does not add up (a bad key,
-/// a key stored under another name, a digest of an item that does not exist) refuses the start.
-pub(crate) fn rebuild(r: &IdempotencyRecords, item_exists: &dyn Fn(&str) -> bool) -> Result<Idempotency> {
+/// a key stored under another name, a digest of an item that does not exist, a digest that is
+/// not 64 hex digits) refuses the start. `iid_of` finds an item's index by its name.
+pub(crate) fn rebuild(r: &IdempotencyRecords, iid_of: &dyn Fn(&str) -> Option<Iid>) -> Result<Idempotency> {
     let mut s = Idempotency::default();
     for rec in &r.keys {
         check_key(&rec.key)
@@ -264,14 +301,22 @@ pub(crate) fn rebuild(r: &IdempotencyRecords, item_exists: &dyn Fn(&str) -> bool
             return Err(StoreError::Integrity(format!("idempotency key `{}` stored twice", rec.key)));
         }
     }
+    let mut items: Vec<Option<Digest>> = Vec::new();
     for d in &r.items {
-        if !item_exists(&d.item) {
+        let Some(iid) = iid_of(&d.item) else {
             return Err(StoreError::Integrity(format!("request digest of unknown item `{}`", d.item)));
+        };
+        let digest = parse_digest(&d.digest)
+            .ok_or_else(|| StoreError::Integrity(format!("request digest of item `{}` is malformed", d.item)))?;
+        let at = iid as usize;
+        if items.len() <= at {
+            items.resize(at + 1, None);
         }
-        if s.items.insert(Arc::from(d.item.as_str()), Arc::from(d.digest.as_str())).is_some() {
+        if items.get_mut(at).and_then(|slot| slot.replace(digest)).is_some() {
             return Err(StoreError::Integrity(format!("request digest of item `{}` stored twice", d.item)));
         }
     }
+    s.items = FlatVec::from_vec(items);
     Ok(s)
 }
 
@@ -322,6 +367,62 @@ mod tests {
         let mut d = IdempotencyDirty::default();
         s.prune(KEY_TTL_MS, &mut d);
         assert!(d.keys.is_empty() && s.live("k", KEY_TTL_MS).is_some());
+    }
+
+    #[test]
+    fn item_digests_are_kept_by_index_and_rebuilt_from_their_records() {
+        let names = ["a", "b", "c", "d"];
+        let iid_of = |n: &str| names.iter().position(|x| *x == n).map(|i| i as Iid);
+        let name_of = |i: Iid| names.get(i as usize).map(|n| n.to_string());
+        let (da, dd) = ([1u8; 32], [0xd0u8; 32]);
+        let mut s = Idempotency::default();
+        let mut dirty = IdempotencyDirty::default();
+        // "b" and "c" were made without a client id: no digest, and none is written for them.
+        s.record_item(0, "a", da, &mut dirty);
+        s.record_item(3, "d", dd, &mut dirty);
+        assert_eq!((s.item_digest(0), s.item_digest(1), s.item_digest(2)), (Some(&da), None, None));
+        assert_eq!((s.item_digest(3), s.item_digest(4)), (Some(&dd), None));
+        let mut ops = Vec::new();
+        s.encode(&dirty, &mut ops).unwrap();
+        let mut records = IdempotencyRecords::default();
+        for op in &ops {
+            let Op::Put(k, v) = op else { panic!("a delete: {op:?}") };
+            assert!(records.decode(k, v).unwrap());
+        }
+        assert_eq!(records.items.len(), 2);
+        assert_eq!(records.items[1].digest, hex::encode(dd), "records spell digests in hex");
+        let again = rebuild(&records, &iid_of).unwrap();
+        for iid in 0..5 {
+            assert_eq!(again.item_digest(iid), s.item_digest(iid), "item {iid}");
+        }
+        let (mut live, mut rebuilt) = (Vec::new(), Vec::new());
+        s.facts(&name_of, &mut live);
+        again.facts(&name_of, &mut rebuilt);
+        assert_eq!(live, rebuilt);
+        assert_eq!(
+            live,
+            vec![format!("item-digest a {}", hex::encode(da)), format!("item-digest d {}", hex::encode(dd))]
+        );
+    }
+
+    #[test]
+    fn item_digest_records_that_do_not_add_up_refuse_the_rebuild() {
+        let iid_of = |n: &str| (n == "a").then_some(0);
+        let record = |item: &str, digest: String| ItemDigestRecord { item: item.into(), digest };
+        let good = hex::encode([7u8; 32]);
+        for (items, why) in [
+            (vec![record("zz", good.clone())], "unknown item"),
+            (vec![record("a", good.clone()), record("a", good.clone())], "stored twice"),
+            (vec![record("a", "f".repeat(63))], "malformed"),
+            (vec![record("a", "g".repeat(64))], "malformed"),
+        ] {
+            let r = IdempotencyRecords { keys: Vec::new(), items };
+            match rebuild(&r, &iid_of) {
+                Err(StoreError::Integrity(m)) => assert!(m.contains(why), "{m}"),
+                Err(e) => panic!("{why}: {e}"),
+                Ok(_) => panic!("{why}: accepted"),
+            }
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::lists::ReadQuery;
-use crate::reads::{at_point, read_point, AtRevision};
+use crate::reads::{at_point, read_point, AtRevision, JsonBody};
 use crate::writes::{created, submit, Body, IdempotencyKey, Written};
 use crate::AppState;
 
@@ -40,7 +40,7 @@ pub async fn put_schema(
     body: Body<SchemaInput>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::PutSchema(req)).await?))
 }
 
@@ -66,7 +66,7 @@ pub async fn create_device(
     body: Body<NewDevice>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::CreateDevice(req)).await?))
 }
 
@@ -78,7 +78,7 @@ pub async fn create_relation(
     body: Body<NewRelation>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::CreateRelation(req)).await?))
 }
 
@@ -102,7 +102,7 @@ pub async fn create_capability(
     body: Body<NewCapability>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::CreateCapability(req)).await?))
 }
 
@@ -154,7 +154,7 @@ pub async fn authorize(
     body: Body<AuthorizeRequest>,
 ) -> ApiResult<Json<AtRevision<AuthorizeView>>> {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
     earshot_store::devices::check_context(&req.context)?;
     let h = st.store(&store).await?;
@@ -178,7 +178,7 @@ pub async fn consume_use(
     body: Body<AuthorizeRequest>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     p.require(Scope::Reader, Some(&store))?;
     earshot_store::devices::check_context(&req.context)?;
     if req.consistency.is_some() {

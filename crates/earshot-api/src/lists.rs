@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
-use crate::reads::{at_point, at_revision, read_point, AtRevision};
+use crate::reads::{at_point, at_revision, read_point, AtRevision, JsonBody};
 use crate::writes::{blocking, Body};
 use crate::AppState;
 
@@ -333,7 +333,7 @@ pub async fn who_can_reach(
     body: Body<ReachersRequest>,
 ) -> ApiResult<Json<AtRevision<ReachersView>>> {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     earshot_store::devices::check_context(&req.context)?;
     let (h, at) = point(&st, &p, &store, Scope::Reader, req.consistency.clone()).await?;
     let view = at.snapshot.who_can_reach(&req.device, &req.path, &req.action, at.at_ms, &req.context)?;
@@ -349,7 +349,7 @@ pub async fn what_can_reach(
     body: Body<ReachableRequest>,
 ) -> ApiResult<Json<AtRevision<ReachableView>>> {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     earshot_store::devices::check_context(&req.context)?;
     let (h, at) = point(&st, &p, &store, Scope::Reader, req.consistency.clone()).await?;
     let view = at.snapshot.what_can_reach(&req.principal, at.at_ms, &req.context)?;
@@ -384,7 +384,7 @@ pub async fn viewer_subsets(
     body: Body<ViewersRequest>,
 ) -> ApiResult<Json<AtRevision<ViewerSubsetsView>>> {
     let Path((store, item)) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     let (h, at) = point(&st, &p, &store, Scope::Admin, req.consistency.clone()).await?;
     let view = at.snapshot.viewer_subsets(&item, &req.participants, at.at_ms)?;
     Ok(reverse_answer(&h, &at, view, ViewerSubsetsView::into_historical))

@@ -11,6 +11,7 @@ use earshot_store::model::{Command, NewTrust, TrustView, WriteOutcome};
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
+use crate::reads::JsonBody;
 use crate::writes::{created, submit, Body, IdempotencyKey, Written};
 use crate::AppState;
 
@@ -23,7 +24,7 @@ pub async fn create(
     body: Body<NewTrust>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(trust) = body?;
+    let JsonBody(trust) = body?;
     let issuer = p.name.clone();
     Ok(created(submit(&st, &p, &store, key, Command::CreateTrust { trust, issuer }).await?))
 }

@@ -6,7 +6,7 @@
 //! an optional `Idempotency-Key` header ([`IdempotencyKey`]); creating a store is idempotent by
 //! its id and body alone.
 
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
@@ -18,9 +18,12 @@ use serde::Deserialize;
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
+use crate::reads::JsonBody;
 use crate::AppState;
 
-pub(crate) type Body<T> = Result<Json<T>, JsonRejection>;
+/// A write's JSON body: read and refused as reads' bodies are ([`JsonBody`]: the codes axum's
+/// `Json` answers, without its limit wrapper and collector on the common path).
+pub(crate) type Body<T> = Result<JsonBody<T>, ApiError>;
 pub(crate) type Written = ApiResult<(StatusCode, Json<WriteOutcome>)>;
 
 #[derive(Debug, Deserialize)]
@@ -33,7 +36,7 @@ pub struct NewStore {
 
 pub async fn create_store(State(st): State<AppState>, p: Principal, body: Body<NewStore>) -> Written {
     p.require(Scope::Admin, None)?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     let e = st.earshot.clone();
     let out = blocking(move || e.create_store(&req.id, req.name)).await?;
     Ok((StatusCode::CREATED, Json(out)))
@@ -150,7 +153,7 @@ pub async fn create_participant(
     body: Body<NewParticipant>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::CreateParticipant(req)).await?))
 }
 
@@ -172,7 +175,7 @@ pub async fn bind_identity(
     body: Body<NewIdentity>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::BindIdentity(req)).await?))
 }
 
@@ -184,7 +187,7 @@ pub async fn create_item(
     body: Body<NewItem>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(req) = body?;
+    let JsonBody(req) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::CreateItem(req)).await?))
 }
 
@@ -196,7 +199,7 @@ pub async fn lifecycle(
     body: Body<LifecycleRequest>,
 ) -> Written {
     let Path((store, item)) = path?;
-    let Json(request) = body?;
+    let JsonBody(request) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::Lifecycle { item, request }).await?))
 }
 
@@ -208,7 +211,7 @@ pub async fn derive(
     body: Body<DeriveRequest>,
 ) -> Written {
     let Path(store) = path?;
-    let Json(request) = body?;
+    let JsonBody(request) = body?;
     let issuer = p.name.clone();
     Ok(created(submit(&st, &p, &store, key, Command::Derive { request, issuer }).await?))
 }
@@ -221,7 +224,7 @@ pub async fn grant(
     body: Body<NewGrant>,
 ) -> Written {
     let Path((store, item)) = path?;
-    let Json(grant) = body?;
+    let JsonBody(grant) = body?;
     let issuer = p.name.clone();
     Ok(created(submit(&st, &p, &store, key, Command::Grant { item, grant, issuer }).await?))
 }
@@ -245,7 +248,7 @@ pub async fn consent(
     body: Body<NewConsent>,
 ) -> Written {
     let Path((store, grant)) = path?;
-    let Json(NewConsent { subject }) = body?;
+    let JsonBody(NewConsent { subject }) = body?;
     Ok(created(submit(&st, &p, &store, key, Command::Consent { grant, subject }).await?))
 }
 

@@ -393,7 +393,7 @@ impl Apply<'_> {
                 self.snap.items.set(iid as usize, rec);
             }
         }
-        self.snap.iids.insert(Arc::from(id), iid, aud);
+        self.snap.iids.insert(id, iid);
         Posting::push_to(&mut self.snap.aud_items, aud, iid);
         Posting::push_to(&mut self.snap.owner_items, owner, iid);
         if aud == PUBLIC_AID {

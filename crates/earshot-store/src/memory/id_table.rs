@@ -13,7 +13,8 @@
 //! Where a line goes: each name has three possible lines, derived from its hash (three-way
 //! cuckoo hashing). A lookup reads all three at once (three independent misses, one trip),
 //! which lets the table be 85% full with one entry per cache line. A name that the build cannot
-//! place stays in the overlay, which a lookup asks when the lines lack the name.
+//! place stays in the overlay (`crate::memory::name_overlay`), which a lookup asks when the
+//! lines lack the name.
 //!
 //! The table also keeps each entry's summary in a column by id, 16 bytes each, for a check
 //! that starts from an item's id and so cannot find its line (`MemorySnapshot::check_iid`).
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use earshot_core::audience::MemberSet;
 use rustc_hash::FxBuildHasher;
 
-use crate::memory::snapshot::Map;
+use crate::memory::name_overlay::NameOverlay;
 
 /// Members a line's summary can carry (most audiences have 1–5).
 pub(crate) const LINE_MEMBERS: usize = 5;
@@ -343,8 +344,8 @@ fn places(hash: u32, n: usize) -> [usize; 3] {
 pub(crate) struct IdTable {
     lines: Arc<[Line]>,
     stamp: LineStamp,
-    /// `(id, hint)` of names not in the lines.
-    overlay: Map<Arc<str>, (u32, u32)>,
+    /// Ids of names not in the lines.
+    overlay: NameOverlay,
     /// Each entry's summary again, by id: a check by id (`MemorySnapshot::check_iid`) has no
     /// name to find its line with, and reads its 16 bytes here instead, one trip to memory.
     by_id: Arc<[PackedSummary]>,
@@ -428,7 +429,7 @@ impl IdTable {
         let mut owner = vec![usize::MAX; n];
         let mut names: Vec<&str> = Vec::with_capacity(len);
         let mut by_id: Vec<PackedSummary> = Vec::with_capacity(len);
-        let mut overlay = Map::default();
+        let mut overlay = NameOverlay::default();
         let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
         for (k, e) in entries.enumerate() {
             if k % CANCEL_EVERY == CANCEL_EVERY - 1 && cancelled() {
@@ -467,7 +468,7 @@ impl IdTable {
             }
             if !placed {
                 if let Some(name) = names.get(cur.1) {
-                    overlay.insert(Arc::from(*name), (cur.0.id(), cur.0.hint));
+                    overlay.insert(name, cur.0.id());
                 }
             }
         }
@@ -548,31 +549,25 @@ impl IdTable {
         }
     }
 
-    /// Ids not in the lines (added since they were built, or not placed by the build).
-    pub fn overlay_get(&self, name: &str) -> Option<u32> {
-        if self.overlay.is_empty() {
-            return None;
-        }
-        self.overlay.get(name).map(|(id, _)| *id)
+    /// Ids not in the lines (added since they were built, or not placed by the build), as the
+    /// asker's items confirm them: `name_of` gives the name of the asker's item of an id, and
+    /// an id whose item has another name (or none) is never the answer.
+    pub fn overlay_get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
+        self.overlay.get(name, name_of)
     }
 
     pub fn get<'a>(&self, name: &str, name_of: impl Fn(u32) -> Option<&'a str>) -> Option<u32> {
         match self.find(name, |id, _| name_of(id)) {
             Some(f) => Some(f.id),
-            None => self.overlay_get(name),
+            None => self.overlay_get(name, name_of),
         }
     }
 
-    /// Adds a name that is not yet present (callers check first), with its hint, to the
-    /// overlay. The table never rebuilds itself: the snapshot rebuilds it when the items fold
+    /// Adds a name that is not yet present (callers check first) to the overlay. The table
+    /// never rebuilds itself: the snapshot rebuilds it when the items fold
     /// (`MemorySnapshot::refresh_item_lines`), which bounds the overlay.
-    pub fn insert(&mut self, name: Arc<str>, id: u32, hint: u32) {
-        self.overlay.insert(name, (id, hint));
-    }
-
-    /// The overlay's entries: `(name, id, hint)`.
-    pub fn overlay_entries(&self) -> impl Iterator<Item = (&Arc<str>, u32, u32)> + '_ {
-        self.overlay.iter().map(|(name, (id, hint))| (name, *id, *hint))
+    pub fn insert(&mut self, name: &str, id: u32) {
+        self.overlay.insert(name, id);
     }
 
     /// Names in the overlay.
@@ -613,7 +608,7 @@ mod tests {
                 assert_eq!(t.candidate(name), Some(f), "no two of these names share hash bits");
                 assert_eq!(t.summary_by_id(i), f.summary, "{name} by id");
             } else {
-                assert_eq!(t.overlay_get(name), Some(i), "{name} is in the lines or the overlay");
+                assert_eq!(t.overlay_get(name, name_of), Some(i), "{name} is in the lines or the overlay");
                 assert_eq!(t.summary_by_id(i), Summary::of_members(&[i]), "{name} by id, though not in a line");
             }
             t.touch(name);
@@ -622,8 +617,9 @@ mod tests {
         for absent in ["item-20000", "", "item-1 ", &format!("{:0>40}", 3)] {
             assert_eq!(t.get(absent, name_of), None, "{absent}");
         }
-        t.insert(Arc::from("added"), 20_000, 1);
-        assert_eq!(t.get("added", name_of), Some(20_000));
+        let added = |i: u32| if i == 20_000 { Some("added") } else { name_of(i) };
+        t.insert("added", 20_000);
+        assert_eq!((t.get("added", added), t.get("added", name_of)), (Some(20_000), None));
         assert_eq!(
             (t.summary_by_id(20_000), t.summary_by_id(u32::MAX), IdTable::default().summary_by_id(0)),
             (None, None, None)
@@ -650,18 +646,23 @@ mod tests {
     #[test]
     fn a_name_the_build_cannot_place_goes_to_the_overlay_with_its_own_id() {
         // Every name given the same hash has the same three lines: three are placed after
-        // evictions, the rest must reach the overlay, each under its own id and hint.
+        // evictions, the rest must reach the overlay, each under its own id.
         let names: Vec<String> = (0..12u32).map(|i| format!("n{i}")).collect();
+        let name_of = |i: u32| names.get(i as usize).map(String::as_str);
         let t = IdTable::build_hashed(entries(&names), LineStamp::default(), |_| 42, &|| false).unwrap();
         let placed: Vec<&Line> = t.lines.iter().filter(|l| !l.is_empty()).collect();
         assert_eq!((placed.len(), t.overlay_len()), (3, 9));
         for l in placed {
             let name = names.get(l.id() as usize).map(String::as_bytes);
             assert_eq!((l.inline_name(), l.hint), (name, l.id() * 3), "a line keeps its own name and hint");
-            assert_eq!(t.overlay.get(std::str::from_utf8(l.inline_name().unwrap_or_default()).unwrap_or("")), None);
+            let name = std::str::from_utf8(l.inline_name().unwrap_or_default()).unwrap_or("");
+            assert_eq!(t.overlay_get(name, name_of), None, "{name} is in a line, not the overlay");
         }
-        for (name, (id, hint)) in t.overlay.iter() {
-            assert_eq!((names.get(*id as usize).map(String::as_str), *hint), (Some(&**name), id * 3));
+        let mut in_overlay = t.overlay.ids();
+        in_overlay.sort_unstable();
+        for id in &in_overlay {
+            let name = names.get(*id as usize).map(String::as_str).unwrap_or_default();
+            assert_eq!(t.overlay_get(name, name_of), Some(*id), "{name} is in the overlay under its own id");
             assert_eq!(t.summary_by_id(*id), Summary::of_members(&[*id]), "{name} by id, in the overlay");
         }
     }

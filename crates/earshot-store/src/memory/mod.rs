@@ -14,6 +14,7 @@ pub(crate) mod id_table;
 pub(crate) mod layered;
 pub(crate) mod line_build;
 pub mod model;
+pub(crate) mod name_overlay;
 pub(crate) mod read;
 pub mod search;
 pub(crate) mod snapshot;

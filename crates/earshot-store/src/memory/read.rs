@@ -211,7 +211,7 @@ impl MemorySnapshot {
             self.item(id).map(|r| &*r.name)
         });
         let Some(found) = found else {
-            let iid = match lines.first.overlay_get(item) {
+            let iid = match lines.first.overlay_get(item, |id| self.item(id).map(|r| &*r.name)) {
                 Some(iid) => iid,
                 None => lines.then?.get(item, |id| self.item(id).map(|r| &*r.name))?,
             };

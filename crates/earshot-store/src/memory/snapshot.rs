@@ -555,7 +555,7 @@ impl MemorySnapshot {
                     || (f.summary == self.line_summary(iid, rec) && f.role == line_role(rec))
             }
             Some(_) => false,
-            None => match lines.first.overlay_get(&rec.name) {
+            None => match lines.first.overlay_get(&rec.name, |id| self.item(id).map(|r| &*r.name)) {
                 Some(id) => id == iid,
                 // Not in a finished build's lines: only an item added after its snapshot.
                 None => lines.then.is_some_and(|own| {
@@ -626,10 +626,10 @@ impl MemorySnapshot {
         let stamp = self.line_stamp();
         if let Some(built) = self.next_lines.ready(stamp) {
             let mut lines = built.clone();
-            let covers = self.next_lines.covers();
-            for (name, id, hint) in self.iids.overlay_entries() {
-                if id >= covers {
-                    lines.insert(name.clone(), id, hint);
+            // The build has every item before `covers`; the names added since join its overlay.
+            for iid in self.next_lines.covers()..self.items.len() as Iid {
+                if let Some(rec) = self.item(iid) {
+                    lines.insert(&rec.name, iid);
                 }
             }
             self.iids = lines;

@@ -217,8 +217,9 @@ mod tests {
         let names = ["p", "q"];
         let name_of = |i: u32| names.get(i as usize).copied();
         let t = Table::with_capacity(8);
-        t.place((u64::from(tag("p")) << 32) | 1);
-        t.place((u64::from(tag("p")) << 32) | 0);
+        let slot_of = |id: u32| (u64::from(tag("p")) << 32) | u64::from(id);
+        t.place(slot_of(1));
+        t.place(slot_of(0));
         *lock(&t.filled) = 2;
         o.table = Some(Arc::new(t));
         assert_eq!(o.get("p", name_of), Some(0), "the slot naming q's id under p's tag is passed over");

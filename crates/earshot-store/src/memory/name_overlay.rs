@@ -26,8 +26,9 @@ use rustc_hash::FxBuildHasher;
 /// An empty slot. No slot holds it: a name's tag is never `u32::MAX` (see [`tag`]).
 const EMPTY: u64 = u64::MAX;
 
-/// Slots of the first table.
-const FIRST_CAPACITY: usize = 1024;
+/// Slots of the first table: small, since most stores are small (a store of ten items keeps
+/// 32 slots, 256 bytes); each growth doubles, so a name is copied at most about twice on average.
+const FIRST_CAPACITY: usize = 16;
 
 /// The overlay of one item table (cheap to clone: clones share the table).
 #[derive(Clone, Default)]

@@ -229,4 +229,47 @@ mod tests {
         ids.sort_unstable();
         assert_eq!(ids, vec![0, 1]);
     }
+
+    #[test]
+    fn readers_on_other_threads_find_exactly_their_snapshot_s_names_while_the_writer_grows_it() {
+        // The writer adds names and publishes a clone with the count of names it holds; readers
+        // take whatever was published last and must find every name below its count and none
+        // above, while the writer keeps adding and growing the table under them.
+        const N: u32 = 60_000;
+        let names: Arc<Vec<String>> = Arc::new((0..N).map(|i| format!("item-{i}")).collect());
+        let published: Arc<Mutex<(NameOverlay, u32)>> = Arc::new(Mutex::new((NameOverlay::default(), 0)));
+        let readers: Vec<_> = (0..2u32)
+            .map(|r| {
+                let (names, published) = (names.clone(), published.clone());
+                std::thread::spawn(move || {
+                    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15 ^ u64::from(r);
+                    loop {
+                        let (overlay, count) = published.lock().unwrap().clone();
+                        let name_of = |i: u32| if i < count { names.get(i as usize).map(String::as_str) } else { None };
+                        for _ in 0..64 {
+                            rng ^= rng << 13;
+                            rng ^= rng >> 7;
+                            rng ^= rng << 17;
+                            let i = (rng % u64::from(N)) as u32;
+                            let want = (i < count).then_some(i);
+                            assert_eq!(overlay.get(&names[i as usize], name_of), want, "item-{i} at {count}");
+                        }
+                        if count == N {
+                            return;
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut writer = NameOverlay::default();
+        for (i, n) in names.iter().enumerate() {
+            writer.insert(n, i as u32);
+            if i % 97 == 0 || i as u32 == N - 1 {
+                *published.lock().unwrap() = (writer.clone(), i as u32 + 1);
+            }
+        }
+        for r in readers {
+            r.join().unwrap();
+        }
+    }
 }

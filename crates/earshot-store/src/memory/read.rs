@@ -208,12 +208,12 @@ impl MemorySnapshot {
             // A name too long for its line is compared in the record: start the hinted
             // audience's read first, so the two reads go out together.
             self.prefetch_aud(aud_hint);
-            self.item(id).map(|r| &*r.name)
+            self.item_name(id)
         });
         let Some(found) = found else {
-            let iid = match lines.first.overlay_get(item, |id| self.item(id).map(|r| &*r.name)) {
+            let iid = match lines.first.overlay_get(item, |id| self.item_name(id)) {
                 Some(iid) => iid,
-                None => lines.then?.get(item, |id| self.item(id).map(|r| &*r.name))?,
+                None => lines.then?.get(item, |id| self.item_name(id))?,
             };
             return Some(Checked::Record(iid, self.check_iid_in_record(iid, viewers, now_ms)));
         };

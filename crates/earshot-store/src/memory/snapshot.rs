@@ -471,7 +471,7 @@ impl MemorySnapshot {
     }
 
     pub(crate) fn iid(&self, name: &str) -> Option<Iid> {
-        let name_of = |i: u32| self.items.get(i as usize).map(|r| &*r.name);
+        let name_of = |i: u32| self.item_name(i);
         let lines = self.item_lines();
         lines.first.get(name, name_of).or_else(|| lines.then?.get(name, name_of))
     }
@@ -547,7 +547,7 @@ impl MemorySnapshot {
         if by_id.is_some() && by_id != self.line_summary(iid, rec) {
             return false;
         }
-        let found = lines.first.find(&rec.name, |id, _| self.item(id).map(|r| &*r.name));
+        let found = lines.first.find(&rec.name, |id, _| self.item_name(id));
         match found {
             Some(f) if f.id == iid => {
                 f.summary.is_none()
@@ -555,12 +555,11 @@ impl MemorySnapshot {
                     || (f.summary == self.line_summary(iid, rec) && f.role == line_role(rec))
             }
             Some(_) => false,
-            None => match lines.first.overlay_get(&rec.name, |id| self.item(id).map(|r| &*r.name)) {
+            None => match lines.first.overlay_get(&rec.name, |id| self.item_name(id)) {
                 Some(id) => id == iid,
                 // Not in a finished build's lines: only an item added after its snapshot.
                 None => lines.then.is_some_and(|own| {
-                    iid >= self.next_lines.covers()
-                        && own.get(&rec.name, |id| self.item(id).map(|r| &*r.name)) == Some(iid)
+                    iid >= self.next_lines.covers() && own.get(&rec.name, |id| self.item_name(id)) == Some(iid)
                 }),
             },
         }

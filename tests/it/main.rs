@@ -30,6 +30,7 @@ mod observability;
 mod openapi;
 mod openapi_answers;
 mod oracle;
+mod pipeline;
 mod postgres;
 mod properties;
 mod replication;

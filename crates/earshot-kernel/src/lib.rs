@@ -2,7 +2,7 @@
 //! seam (`backend`: sled and in memory here, PostgreSQL in `earshot-postgres`), revisions and
 //! consistency tokens (`token`), the revision log (`log`), the writer of each store with group
 //! commit, snapshot publication, retention and waits (`writer`), run on a pool of threads that
-//! every store shares (`pool`), following other replicas through the datastore's feed of
+//! every store shares (`pool`), with its syncs on a thread of their own (`syncer`), following other replicas through the datastore's feed of
 //! changed heads (`follower`, `lag`), reads of the records at one revision while writes go on
 //! (`pin`), and each store's operational figures (`metrics`), over any [`State`].
 //!
@@ -21,6 +21,7 @@ pub mod pool;
 pub mod reclaim;
 pub mod sled_backend;
 mod sled_migrate;
+pub mod syncer;
 pub mod token;
 pub mod writer;
 
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use backend::Op;
-pub use backend::{Backend, Head, MemoryBackend, RecordsView, SledBackend};
+pub use backend::{Backend, Head, MemoryBackend, RecordsView, SledBackend, Ticket};
 pub use error::{KernelError, Result};
 
 /// What every store of one process shares: the writer pool that runs their writers, the thread
@@ -39,6 +40,8 @@ pub struct Runtime {
     pub pool: Arc<pool::Pool>,
     pub reclaimer: Arc<reclaim::Reclaimer>,
     pub follower: Option<Arc<follower::Follower>>,
+    /// On a backend that pipelines its commits, the thread that makes them durable.
+    pub syncer: Option<Arc<syncer::Syncer>>,
 }
 
 impl Runtime {
@@ -56,7 +59,12 @@ impl Runtime {
         } else {
             None
         };
-        Ok(Arc::new(Runtime { pool, reclaimer, follower }))
+        let syncer = if backend.pipelines() && !backend.shared() {
+            Some(syncer::Syncer::start(backend.clone()).map_err(failed)?)
+        } else {
+            None
+        };
+        Ok(Arc::new(Runtime { pool, reclaimer, follower, syncer }))
     }
 
     /// Stops the follower and the pool (after every writer drained its own work).
@@ -65,6 +73,9 @@ impl Runtime {
             f.stop();
         }
         self.pool.stop();
+        if let Some(s) = &self.syncer {
+            s.stop();
+        }
         self.reclaimer.stop();
     }
 }

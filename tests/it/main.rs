@@ -30,7 +30,6 @@ mod observability;
 mod openapi;
 mod openapi_answers;
 mod oracle;
-mod pipeline;
 mod postgres;
 mod properties;
 mod replication;

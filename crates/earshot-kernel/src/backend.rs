@@ -9,14 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{KernelError, Result};
 
-/// Where a staged commit stands in a pipelining backend's order ([`Backend::stage`]): the open
-/// instance of the database it was applied to, and its sequence there.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Ticket {
-    pub instance: u64,
-    pub sequence: u64,
-}
-
 /// One change to a store's records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
@@ -34,29 +26,6 @@ pub trait Backend: Send + Sync + 'static {
     fn load(&self, store: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Applies `ops` atomically and durably.
     fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()>;
-    /// Whether commits here can be pipelined ([`Backend::stage`], then [`Backend::make_durable`]
-    /// on another thread), so that a store's writer applies its next group while the group before
-    /// it is made durable. Only for a backend no other process writes to: a shared one decides a
-    /// commit's conflicts when it is made, which `commit` does whole.
-    fn pipelines(&self) -> bool {
-        false
-    }
-    /// Applies `ops` atomically (all or none) without waiting for them to be durable, and answers
-    /// the commit's place in the backend's order; [`Backend::make_durable`] with it waits.
-    /// `unsynced`: the newest commit of this store that is staged and not yet known durable, on
-    /// top of which `ops` were computed. The stage is refused when the backend may have lost that
-    /// commit since (a failed sync, a database reopened), since these records would then sit on
-    /// records that are not there. The default commits durably at once.
-    fn stage(&self, store: &str, ops: Vec<Op>, _unsynced: Option<Ticket>) -> Result<Ticket> {
-        self.commit(store, ops)?;
-        Ok(Ticket::default())
-    }
-    /// Returns once the commit `ticket` names, and every commit staged before it, is durable; an
-    /// error means its outcome is unknown (it may or may not survive a crash), never that it is
-    /// durable. The default has nothing to do: its `stage` committed durably.
-    fn make_durable(&self, _ticket: Ticket) -> Result<()> {
-        Ok(())
-    }
     /// One record, for reads of data kept out of the projection (the on-demand records).
     fn get(&self, store: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Writes one record outside the revision sequence (an on-demand record) only if its key

@@ -2,7 +2,7 @@
 //! seam (`backend`: sled and in memory here, PostgreSQL in `earshot-postgres`), revisions and
 //! consistency tokens (`token`), the revision log (`log`), the writer of each store with group
 //! commit, snapshot publication, retention and waits (`writer`), run on a pool of threads that
-//! every store shares (`pool`), with its syncs on a thread of their own (`syncer`), following other replicas through the datastore's feed of
+//! every store shares (`pool`), following other replicas through the datastore's feed of
 //! changed heads (`follower`, `lag`), reads of the records at one revision while writes go on
 //! (`pin`), and each store's operational figures (`metrics`), over any [`State`].
 //!
@@ -21,7 +21,6 @@ pub mod pool;
 pub mod reclaim;
 pub mod sled_backend;
 mod sled_migrate;
-pub mod syncer;
 pub mod token;
 pub mod writer;
 
@@ -30,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use backend::Op;
-pub use backend::{Backend, Head, MemoryBackend, RecordsView, SledBackend, Ticket};
+pub use backend::{Backend, Head, MemoryBackend, RecordsView, SledBackend};
 pub use error::{KernelError, Result};
 
 /// What every store of one process shares: the writer pool that runs their writers, the thread
@@ -40,8 +39,6 @@ pub struct Runtime {
     pub pool: Arc<pool::Pool>,
     pub reclaimer: Arc<reclaim::Reclaimer>,
     pub follower: Option<Arc<follower::Follower>>,
-    /// On a backend that pipelines its commits, the thread that makes them durable.
-    pub syncer: Option<Arc<syncer::Syncer>>,
 }
 
 impl Runtime {
@@ -59,12 +56,7 @@ impl Runtime {
         } else {
             None
         };
-        let syncer = if backend.pipelines() && !backend.shared() {
-            Some(syncer::Syncer::start(backend.clone()).map_err(failed)?)
-        } else {
-            None
-        };
-        Ok(Arc::new(Runtime { pool, reclaimer, follower, syncer }))
+        Ok(Arc::new(Runtime { pool, reclaimer, follower }))
     }
 
     /// Stops the follower and the pool (after every writer drained its own work).
@@ -73,9 +65,6 @@ impl Runtime {
             f.stop();
         }
         self.pool.stop();
-        if let Some(s) = &self.syncer {
-            s.stop();
-        }
         self.reclaimer.stop();
     }
 }

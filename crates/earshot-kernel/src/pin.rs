@@ -46,19 +46,10 @@ pub struct Pins {
 }
 
 impl Pins {
-    /// Pins the records of `store` as they are now: between two commits of this writer, after
-    /// `settle` (run while no commit can start: the writer waits there for commits it staged
-    /// to become durable).
-    pub fn pin(
-        &self,
-        backend: Arc<dyn Backend>,
-        store: &str,
-        wanted: fn(&[u8]) -> bool,
-        settle: impl FnOnce(),
-    ) -> PinnedRecords {
+    /// Pins the records of `store` as they are now: between two commits of this writer.
+    pub fn pin(&self, backend: Arc<dyn Backend>, store: &str, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
         let shared = Arc::new(Shared { wanted, saved: Mutex::default() });
         let mut open = lock(&self.open);
-        settle();
         open.retain(|w| w.strong_count() > 0);
         open.push(Arc::downgrade(&shared));
         PinnedRecords { backend, store: store.to_string(), shared, view: None }
@@ -66,13 +57,13 @@ impl Pins {
 
     /// Commits `ops` with `commit`, first saving for every open pin the value each key it
     /// wants had before (once per key and pin: later values are not the pinned revision's).
-    pub fn commit<T>(
+    pub fn commit(
         &self,
         backend: &dyn Backend,
         store: &str,
         ops: Vec<Op>,
-        commit: impl FnOnce(Vec<Op>) -> Result<T>,
-    ) -> Result<T> {
+        commit: impl FnOnce(Vec<Op>) -> Result<()>,
+    ) -> Result<()> {
         let mut open = lock(&self.open);
         open.retain(|w| w.strong_count() > 0);
         for pin in open.iter().filter_map(Weak::upgrade) {
@@ -254,7 +245,7 @@ mod tests {
         let pins = Pins::default();
         let commit = |ops: Vec<Op>| pins.commit(&*backend, "s", ops, |ops| backend.commit("s", ops)).unwrap();
         commit(vec![put("a", "1"), put("b", "1"), put("c", "1"), put("x", "keep")]);
-        let pin = pins.pin(backend.clone(), "s", |k| k != b"x", || ());
+        let pin = pins.pin(backend.clone(), "s", |k| k != b"x");
         let before = all(&pin, 2);
         // Overwritten, deleted, created, overwritten twice; `x` is not wanted.
         commit(vec![put("a", "2"), Op::Del(b"b".to_vec()), put("bb", "new"), put("c", "2")]);

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::backend::{Backend, Op, Record, Ticket};
+use crate::backend::{Backend, Op, Record};
 use crate::error::{KernelError, Result};
 use crate::sled_migrate;
 
@@ -124,14 +124,8 @@ struct Watermark {
     dirty: bool,
 }
 
-/// Numbers every instance of a database this process opens (a reopen after a failure is a new
-/// one), so that a staged commit is never taken as durable by an instance that did not stage it.
-static INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
 struct OpenDb {
     db: sled::Db,
-    /// Which instance this is ([`INSTANCES`]): a [`Ticket`]'s `instance`.
-    instance: u64,
     /// [`RECORDS_TREE`].
     records: sled::Tree,
     /// sled's log file, opened a second time to `fdatasync` it after each flush (see `commit`).
@@ -158,7 +152,6 @@ impl OpenDb {
         }
         Ok(OpenDb {
             db,
-            instance: INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             records,
             log_file,
             sequence: std::sync::Mutex::new(sequence),
@@ -228,14 +221,6 @@ static LOG_SYNCS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::n
 /// the number of commits, how many commits one sync covered (`benches/commits.rs`).
 pub fn log_syncs() -> u64 {
     LOG_SYNCS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The refusal of a commit staged in (or on top of one staged in) an instance that failed
-/// since: it may or may not have reached the disk.
-fn lost_unsynced() -> KernelError {
-    KernelError::StorageUnavailable(
-        "the database failed and was reopened after an earlier write of this store was staged; that write's outcome is unknown".into(),
-    )
 }
 
 /// The commit sequence `records` holds (0 when none was written).
@@ -381,18 +366,6 @@ impl SledBackend {
                 "the database failed and is not reopened yet: {}",
                 self.fault().as_ref().map_or("", |f| f.reason.as_str())
             ))),
-        }
-    }
-
-    /// Refuses while a failure is recorded: commits staged before it may be lost (see
-    /// [`Backend::stage`]).
-    fn untouched_since_staged(&self) -> Result<()> {
-        match self.fault().as_ref() {
-            Some(f) => Err(KernelError::StorageUnavailable(format!(
-                "{}; writes staged before it have an unknown outcome",
-                f.reason
-            ))),
-            None => Ok(()),
         }
     }
 
@@ -632,22 +605,7 @@ impl Backend for SledBackend {
     }
 
     fn commit(&self, store: &str, ops: Vec<Op>) -> Result<()> {
-        let ticket = self.stage(store, ops, None)?;
-        self.make_durable(ticket)
-    }
-
-    fn pipelines(&self) -> bool {
-        true
-    }
-
-    fn stage(&self, store: &str, ops: Vec<Op>, unsynced: Option<Ticket>) -> Result<Ticket> {
-        match unsynced {
-            // Nothing of this store is in flight: a failed instance may be reopened first.
-            None => self.writable()?,
-            // `ops` sit on a commit not yet durable: a failure since may have lost it, and a
-            // reopened instance does not hold it, so nothing may be added on top of it.
-            Some(_) => self.untouched_since_staged()?,
-        }
+        self.writable()?;
         let bytes: u64 = ops
             .iter()
             .map(|op| match op {
@@ -664,12 +622,7 @@ impl Backend for SledBackend {
                 Op::Del(k) => batch.remove(prefixed(&prefix, &k)),
             }
         }
-        self.with_db(|o| {
-            if unsynced.is_some_and(|t| t.instance != o.instance) {
-                return Err(lost_unsynced());
-            }
-            // Checked again inside: a failure recorded between the first look and here.
-            self.untouched_since_staged()?;
+        let sequence = self.with_db(|o| {
             let first = !o.is_known(store);
             if first {
                 batch.insert(registry_key(store), &[]);
@@ -678,26 +631,14 @@ impl Backend for SledBackend {
             if first {
                 o.set_known(store, true);
             }
-            Ok(Ticket { instance: o.instance, sequence })
-        })
-    }
-
-    fn make_durable(&self, ticket: Ticket) -> Result<()> {
-        self.with_db(|o| {
-            if o.instance != ticket.instance {
-                // Staged in an instance that failed and was closed since.
-                return Err(lost_unsynced());
-            }
             // From here on the batch is in sled's memory: a failure leaves its durability
             // unknown, which the refusal says; it is never acknowledged. A failed fdatasync may
             // have dropped the dirty pages it was to write, so the instance is not trusted
             // again: it is reopened, and sled recovers from disk.
-            o.sync_through(ticket.sequence).map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
-            // A failure recorded meanwhile (another commit's sync) may have dropped this
-            // commit's pages even though a later sync answered: never taken as durable then.
-            self.untouched_since_staged()
+            o.sync_through(sequence).map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
+            Ok(sequence)
         })?;
-        self.advance_watermark(Some(ticket.sequence), false);
+        self.advance_watermark(Some(sequence), false);
         Ok(())
     }
 
@@ -827,43 +768,6 @@ mod tests {
         std::thread::sleep(REOPEN_INTERVAL);
         b.writable().unwrap();
         assert_eq!(b.load("s").unwrap().len(), 2);
-    }
-
-    #[test]
-    fn a_staged_commit_is_never_taken_as_durable_nor_built_on_across_a_failure() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = SledBackend::open_with_reserve(&dir.path().join("db"), 0).unwrap();
-        // Staged commits of one store, each on top of the one before; one sync covers both.
-        let first = b.stage("s", put("k/1", "one"), None).unwrap();
-        let second = b.stage("s", put("k/2", "two"), Some(first)).unwrap();
-        assert_eq!(second.instance, first.instance);
-        assert!(second.sequence > first.sequence);
-        b.make_durable(second).unwrap();
-        b.make_durable(first).unwrap();
-
-        // A failure while a commit is staged: that commit's sync is refused even though a
-        // later sync of the same instance could answer (its pages may be gone), and nothing
-        // may be staged on top of it.
-        let staged = b.stage("s", put("k/3", "three"), None).unwrap();
-        b.failed("a test", sled::Error::Io(std::io::Error::other("injected")));
-        assert!(matches!(b.make_durable(staged).unwrap_err(), KernelError::StorageUnavailable(_)));
-        assert!(matches!(
-            b.stage("s", put("k/4", "four"), Some(staged)).unwrap_err(),
-            KernelError::StorageUnavailable(_)
-        ));
-
-        // Reopened (a stage with nothing in flight may reopen it): a ticket of the closed
-        // instance is refused, never answered by the new instance's sequence, and nothing is
-        // staged on top of it there either.
-        let fresh = b.stage("t", put("k/1", "other store"), None).unwrap();
-        assert_ne!(fresh.instance, staged.instance);
-        b.make_durable(fresh).unwrap();
-        assert!(matches!(b.make_durable(staged).unwrap_err(), KernelError::StorageUnavailable(_)));
-        assert!(matches!(
-            b.stage("s", put("k/4", "four"), Some(staged)).unwrap_err(),
-            KernelError::StorageUnavailable(_)
-        ));
-        assert_eq!(b.get("s", b"k/4").unwrap(), None, "a refused stage writes nothing");
     }
 
     fn rec(store: &str, b: &SledBackend) -> Vec<(String, String)> {

@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
-use super::backend::{dec, meta_op, Backend, Head, MetaRecord, Op, Ticket, DEFAULT_MIN_FREE_BYTES, META_KEY};
+use super::backend::{dec, meta_op, Backend, Head, MetaRecord, Op, DEFAULT_MIN_FREE_BYTES, META_KEY};
 use super::follower::Followed;
 use super::lag::Lag;
 use super::log::{self, log_key, revision_of, LogEntry};
 use super::pin::{PinnedRecords, Pins};
 use super::pool::Task;
-use super::syncer::Completion;
 use super::token::{self, Consistency};
 use super::{Clock, Config, Runtime, State};
 use crate::error::{KernelError, Result};
@@ -26,10 +25,6 @@ use crate::metrics::StoreMetrics;
 
 /// Most commands folded into one durable commit.
 const MAX_GROUP: usize = 256;
-
-/// Most groups a pipelining writer stages ahead of the durable ones (see `syncer`): room for
-/// the next groups while one syncs, and a bound on the answers held for the disk.
-const MAX_IN_FLIGHT: usize = 8;
 
 /// A write's answer and the revision it committed (the latest when nothing was written).
 type Reply<S> = Result<(<S as State>::Outcome, u64), <S as State>::Error>;
@@ -40,8 +35,8 @@ struct Job<S: State> {
 }
 
 /// Where a write's answer goes: to a thread blocked on it ([`Writer::write`]), or to a callback
-/// run on the thread that answers it, the writer's or the syncer's ([`Writer::write_then`]: an
-/// async caller's wake-up, with no thread parked for the write).
+/// run on the writer's thread ([`Writer::write_then`]: an async caller's wake-up, with no
+/// thread parked for the write).
 enum Replier<S: State> {
     Thread(mpsc::SyncSender<Reply<S>>),
     Call(Box<dyn FnOnce(Reply<S>) + Send>),
@@ -84,19 +79,6 @@ struct Run<S: State> {
     /// dropped, or a failed commit): it is rebuilt from the records before the next group.
     stale: bool,
     last_reload: Option<Instant>,
-}
-
-/// The groups a pipelining writer has staged and the syncer has not answered yet (see
-/// `syncer`). The writer's state is ahead of the published one by exactly these groups.
-#[derive(Default)]
-struct Pipeline {
-    /// Groups staged (or answers held behind them) and not yet completed.
-    in_flight: usize,
-    /// The newest staged commit, while any is in flight: the next stage sits on top of it.
-    newest: Option<Ticket>,
-    /// A staged group did not become durable: every group after it fails too, and the writer
-    /// rebuilds its state from the records once none is in flight.
-    failed: Option<KernelError>,
 }
 
 /// Revisions applied per log read while following.
@@ -186,12 +168,6 @@ pub struct Writer<S: State> {
     metrics: Arc<StoreMetrics>,
     /// Readers of the records at one revision (exports), whose pre-images commits save.
     pins: Pins,
-    /// Whether commits are staged and made durable by the runtime's syncer (a backend that
-    /// pipelines, see `syncer`) rather than committed whole by the writer.
-    pipelined: bool,
-    /// The staged groups not yet durable; `pipeline_cv` is told each time one completes.
-    pipeline: Mutex<Pipeline>,
-    pipeline_cv: Condvar,
     /// Held while a past revision is built from the datastore's history (`pinned`).
     building: Mutex<()>,
 }
@@ -218,7 +194,6 @@ impl<S: State> Writer<S> {
         state.tune(&config);
         let snap = Arc::new(state);
         let start = Run { snap: snap.as_ref().clone(), aside, stale: false, last_reload: None };
-        let pipelined = runtime.syncer.is_some() && backend.pipelines() && !backend.shared();
         let handle = Arc::new_cyclic(|me| Writer {
             id: Arc::from(id),
             token_tag: token::tag(id, meta.incarnation.as_deref()).into(),
@@ -250,9 +225,6 @@ impl<S: State> Writer<S> {
             metrics,
             config,
             pins: Pins::default(),
-            pipelined,
-            pipeline: Mutex::new(Pipeline::default()),
-            pipeline_cv: Condvar::new(),
             building: Mutex::new(()),
         });
         if handle.follows() {
@@ -442,14 +414,9 @@ impl<S: State> Writer<S> {
     /// revision the log still holds an entry for. An `after` older than the log reaches back is
     /// refused with `RevisionExpired` (the watcher must start again from a fresh read).
     pub fn log_after(&self, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
-        // Only published revisions: a later entry may be a staged group's, not yet durable.
-        let published = *lock(&self.published);
         let rows = self.backend.scan(&self.id, &log_key(after.saturating_add(1)), &log_key(u64::MAX), limit)?;
         let mut out = Vec::with_capacity(rows.len());
         for (k, v) in rows {
-            if revision_of(&k).is_some_and(|r| r > published) {
-                break;
-            }
             let entry = LogEntry::decode(&self.id, &v)?;
             let expected = after.saturating_add(1).saturating_add(out.len() as u64);
             if revision_of(&k) != Some(expected) || entry.revision != expected {
@@ -702,10 +669,7 @@ impl<S: State> Writer<S> {
     /// The records of this store as they are now, read as such however long the reading takes
     /// while writes go on (see `pin`): `wanted` names the keys the reader reads.
     pub fn pin(&self, wanted: fn(&[u8]) -> bool) -> PinnedRecords {
-        // The records of groups staged and not yet durable are already in the backend: the pin
-        // waits for them (no stage starts meanwhile), so that it never reads a write that may
-        // yet fail.
-        self.pins.pin(self.backend.clone(), &self.id, wanted, || self.drain_pipeline())
+        self.pins.pin(self.backend.clone(), &self.id, wanted)
     }
 
     /// The backend this store's records live in.
@@ -733,8 +697,6 @@ impl<S: State> Writer<S> {
                 self.step(r, msgs);
             }
         }
-        // Every staged group is answered before the writer goes.
-        self.drain_pipeline();
         *run = None;
         drop(run);
         self.unregister();
@@ -757,9 +719,7 @@ impl<S: State> Writer<S> {
         let mut inbox = lock(&self.inbox);
         // A queued write keeps the store; a queued catch-up does not (the store loads again
         // from the datastore as it is then).
-        // A group still in flight keeps it too: its answer and revision are not out yet.
-        let in_flight = lock(&self.pipeline).in_flight > 0;
-        if in_flight || inbox.msgs.iter().any(|m| matches!(m, Msg::Write(_))) || self.pins.open() > 0 || !allowed() {
+        if inbox.msgs.iter().any(|m| matches!(m, Msg::Write(_))) || self.pins.open() > 0 || !allowed() {
             return false;
         }
         inbox.msgs.clear();
@@ -1005,9 +965,6 @@ impl<S: State> Writer<S> {
             }
             return;
         }
-        if h.pipelined {
-            h.settle_pipeline(r);
-        }
         let ready = h.backend.writable().map_err(S::Error::from).and_then(|()| {
             if !r.stale {
                 return Ok(());
@@ -1051,10 +1008,6 @@ impl<S: State> Writer<S> {
         let mut stale = r.stale;
         let mut group = apply_group(h, &mut r.snap, &mut r.aside, cmds, now_ms, &mut new_id);
         stale |= group.stale;
-        if h.pipelined {
-            h.stage_group(r, group, replies, stale);
-            return;
-        }
         if let Some((cmds, before)) = &again {
             // A write is validated against the newest committed state, never refused (or
             // answered as a no-op) because this replica lags: a group in which a command wrote
@@ -1120,144 +1073,6 @@ impl<S: State> Writer<S> {
         for (reply, r) in acks {
             reply.send(r);
         }
-    }
-
-    /// Before a pipelining writer applies a group: waits for room among the groups in flight
-    /// and, when its state must be rebuilt (a staged group failed, or a stage did), for every
-    /// group in flight to complete first, so that the rebuild reads what they left.
-    fn settle_pipeline(&self, r: &mut Run<S>) {
-        let mut p = lock(&self.pipeline);
-        while p.in_flight > 0 && (p.in_flight >= MAX_IN_FLIGHT || p.failed.is_some() || r.stale) {
-            p = self.pipeline_cv.wait(p).unwrap_or_else(|e| e.into_inner());
-        }
-        if p.failed.take().is_some() {
-            drop(p);
-            // Ahead of the records by groups that failed: rebuilt now, whatever the last
-            // reload's time (`ready` below).
-            self.set_stale(r, true);
-            r.last_reload = None;
-        }
-    }
-
-    /// Waits until no staged group is in flight (shutdown, eviction, a pin).
-    fn drain_pipeline(&self) {
-        let mut p = lock(&self.pipeline);
-        while p.in_flight > 0 {
-            p = self.pipeline_cv.wait(p).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// A pipelining writer's end of a group: stages its records on top of the groups in flight
-    /// and hands its publication and answers to the syncer, which runs them once the records
-    /// are durable. Answers decided on a state that holds groups still in flight wait behind
-    /// them even when their own group wrote nothing, so that no answer rests on a write that
-    /// may yet fail.
-    fn stage_group(&self, r: &mut Run<S>, mut group: Group<S>, replies: Vec<Replier<S>>, mut stale: bool) {
-        let (newest, failed) = {
-            let p = lock(&self.pipeline);
-            (p.newest, p.failed.clone())
-        };
-        if let Some(e) = failed {
-            // A group staged before this one failed since it was applied: this one was decided
-            // on that group's state. Nothing is staged; the state is rebuilt before the next.
-            self.set_stale(r, true);
-            for reply in replies {
-                reply.send(Err(e.clone().into()));
-            }
-            return;
-        }
-        let staged = if group.ops.is_empty() {
-            newest.map(Ok)
-        } else {
-            let ops = std::mem::take(&mut group.ops);
-            Some(
-                self.pins.commit(self.backend.as_ref(), &self.id, ops, |ops| self.backend.stage(&self.id, ops, newest)),
-            )
-        };
-        match staged {
-            // Nothing written and nothing in flight: answered now, as an unpipelined writer does.
-            None => {
-                self.set_stale(r, stale);
-                for (reply, result) in replies.into_iter().zip(group.results) {
-                    reply.send(result);
-                }
-            }
-            Some(Ok(ticket)) => {
-                if !group.snaps.is_empty() {
-                    *lock(&self.meta) = group.meta;
-                }
-                self.set_stale(r, stale);
-                let mut p = lock(&self.pipeline);
-                p.in_flight += 1;
-                p.newest = Some(ticket);
-                let first = p.in_flight == 1;
-                drop(p);
-                if first {
-                    // The wait for the disk starts; each completion restarts it (`complete`).
-                    self.mark_progress(true);
-                }
-                let Some(me) = self.me.upgrade() else { return };
-                let (snaps, results) = (group.snaps, group.results);
-                let done: Completion = Box::new(move |outcome| me.complete(outcome, snaps, replies, results));
-                match &self.runtime.syncer {
-                    Some(syncer) => syncer.submit(ticket, done),
-                    None => done(self.backend.make_durable(ticket)),
-                }
-            }
-            Some(Err(e)) => {
-                // Not staged, or staged with an unknown outcome: the state is ahead of the
-                // records. The groups in flight complete first (the refusals here may rest on
-                // them), then the state is rebuilt before the next group.
-                tracing::error!(store = %self.id, error = %e, "commit failed; reloading from durable state");
-                stale = true;
-                self.drain_pipeline();
-                self.set_stale(r, stale);
-                r.last_reload = None;
-                for (reply, result) in replies.into_iter().zip(group.results) {
-                    reply.send(result.and(Err(e.clone().into())));
-                }
-            }
-        }
-    }
-
-    /// Runs on the syncer once a staged group is durable, or known not to be: publishes its
-    /// revisions and answers its writes, or, when it or a group before it failed, refuses them
-    /// (their outcome is unknown) and leaves the writer to rebuild its state.
-    fn complete(&self, outcome: Result<()>, snaps: Vec<Arc<S>>, replies: Vec<Replier<S>>, results: Vec<Reply<S>>) {
-        let earlier = lock(&self.pipeline).failed.clone();
-        let answers: Vec<Reply<S>> = match (earlier, outcome) {
-            (None, Ok(())) => {
-                self.publish(snaps);
-                results
-            }
-            (None, Err(e)) => {
-                tracing::error!(store = %self.id, error = %e, "a staged commit did not become durable; reloading from durable state");
-                lock(&self.pipeline).failed = Some(e.clone());
-                results.into_iter().map(|r| r.and(Err(e.clone().into()))).collect()
-            }
-            // Staged on top of a group that failed: its records may sit on records that are not
-            // there, and even its refusals were decided on that group's state.
-            (Some(e), _) => results.iter().map(|_| Err(e.clone().into())).collect(),
-        };
-        for (reply, answer) in replies.into_iter().zip(answers) {
-            reply.send(answer);
-        }
-        let mut p = lock(&self.pipeline);
-        p.in_flight = p.in_flight.saturating_sub(1);
-        let idle = p.in_flight == 0;
-        if idle {
-            p.newest = None;
-        }
-        drop(p);
-        self.mark_progress(!idle);
-        self.pipeline_cv.notify_all();
-    }
-
-    /// Records that the writer's commits made progress: `waiting` when a commit is still
-    /// waiting for the disk (a commit that stops making progress within `write_wait` makes
-    /// later writes fail fast, see `writer_stuck`).
-    fn mark_progress(&self, waiting: bool) {
-        *lock(&self.committing_since) = waiting.then(Instant::now);
     }
 
     /// Marks the writer's state unsure (or sure again); an unsure state on a followed backend

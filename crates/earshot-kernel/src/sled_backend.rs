@@ -369,6 +369,34 @@ impl SledBackend {
         }
     }
 
+    /// Applies `batch` (with `store`'s existence key on its first commit) and makes it durable:
+    /// `commit`'s work on the open instance.
+    fn apply_and_sync(&self, o: &OpenDb, store: &str, mut batch: sled::Batch) -> Result<u64> {
+        let first = !o.is_known(store);
+        if first {
+            batch.insert(registry_key(store), &[]);
+        }
+        let sequence = o.apply(batch).map_err(|e| self.failed("a commit", e))?;
+        if first {
+            o.set_known(store, true);
+        }
+        // From here on the batch is in sled's memory: a failure leaves its durability
+        // unknown, which the refusal says; it is never acknowledged. A failed fdatasync may
+        // have dropped the dirty pages it was to write, so the instance is not trusted
+        // again: it is reopened, and sled recovers from disk.
+        o.sync_through(sequence).map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
+        // A failure another commit's sync recorded meanwhile (a failed fdatasync) may have
+        // dropped pages of sled's log before this batch: a later sync answering does not
+        // make this batch reachable after a crash, so it is never taken as durable then.
+        if let Some(f) = self.fault().as_ref() {
+            return Err(KernelError::StorageUnavailable(format!(
+                "{}; a write made at the same time has an unknown outcome",
+                f.reason
+            )));
+        }
+        Ok(sequence)
+    }
+
     /// Records that sled failed, and turns its error into the store's.
     fn failed(&self, during: &str, e: sled::Error) -> KernelError {
         let full = matches!(&e, sled::Error::Io(io) if is_out_of_space(io));
@@ -622,22 +650,7 @@ impl Backend for SledBackend {
                 Op::Del(k) => batch.remove(prefixed(&prefix, &k)),
             }
         }
-        let sequence = self.with_db(|o| {
-            let first = !o.is_known(store);
-            if first {
-                batch.insert(registry_key(store), &[]);
-            }
-            let sequence = o.apply(batch).map_err(|e| self.failed("a commit", e))?;
-            if first {
-                o.set_known(store, true);
-            }
-            // From here on the batch is in sled's memory: a failure leaves its durability
-            // unknown, which the refusal says; it is never acknowledged. A failed fdatasync may
-            // have dropped the dirty pages it was to write, so the instance is not trusted
-            // again: it is reopened, and sled recovers from disk.
-            o.sync_through(sequence).map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
-            Ok(sequence)
-        })?;
+        let sequence = self.with_db(|o| self.apply_and_sync(o, store, batch))?;
         self.advance_watermark(Some(sequence), false);
         Ok(())
     }
@@ -768,6 +781,21 @@ mod tests {
         std::thread::sleep(REOPEN_INTERVAL);
         b.writable().unwrap();
         assert_eq!(b.load("s").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_commit_is_not_taken_as_durable_once_a_failure_is_recorded_during_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = SledBackend::open_with_reserve(&dir.path().join("db"), 0).unwrap();
+        b.commit("s", put("k/1", "before")).unwrap();
+        // Another commit's sync failed after this commit passed `writable` (which would have
+        // reopened the instance): this one's sync answers, but the log may have a hole before it.
+        b.failed("a test", sled::Error::Io(std::io::Error::other("injected")));
+        let mut batch = sled::Batch::default();
+        batch.insert(prefixed(&store_prefix("s"), b"k/2"), b"during".to_vec());
+        let err = b.with_db(|o| b.apply_and_sync(o, "s", batch)).unwrap_err();
+        assert!(matches!(err, KernelError::StorageUnavailable(_)), "{err}");
+        assert!(err.to_string().contains("unknown outcome"), "{err}");
     }
 
     fn rec(store: &str, b: &SledBackend) -> Vec<(String, String)> {

@@ -414,9 +414,15 @@ impl<S: State> Writer<S> {
     /// revision the log still holds an entry for. An `after` older than the log reaches back is
     /// refused with `RevisionExpired` (the watcher must start again from a fresh read).
     pub fn log_after(&self, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+        // Only published revisions: a later entry is a commit in progress (not durable yet) or
+        // one that failed with its outcome unknown, which the writer has not taken up yet.
+        let published = *lock(&self.published);
         let rows = self.backend.scan(&self.id, &log_key(after.saturating_add(1)), &log_key(u64::MAX), limit)?;
         let mut out = Vec::with_capacity(rows.len());
         for (k, v) in rows {
+            if revision_of(&k).is_some_and(|r| r > published) {
+                break;
+            }
             let entry = LogEntry::decode(&self.id, &v)?;
             let expected = after.saturating_add(1).saturating_add(out.len() as u64);
             if revision_of(&k) != Some(expected) || entry.revision != expected {

@@ -64,19 +64,27 @@ fn item(id: &str) -> Command {
     })
 }
 
-#[test]
-fn a_refused_commit_is_reported_and_leaves_no_trace() {
+/// A store `s` with its owner `o` over a `Flaky` backend that is not failing yet.
+fn store_with_owner(fail_after_writing: bool) -> (Arc<Flaky>, Earshot) {
     let backend = Arc::new(Flaky {
         inner: SledBackend::temporary().expect("sled"),
         fail: AtomicBool::new(false),
-        fail_after_writing: AtomicBool::new(false),
+        fail_after_writing: AtomicBool::new(fail_after_writing),
     });
     let e = Earshot::open_with(backend.clone(), Arc::new(ManualClock::new(earshot_tests::T0_MS)), Config::default())
         .expect("open");
     e.create_store("s", None).expect("store");
-    let h = e.store("s").expect("handle");
-    h.write(Command::CreateParticipant(NewParticipant { id: "o".into(), kind: ParticipantKind::Person, name: None }))
+    e.store("s")
+        .expect("handle")
+        .write(Command::CreateParticipant(NewParticipant { id: "o".into(), kind: ParticipantKind::Person, name: None }))
         .expect("participant");
+    (backend, e)
+}
+
+#[test]
+fn a_refused_commit_is_reported_and_leaves_no_trace() {
+    let (backend, e) = store_with_owner(false);
+    let h = e.store("s").expect("handle");
     h.write(item("before")).expect("first item");
     let rev = h.latest().revision();
 
@@ -97,17 +105,8 @@ fn a_refused_commit_is_reported_and_leaves_no_trace() {
 
 #[test]
 fn a_commit_that_fails_after_writing_is_not_shown_to_watchers_until_the_store_takes_it_up() {
-    let backend = Arc::new(Flaky {
-        inner: SledBackend::temporary().expect("sled"),
-        fail: AtomicBool::new(false),
-        fail_after_writing: AtomicBool::new(true),
-    });
-    let e = Earshot::open_with(backend.clone(), Arc::new(ManualClock::new(earshot_tests::T0_MS)), Config::default())
-        .expect("open");
-    e.create_store("s", None).expect("store");
+    let (backend, e) = store_with_owner(true);
     let h = e.store("s").expect("handle");
-    h.write(Command::CreateParticipant(NewParticipant { id: "o".into(), kind: ParticipantKind::Person, name: None }))
-        .expect("participant");
     let rev = h.latest().revision();
 
     backend.fail.store(true, Ordering::SeqCst);

@@ -384,17 +384,23 @@ impl SledBackend {
         // unknown, which the refusal says; it is never acknowledged. A failed fdatasync may
         // have dropped the dirty pages it was to write, so the instance is not trusted
         // again: it is reopened, and sled recovers from disk.
-        o.sync_through(sequence).map_err(|e| self.failed("a flush (the write's outcome is unknown)", e))?;
-        // A failure another commit's sync recorded meanwhile (a failed fdatasync) may have
-        // dropped pages of sled's log before this batch: a later sync answering does not
-        // make this batch reachable after a crash, so it is never taken as durable then.
-        if let Some(f) = self.fault().as_ref() {
-            return Err(KernelError::StorageUnavailable(format!(
+        self.sync_trusted(o, sequence, "a flush (the write's outcome is unknown)")?;
+        Ok(sequence)
+    }
+
+    /// Makes the commit numbered `sequence` durable ([`OpenDb::sync_through`]), unless a failure
+    /// is recorded by the time the sync answers: another commit's failed fdatasync may have
+    /// dropped pages of sled's log before this batch, and a later sync answering does not make
+    /// the batch reachable after a crash, so it is never taken as durable then.
+    fn sync_trusted(&self, o: &OpenDb, sequence: u64, during: &str) -> Result<()> {
+        o.sync_through(sequence).map_err(|e| self.failed(during, e))?;
+        match self.fault().as_ref() {
+            Some(f) => Err(KernelError::StorageUnavailable(format!(
                 "{}; a write made at the same time has an unknown outcome",
                 f.reason
-            )));
+            ))),
+            None => Ok(()),
         }
-        Ok(sequence)
     }
 
     /// Records that sled failed, and turns its error into the store's.
@@ -707,7 +713,7 @@ impl Backend for SledBackend {
             batch.remove(registry_key(store));
             let sequence = o.apply(batch).map_err(|e| self.failed("dropping a store", e))?;
             o.set_known(store, false);
-            o.sync_through(sequence).map_err(|e| self.failed("a flush after dropping a store", e))?;
+            self.sync_trusted(o, sequence, "a flush after dropping a store")?;
             Ok(sequence)
         })?;
         self.advance_watermark(Some(sequence), false);

@@ -121,6 +121,21 @@ fn retried(ids: Vec<String>) -> OResult {
     Ok(OOutcome { outcome: "created", ids, wrote: false })
 }
 
+/// Whether two item creates are the same body (docs/RULES.md, "sets are sets"): the same
+/// fields, with the origin's participants and identities and the subjects compared as sets.
+fn same_item_request(a: &NewItem, b: &NewItem) -> bool {
+    let as_sets = |i: &NewItem| {
+        let mut i = i.clone();
+        if let OriginInput::Viewers(v) = &mut i.origin {
+            v.participants = v.participants.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+            v.identities = v.identities.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+        }
+        i.subjects = i.subjects.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+        i
+    };
+    as_sets(a) == as_sets(b)
+}
+
 fn no<T>(code: &'static str) -> Result<T, ORefusal> {
     Err(ORefusal(code))
 }
@@ -416,7 +431,7 @@ impl Oracle {
             Command::CreateItem(i) => {
                 let Some(id) = i.id.clone() else { return no("oracle_needs_explicit_ids") };
                 if self.item(&id).is_some() {
-                    if self.item_requests.get(&id) == Some(i) {
+                    if self.item_requests.get(&id).is_some_and(|first| same_item_request(first, i)) {
                         return retried(vec![id]);
                     }
                     return no("item_exists");

@@ -16,10 +16,14 @@
 # (one line per request) go to a file. SERVER_LOG sets the server's RUST_LOG instead
 # (`info,earshot::request=warn` drops the request lines and keeps the rest).
 #
+# With BENCH_SHAPE=1 each run also sends /healthz with a check's request (its headers and JSON
+# body, `scripts/bench/healthz-shaped.lua`) between the two: what receiving a check's request
+# costs without deciding or answering it.
+#
 # Usage: cargo build --release -p earshot && scripts/bench-http.sh
 # Environment: BENCH_ITEMS (30000), BENCH_DURATION seconds per run (8), BENCH_RUNS (3),
 # BENCH_CONNECTIONS (16), BENCH_PORT (7950), EARSHOT_BIN (target/release/earshot), BENCH_WRITES
-# (1; 0 skips the write runs), SERVER_LOG (info).
+# (1; 0 skips the write runs), BENCH_SHAPE (0; 1 adds the shaped /healthz), SERVER_LOG (info).
 # Needs wrk (installed with apt-get when missing and possible), curl, python3 and GNU time.
 set -euo pipefail
 
@@ -72,9 +76,15 @@ run() {
 }
 
 echo "== checks next to /healthz (wrk -t2 -c$conns, ${duration} s per run, $runs runs each, interleaved)"
-health=() checks=() ratios=()
+health=() checks=() ratios=() shaped=() shaped_ratios=()
 for r in $(seq 1 "$runs"); do
   h="$(run healthz "$r" -s "$bench/healthz.lua" "$url")"
+  if [[ "${BENCH_SHAPE:-0}" == 1 ]]; then
+    s="$(run shaped "$r" -s "$bench/healthz-shaped.lua" "$url" -- "$out/one.lua" "$token")"
+    shaped+=("$s")
+    shaped_ratios+=("$(awk -v s="$s" -v h="$h" 'BEGIN { printf "%.1f", 100 * s / h }')")
+    echo "   run $r: healthz with a check's request $s/s (${shaped_ratios[-1]}%)"
+  fi
   c="$(run check "$r" -s "$bench/check.lua" "$url" -- "$out/one.lua" "$token")"
   health+=("$h") checks+=("$c")
   ratios+=("$(awk -v c="$c" -v h="$h" 'BEGIN { printf "%.1f", 100 * c / h }')")
@@ -105,6 +115,10 @@ wm="$(printf '%s\n' "${writes[@]:-0}" | median)"
   printf '%-34s %8s/s   %s\n' "GET /healthz" "$hm" "${health[*]}"
   printf '%-34s %8s/s   %s\n' "POST check ($items items)" "$cm" "${checks[*]}"
   printf '%-34s %9s%%   %s\n' "check / healthz, per run" "$rm_" "${ratios[*]}"
+  if [[ ${#shaped[@]} -gt 0 ]]; then
+    printf '%-34s %8s/s   %s\n' "GET /healthz, a check's request" "$(printf '%s\n' "${shaped[@]}" | median)" "${shaped[*]}"
+    printf '%-34s %9s%%   %s\n' "shaped / healthz, per run" "$(printf '%s\n' "${shaped_ratios[@]}" | median)" "${shaped_ratios[*]}"
+  fi
   printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$wm" "${writes[*]}"
 } >>"$out/results.txt"
 echo "== results (also in $out/results.txt; wrk's output per run beside it)"

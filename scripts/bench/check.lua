@@ -1,5 +1,6 @@
 -- wrk script (scripts/bench-http.sh, scripts/bench-topology.sh): POSTs checks and verifies
--- every answer.
+-- every answer. healthz-shaped.lua loads this file and relies on its globals (`formatted`,
+-- `count`, `i`, `n`, `bad`) and on `setup`, `request` and `done`.
 -- Arguments (after `--`): the data file written by setup.py, the bearer token ("-" for none).
 -- The data file returns a list of {path, body, item, admitted}; each item appears once, so an
 -- answer is matched to its expectation by the item it names (several connections share a

@@ -53,7 +53,10 @@ token = "$token"
 scope = "admin"
 TOML
 
-NO_COLOR=1 RUST_LOG=info valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" \
+# The option set here is what `serve` without `--huge-pages` sets for itself: left unset, the
+# server would start itself again with it (`crates/earshot/src/allocator.rs`, an `exec`), and
+# the new image would run outside valgrind, where callgrind_control cannot reach it.
+MIMALLOC_ARENA_EAGER_COMMIT=0 NO_COLOR=1 RUST_LOG=info valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" \
   "$bin" serve --config "$dir/earshot.toml" >"$dir/server.log" 2>&1 &
 pid=$!
 # Under valgrind the start takes from seconds to minutes, depending on the guest.

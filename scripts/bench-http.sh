@@ -119,7 +119,9 @@ wm="$(printf '%s\n' "${writes[@]:-0}" | median)"
     printf '%-34s %8s/s   %s\n' "GET /healthz, a check's request" "$(printf '%s\n' "${shaped[@]}" | median)" "${shaped[*]}"
     printf '%-34s %9s%%   %s\n' "shaped / healthz, per run" "$(printf '%s\n' "${shaped_ratios[@]}" | median)" "${shaped_ratios[*]}"
   fi
-  printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$wm" "${writes[*]}"
+  if [[ ${#writes[@]} -gt 0 ]]; then
+    printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$wm" "${writes[*]}"
+  fi
 } >>"$out/results.txt"
 echo "== results (also in $out/results.txt; wrk's output per run beside it)"
 {

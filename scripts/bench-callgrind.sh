@@ -13,7 +13,9 @@
 #
 # User-space instructions of the server only: the kernel's loopback work and syscalls are not
 # in it (the same count on both routes: strace shows one recvfrom, one writev and one write
-# of the log line per request on each).
+# of the log line per request on each). valgrind's CPU has no SHA extensions, so SHA-256 runs
+# in software here (about 3.5k instructions for the bearer token's digest on each check) where
+# natively it is a few hundred cycles: read hashing's share of a count with that in mind.
 #
 # Usage: cargo build --release -p earshot && scripts/bench-callgrind.sh
 # Environment: EARSHOT_BIN (target/release/earshot), BENCH_ITEMS (2000), BENCH_DURATION (8),

@@ -108,7 +108,6 @@ fi
 hm="$(printf '%s\n' "${health[@]}" | median)"
 cm="$(printf '%s\n' "${checks[@]}" | median)"
 rm_="$(printf '%s\n' "${ratios[@]}" | median)"
-wm="$(printf '%s\n' "${writes[@]:-0}" | median)"
 {
   echo "machine at end: $(load)"
   printf '%-34s %10s   %s\n' "" "median" "runs"
@@ -120,7 +119,7 @@ wm="$(printf '%s\n' "${writes[@]:-0}" | median)"
     printf '%-34s %9s%%   %s\n' "shaped / healthz, per run" "$(printf '%s\n' "${shaped_ratios[@]}" | median)" "${shaped_ratios[*]}"
   fi
   if [[ ${#writes[@]} -gt 0 ]]; then
-    printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$wm" "${writes[*]}"
+    printf '%-34s %8s/s   %s\n' "durable writes, $conns clients" "$(printf '%s\n' "${writes[@]}" | median)" "${writes[*]}"
   fi
 } >>"$out/results.txt"
 echo "== results (also in $out/results.txt; wrk's output per run beside it)"

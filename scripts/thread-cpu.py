@@ -7,6 +7,7 @@ Reads each thread's `/proc/<pid>/task/<tid>/stat` (user + system time) and `stat
 (voluntary and involuntary context switches) before and after COMMAND, and sums them by the
 thread's name (`comm`, so the seven `sled-io-N` threads are seven rows). When COMMAND is wrk,
 its "N requests in" line gives the count each figure is divided by; otherwise the totals print.
+A thread that ends during COMMAND is not counted (the server's threads live as long as it does).
 
 Usage: scripts/thread-cpu.py <server pid> -- wrk -t2 -c16 -d6s -s scripts/bench/write.lua ...
 (the server from `scripts/bench-http-writes.sh` or `scripts/bench/serve.sh`; Linux only)

@@ -8,8 +8,9 @@
 #     expected `admitted`), `scripts/bench/healthz.lua` every health answer;
 #  2. durable writes over HTTP with BENCH_CONNECTIONS clients (`scripts/bench/write.lua`, every
 #     answer must be 201), to set beside the in-process figure;
-#  3. for every run, the CPU each side spent per request: the server's (user + system time from
-#     /proc/<pid>/stat over the run) and wrk's (its own rusage), in the results' last table.
+#  3. for every run, the CPU each side spent per request, in total and as user + system time:
+#     the server's (from /proc/<pid>/stat over the run) and wrk's (its own rusage), in the
+#     results' last table.
 #
 # The server is the embedded default (sled in a fresh temporary directory), release build, with
 # one admin bearer token (the auth gate runs as in production); logs at the default `info`
@@ -50,27 +51,31 @@ python3 "$bench/setup.py" --url "$url" --token "$token" --stores one --items "$i
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# The server's CPU time so far, in clock ticks (user + system, /proc/<pid>/stat).
+# The server's CPU time so far, in clock ticks: user and system (/proc/<pid>/stat).
 ticks="$(getconf CLK_TCK)"
-server_cpu() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+server_cpu() { awk '{ print $14, $15 }' "/proc/$pid/stat"; }
 
 # One wrk run; fails on any wrong answer, non-2xx or socket error. Prints requests/s, and
-# appends the CPU each side spent per request (the server's from /proc, wrk's from its rusage)
-# to $out/cpu.txt. $1 label, $2 run number, then wrk's arguments.
+# appends the CPU each side spent per request, user + system (the server's from /proc, wrk's
+# from its rusage), to $out/cpu.txt. $1 label, $2 run number, then wrk's arguments.
 run() {
-  local label="$1" r="$2" log before after
+  local label="$1" r="$2" log u0 s0 u1 s1
   shift 2
   log="$out/$label.$r.txt"
-  before="$(server_cpu)"
+  read -r u0 s0 <<<"$(server_cpu)"
   /usr/bin/time -f "%U %S" -o "$out/time.txt" wrk -t2 -c"$conns" -d"${duration}s" --timeout 10s "$@" >"$log" 2>&1 \
     || die "wrk failed: $log"
-  after="$(server_cpu)"
+  read -r u1 s1 <<<"$(server_cpu)"
   grep -q "CHECKED [0-9]* answers, 0 wrong" "$log" || die "$label: wrong answers (see $log)"
   if grep -q "Non-2xx\|Socket errors" "$log"; then die "$label: errors (see $log)"; fi
   read -r user sys <"$out/time.txt"
-  awk -v k="$label" -v r="$r" -v d="$((after - before))" -v hz="$ticks" -v u="$user" -v s="$sys" '
+  awk -v k="$label" -v r="$r" -v su="$((u1 - u0))" -v ss="$((s1 - s0))" -v hz="$ticks" -v u="$user" -v s="$sys" '
     /requests in/ { n = $1 }
-    END { printf "run %s %-8s server %6.2f us/request, wrk %6.2f us/request\n", r, k, d / hz * 1e6 / n, (u + s) * 1e6 / n }
+    END {
+      us = 1e6 / n
+      printf "run %s %-8s server %6.2f us/request (%5.2f + %5.2f), wrk %6.2f us/request (%5.2f + %5.2f)\n", \
+        r, k, (su + ss) / hz * us, su / hz * us, ss / hz * us, (u + s) * us, u * us, s * us
+    }
   ' "$log" >>"$out/cpu.txt"
   awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log"
 }
@@ -124,7 +129,7 @@ rm_="$(printf '%s\n' "${ratios[@]}" | median)"
 } >>"$out/results.txt"
 echo "== results (also in $out/results.txt; wrk's output per run beside it)"
 {
-  echo "CPU per request, by run:"
+  echo "CPU per request, by run (user + system):"
   cat "$out/cpu.txt"
 } >>"$out/results.txt"
 cat "$out/results.txt"

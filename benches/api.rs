@@ -8,7 +8,9 @@
 //! is this crate's code (middleware, gate, extractors, the decision, the answer's encoding), so
 //! a change there can be measured without the noise of the network path. Every answer's status
 //! is asserted, and every check's `admitted` against the generator's expectation, inside the
-//! timed loop (as the wrk scripts do).
+//! timed loop (as the wrk scripts do). Each route is timed hot (calls back to back), from two
+//! threads at once, and cold (`…/cold`: each call after a sweep that fills the caches with
+//! other data, as the kernel and wrk do between two requests over loopback).
 //!
 //! Run with `cargo bench -p earshot-benches --bench api`; `EARSHOT_API_ITEMS` sets the size.
 //! No request log is installed here (the binary writes one line per request on both routes).
@@ -179,6 +181,32 @@ where
     .elapsed()
 }
 
+/// Bytes a cold call's sweep writes before it: more than any of the guests' L2 (1–2 MiB), as
+/// the kernel's network path and wrk, between two requests over loopback, evict much of what
+/// a request left in the core's caches.
+const EVICT_BYTES: usize = 4 << 20;
+
+/// Time for `iters` calls, each made with caches holding other data: before each (untimed), a
+/// sweep writes one byte in every cache line of `evict`. Only the calls are timed, one
+/// `Instant` pair each (the same on both routes), so a route's cold figure less its hot one is
+/// what its code and data cost to bring back in.
+fn cold<Fut>(rt: &tokio::runtime::Runtime, iters: u64, evict: &mut [u8], mut call: impl FnMut() -> Fut) -> Duration
+where
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        for line in evict.chunks_mut(64) {
+            line[0] = line[0].wrapping_add(1);
+        }
+        std::hint::black_box(&mut *evict);
+        let started = std::time::Instant::now();
+        rt.block_on(call());
+        total += started.elapsed();
+    }
+    total
+}
+
 /// One check through the router, its answer verified.
 async fn one_check(router: &axum::Router, uri: &str, auth: &str, body: &Bytes, admitted: bool) {
     let req = Request::builder()
@@ -228,6 +256,21 @@ fn api(c: &mut Criterion) {
         b.iter_custom(|iters| {
             on_two_threads(iters, |t, i| {
                 let (body, admitted) = &per_thread[t][i % per_thread[t].len()];
+                one_check(&bench.router, &check_uri, &auth, body, *admitted)
+            })
+        })
+    });
+    // Each call with the caches full of other data, as over loopback (`cold`).
+    let mut evict = vec![0u8; EVICT_BYTES];
+    g.bench_function("healthz/cold", |b| {
+        b.iter_custom(|iters| cold(&rt, iters, &mut evict, || one_healthz(&bench.router)))
+    });
+    let mut k = 0usize;
+    g.bench_function(format!("check/{items}/cold"), |b| {
+        b.iter_custom(|iters| {
+            cold(&rt, iters, &mut evict, || {
+                k = (k + 1) % bench.checks.len();
+                let (body, admitted) = &bench.checks[k];
                 one_check(&bench.router, &check_uri, &auth, body, *admitted)
             })
         })

@@ -465,34 +465,60 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
     }
 }
 
-/// An append-only, ascending list of ids: an exact-size base slice plus a persistent tail.
-/// The tail is shared and absent until the first append, so a posting built at start-up costs
-/// 24 bytes plus its ids (most audiences' postings never grow). Cloning a posting never
-/// allocates: a write to a map of postings copies the map's nodes on the way to the one it
-/// changes, and with them every posting those nodes hold (up to 32 per node), so a clone must
-/// cost no more than two reference counts; only the posting appended to copies its tail.
-#[derive(Clone)]
-pub(crate) struct Posting {
-    base: Arc<[u32]>,
-    tail: Option<Arc<imbl::Vector<u32>>>,
+/// An append-only, ascending list of ids: an exact-size slice built whole, then a persistent
+/// tail of the ids appended since, both behind a single pointer once it has grown.
+///
+/// Why one pointer: a write to a map of postings copies the map's nodes on the way to the one
+/// it changes, and with them every posting those nodes hold (up to 32 per node), and the
+/// reclaimer later drops every copy. Each posting's reference count lives on a line of its
+/// own, cold in a large store, so it is the count of reference counts per posting that a write
+/// pays for (about a tenth of the writer's and reclaimer's time at a million items, when a
+/// posting held a base and a tail of its own; BENCHMARKS.md, "Acknowledged writes as a store
+/// grows"). A clone costs at most one reference count and an empty posting none; only the
+/// posting appended to copies its tail.
+#[derive(Clone, Default)]
+pub(crate) enum Posting {
+    #[default]
+    Empty,
+    /// Built whole (at start-up, or by a merge), never appended to since.
+    Built(Arc<[u32]>),
+    /// Appended to since it was built.
+    Grown(Arc<GrownPosting>),
 }
 
-impl Default for Posting {
-    fn default() -> Self {
-        Posting { base: Arc::from(Vec::new()), tail: None }
-    }
+/// A [`Posting`] that has been appended to: the ids it was built with and those appended since.
+#[derive(Clone)]
+pub(crate) struct GrownPosting {
+    /// `None` for a posting that began empty, so that it costs no allocation of its own.
+    base: Option<Arc<[u32]>>,
+    tail: imbl::Vector<u32>,
 }
 
 impl FromIterator<u32> for Posting {
     fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
-        Posting { base: iter.into_iter().collect(), tail: None }
+        let ids: Vec<u32> = iter.into_iter().collect();
+        if ids.is_empty() {
+            Posting::Empty
+        } else {
+            Posting::Built(Arc::from(ids))
+        }
     }
 }
 
 impl Posting {
     /// Appends `id`, which must be larger than every id already present.
     pub fn push(&mut self, id: u32) {
-        Arc::make_mut(self.tail.get_or_insert_with(Arc::default)).push_back(id);
+        if let Posting::Grown(grown) = self {
+            Arc::make_mut(grown).tail.push_back(id);
+            return;
+        }
+        let base = match std::mem::take(self) {
+            Posting::Built(base) => Some(base),
+            Posting::Empty | Posting::Grown(_) => None,
+        };
+        let mut tail = imbl::Vector::new();
+        tail.push_back(id);
+        *self = Posting::Grown(Arc::new(GrownPosting { base, tail }));
     }
 
     /// Appends `id` to the posting of `key` in `postings` (a new one when there is none),
@@ -508,12 +534,18 @@ impl Posting {
         }
     }
 
-    fn tail_len(&self) -> usize {
-        self.tail.as_ref().map_or(0, |t| t.len())
+    /// The ids it was built with, and the tail appended since (if any).
+    fn parts(&self) -> (&[u32], Option<&imbl::Vector<u32>>) {
+        match self {
+            Posting::Empty => (&[], None),
+            Posting::Built(base) => (base, None),
+            Posting::Grown(grown) => (grown.base.as_deref().unwrap_or(&[]), Some(&grown.tail)),
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.base.len() + self.tail_len()
+        let (base, tail) = self.parts();
+        base.len() + tail.map_or(0, |t| t.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -521,26 +553,29 @@ impl Posting {
     }
 
     pub fn get(&self, i: usize) -> Option<u32> {
-        match self.base.get(i) {
+        let (base, tail) = self.parts();
+        match base.get(i) {
             Some(v) => Some(*v),
-            None => self.tail.as_ref()?.get(i - self.base.len()).copied(),
+            None => tail?.get(i - base.len()).copied(),
         }
     }
 
     /// Position of the first id not smaller than `id`.
     pub fn lower_bound(&self, id: u32) -> usize {
-        if self.base.last().is_some_and(|last| *last >= id) {
-            return self.base.partition_point(|x| *x < id);
+        let (base, tail) = self.parts();
+        if base.last().is_some_and(|last| *last >= id) {
+            return base.partition_point(|x| *x < id);
         }
-        let in_tail = match self.tail.as_ref().map(|t| t.binary_search(&id)) {
+        let in_tail = match tail.map(|t| t.binary_search(&id)) {
             Some(Ok(p) | Err(p)) => p,
             None => 0,
         };
-        self.base.len() + in_tail
+        base.len() + in_tail
     }
 
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.base.iter().copied().chain(self.tail.iter().flat_map(|t| t.iter().copied()))
+        let (base, tail) = self.parts();
+        base.iter().copied().chain(tail.into_iter().flat_map(|t| t.iter().copied()))
     }
 }
 
@@ -558,6 +593,25 @@ mod tests {
         assert_eq!([0, 1, 2, 5, 6, 9, 10].map(|x| p.lower_bound(x)), [0, 0, 1, 2, 3, 4, 5]);
         let empty = Posting::default();
         assert_eq!((empty.lower_bound(3), empty.get(0), empty.is_empty()), (0, None, true));
+        let mut grown = Posting::default();
+        grown.push(4);
+        grown.push(8);
+        assert_eq!(grown.iter().collect::<Vec<_>>(), vec![4, 8]);
+        assert_eq!(([3, 4, 5, 9].map(|x| grown.lower_bound(x)), grown.get(1), grown.len()), ([0, 0, 1, 2], Some(8), 2));
+        assert!(matches!(Posting::from_iter(Vec::new()), Posting::Empty));
+    }
+
+    #[test]
+    fn a_posting_is_three_words_and_a_clone_shares_one_pointer_at_most() {
+        // What a copied node of a map of postings costs per posting (see `Posting`).
+        assert!(std::mem::size_of::<Posting>() <= 24, "{}", std::mem::size_of::<Posting>());
+        let mut p: Posting = [1, 2].into_iter().collect();
+        p.push(3);
+        let Posting::Grown(grown) = &p else { panic!("an appended posting is grown") };
+        let before = Arc::strong_count(grown);
+        let copy = p.clone();
+        assert_eq!(Arc::strong_count(grown), before + 1);
+        drop(copy);
     }
 
     #[test]

@@ -93,18 +93,32 @@ const ID_FOLD_DIVISOR: usize = 8;
 /// Bits of an index that select the slot inside a chunk of a [`ChunkedVec`].
 const CHUNK_BITS: usize = 9;
 const CHUNK: usize = 1 << CHUNK_BITS;
+/// Bits of an index into the tail that select the slot inside one of its pieces.
+const PIECE_BITS: usize = 5;
+const PIECE: usize = 1 << PIECE_BITS;
 
-/// A persistent vector with two levels: a shared array of pointers to chunks of 512 elements.
+/// A persistent vector with two levels: a shared array of pointers to full chunks of 512
+/// elements, then the elements past the last full chunk in pieces of 32.
 ///
 /// A read is one index into the pointer array (small, so usually cached) and one into a chunk:
 /// a single dependent cache miss for a cold element, where an RRB tree takes three or four. A
-/// write copies the pointer array and one chunk (copy on write), and every retained snapshot
-/// keeps its copies. That suits audiences (read on every check, written only when a new
-/// audience appears); for items, written on every write, it cost too much (BENCHMARKS.md,
+/// write in place copies the pointer array and one chunk (copy on write), and every retained
+/// snapshot keeps its copies. That suits audiences (read on every check, replaced in place
+/// only by an edit), but for items, written on every write, it cost too much (BENCHMARKS.md,
 /// "Earshot against Cedar, and the cold check by name"), so items are a [`FlatVec`].
+///
+/// An append copies only the tail's few pointers and its last piece (at most 31 elements): a
+/// store on the audience-heavy mix makes a new audience with most of its first few hundred
+/// thousand writes, and an append that copied the pointer array and the last chunk cost a
+/// reference count per chunk (391 at 200,000 audiences) and up to 32 KiB of audiences each
+/// time (BENCHMARKS.md, "Acknowledged writes as a store grows"). Once the tail holds a whole
+/// chunk, it becomes one: a copy of 512 elements and of the pointer array every 512 appends.
 #[derive(Clone)]
 pub(crate) struct ChunkedVec<T> {
     chunks: Arc<Vec<Arc<Vec<T>>>>,
+    /// The elements after the full chunks: pieces of [`PIECE`], all but the last full, fewer
+    /// than [`CHUNK`] elements in all.
+    tail: Arc<Vec<Arc<Vec<T>>>>,
     len: usize,
     /// Elements replaced in place so far (`set`): what a copy of an element taken earlier
     /// checks to know it is still true (the item lines' summaries copy audiences).
@@ -113,7 +127,7 @@ pub(crate) struct ChunkedVec<T> {
 
 impl<T: Clone> ChunkedVec<T> {
     pub fn new() -> Self {
-        ChunkedVec { chunks: Arc::new(Vec::new()), len: 0, edits: 0 }
+        ChunkedVec { chunks: Arc::new(Vec::new()), tail: Arc::new(Vec::new()), len: 0, edits: 0 }
     }
 
     /// Elements replaced in place since the vector was made.
@@ -125,8 +139,16 @@ impl<T: Clone> ChunkedVec<T> {
         self.len
     }
 
+    /// Elements in full chunks (the tail's first element is at this index).
+    fn in_chunks(&self) -> usize {
+        self.chunks.len() << CHUNK_BITS
+    }
+
     pub fn get(&self, i: usize) -> Option<&T> {
-        self.chunks.get(i >> CHUNK_BITS)?.get(i & (CHUNK - 1))
+        match i.checked_sub(self.in_chunks()) {
+            None => self.chunks.get(i >> CHUNK_BITS)?.get(i & (CHUNK - 1)),
+            Some(j) => self.tail.get(j >> PIECE_BITS)?.get(j & (PIECE - 1)),
+        }
     }
 
     /// Replaces element `i`; an index past the end is ignored (callers index what they read).
@@ -135,35 +157,44 @@ impl<T: Clone> ChunkedVec<T> {
             return;
         }
         self.edits += 1;
-        let chunks = Arc::make_mut(&mut self.chunks);
-        if let Some(slot) = chunks.get_mut(i >> CHUNK_BITS).and_then(|c| Arc::make_mut(c).get_mut(i & (CHUNK - 1))) {
+        let slot = match i.checked_sub(self.in_chunks()) {
+            None => Arc::make_mut(&mut self.chunks)
+                .get_mut(i >> CHUNK_BITS)
+                .and_then(|c| Arc::make_mut(c).get_mut(i & (CHUNK - 1))),
+            Some(j) => Arc::make_mut(&mut self.tail)
+                .get_mut(j >> PIECE_BITS)
+                .and_then(|p| Arc::make_mut(p).get_mut(j & (PIECE - 1))),
+        };
+        if let Some(slot) = slot {
             *slot = v;
         }
     }
 
     pub fn push_back(&mut self, v: T) {
-        let chunks = Arc::make_mut(&mut self.chunks);
-        if self.len.is_multiple_of(CHUNK) {
-            // Grown as it fills, not made whole: a store's first chunk of audiences (one, the
-            // public audience, in a new store) would cost 32 KiB at once (issue 33). A chunk
-            // another snapshot shares is copied by `make_mut` below at its length anyway.
-            chunks.push(Arc::new(Vec::new()));
+        let tail = Arc::make_mut(&mut self.tail);
+        if tail.last().is_none_or(|piece| piece.len() == PIECE) {
+            // Grown as it fills, not made whole: a new store holds one audience (issue 33).
+            tail.push(Arc::new(Vec::new()));
         }
-        if let Some(last) = chunks.last_mut() {
-            if Arc::get_mut(last).is_none() {
-                // Shared with another snapshot: copied once, with room for the new element
-                // (`make_mut` would copy it at its length and `push` copy it again to grow).
-                let mut own = Vec::with_capacity(last.len() + 1);
-                own.extend_from_slice(last);
-                *last = Arc::new(own);
-            }
-            Arc::make_mut(last).push(v);
-            self.len += 1;
+        let Some(last) = tail.last_mut() else { return };
+        if Arc::get_mut(last).is_none() {
+            // Shared with another snapshot: copied once, with room for the new element
+            // (`make_mut` would copy it at its length and `push` copy it again to grow).
+            let mut own = Vec::with_capacity(last.len() + 1);
+            own.extend_from_slice(last);
+            *last = Arc::new(own);
+        }
+        Arc::make_mut(last).push(v);
+        self.len += 1;
+        if self.len - (self.chunks.len() << CHUNK_BITS) == CHUNK {
+            let chunk: Vec<T> = tail.iter().flat_map(|piece| piece.iter().cloned()).collect();
+            Arc::make_mut(&mut self.chunks).push(Arc::new(chunk));
+            self.tail = Arc::new(Vec::new());
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        self.chunks.iter().flat_map(|c| c.iter())
+        self.chunks.iter().chain(self.tail.iter()).flat_map(|c| c.iter())
     }
 }
 
@@ -635,6 +666,45 @@ mod tests {
         let ids = |m: &Map<u32, Posting>, k: u32| m.get(&k).map(|p| p.iter().collect::<Vec<_>>());
         assert_eq!((ids(&postings, 9), ids(&postings, 4)), (Some(vec![1, 2]), Some(vec![3])));
         assert_eq!((ids(&kept, 9), ids(&kept, 4)), (Some(vec![1]), None));
+    }
+
+    #[test]
+    fn chunked_vec_agrees_with_a_plain_vector_and_keeps_every_snapshot() {
+        // Appends and replacements at random across the tail's pieces, the turn of the tail
+        // into a chunk, and full chunks; every snapshot taken on the way must stay as it was.
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut v: ChunkedVec<u32> = ChunkedVec::new();
+        let mut model: Vec<u32> = Vec::new();
+        let mut kept: Vec<(ChunkedVec<u32>, Vec<u32>)> = Vec::new();
+        for step in 0..3 * CHUNK as u32 + 77 {
+            if !model.is_empty() && next(4) == 0 {
+                let i = next(model.len());
+                v.set(i, step + 1_000_000);
+                model[i] = step + 1_000_000;
+            } else {
+                v.push_back(step);
+                model.push(step);
+            }
+            if next(16) == 0 {
+                kept.push((v.clone(), model.clone()));
+            }
+        }
+        kept.push((v, model));
+        for (snapshot, model) in &kept {
+            assert_eq!(snapshot.len(), model.len());
+            assert_eq!(snapshot.iter().copied().collect::<Vec<_>>(), *model);
+            assert!((0..model.len()).all(|i| snapshot.get(i) == model.get(i)));
+            assert_eq!(snapshot.get(model.len()), None);
+        }
+        let (last, model) = &kept[kept.len() - 1];
+        assert_eq!(last.chunks.len(), model.len() / CHUNK, "every full chunk is a chunk");
+        assert!(last.tail.iter().all(|piece| piece.len() <= PIECE));
     }
 
     #[test]

@@ -171,6 +171,7 @@ impl<T: Clone> ChunkedVec<T> {
     }
 
     pub fn push_back(&mut self, v: T) {
+        let in_chunks = self.in_chunks();
         let tail = Arc::make_mut(&mut self.tail);
         if tail.last().is_none_or(|piece| piece.len() == PIECE) {
             // Grown as it fills, not made whole: a new store holds one audience (issue 33).
@@ -186,7 +187,7 @@ impl<T: Clone> ChunkedVec<T> {
         }
         Arc::make_mut(last).push(v);
         self.len += 1;
-        if self.len - (self.chunks.len() << CHUNK_BITS) == CHUNK {
+        if self.len - in_chunks == CHUNK {
             let chunk: Vec<T> = tail.iter().flat_map(|piece| piece.iter().cloned()).collect();
             Arc::make_mut(&mut self.chunks).push(Arc::new(chunk));
             self.tail = Arc::new(Vec::new());

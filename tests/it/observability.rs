@@ -309,6 +309,13 @@ fn json_logs_are_one_object_per_line_with_a_request_line_and_no_token() {
     assert_eq!((line["level"].as_str(), line["method"].as_str()), (Some("INFO"), Some("GET")), "{line}");
     assert_eq!((line["status"].as_u64(), line["store"].as_str()), (Some(200), Some("logs")), "{line}");
     assert!(line["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{line}");
+    // Every request line's latency is in whole microseconds: at most 3 decimals as written.
+    for raw in log.lines().filter(|l| l.contains(r#""message":"request""#)) {
+        let (_, rest) = raw.split_once(r#""latency_ms":"#).unwrap_or_else(|| panic!("no latency_ms: {raw}"));
+        let number = rest.split([',', '}']).next().unwrap_or_default();
+        let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
+        assert!(number.parse::<f64>().is_ok() && decimals <= 3, "latency_ms {number:?} in {raw}");
+    }
     assert!(line["request_id"].as_str().is_some_and(|id| !id.is_empty()), "{line}");
     assert_eq!(line["token"].as_str(), Some("ops"), "the request line names its token: {line}");
     let refused = lines

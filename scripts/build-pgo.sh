@@ -12,7 +12,7 @@
 #
 # The result is target/pgo/<host>/release/earshot (printed at the end); the plain release build
 # in target/release is untouched. A profile from older code is still usable: functions whose
-# code changed since are compiled without it (rustc warns), so a stale profile costs speed,
+# code changed since are compiled without it, so a stale profile costs speed,
 # never correctness.
 #
 # Usage: scripts/build-pgo.sh
@@ -48,8 +48,7 @@ fi
 [[ -n "$profdata" ]] || die "no llvm-profdata for LLVM $llvm_major (install llvm-$llvm_major)"
 
 raw="$root/target/pgo-data"
-merged="$root/target/pgo.profdata"
-rm -rf "$raw" "$merged"
+rm -rf "$raw"
 mkdir -p "$raw"
 
 # `--target` keeps RUSTFLAGS off build scripts and proc macros: only the binary is instrumented.
@@ -65,7 +64,12 @@ EARSHOT_BIN="$trained" BENCH_ITEMS="${PGO_TRAIN_ITEMS:-30000}" BENCH_RUNS=1 \
 compgen -G "$raw/*.profraw" >/dev/null || die "the training run left no profiles in $raw"
 
 echo "== 3/4 merging $(find "$raw" -name '*.profraw' | wc -l) profiles with $profdata"
-"$profdata" merge -o "$merged" "$raw"
+"$profdata" merge -o "$root/target/pgo-merged.tmp" "$raw"/*.profraw
+# Named by its content: cargo tracks RUSTFLAGS, not the file they name, so a new profile under
+# the same name would leave the dependencies built with the old one.
+merged="$root/target/pgo-$(sha256sum "$root/target/pgo-merged.tmp" | cut -c1-16).profdata"
+rm -f "$root"/target/pgo-*.profdata
+mv "$root/target/pgo-merged.tmp" "$merged"
 
 echo "== 4/4 optimized build (target/pgo)"
 RUSTFLAGS="-Cprofile-use=$merged" \

@@ -11,9 +11,7 @@
 #  4. the release build again with `-Cprofile-use`, in target/pgo.
 #
 # The result is target/pgo/<host>/release/earshot (printed at the end); the plain release build
-# in target/release is untouched. A profile from older code is still usable: functions whose
-# code changed since are compiled without it, so a stale profile costs speed,
-# never correctness.
+# in target/release is untouched. Every run trains anew, so the profile is always this code's.
 #
 # Usage: scripts/build-pgo.sh
 # Environment: PGO_TRAIN_ITEMS (30000), PGO_TRAIN_DURATION seconds per wrk run (4).

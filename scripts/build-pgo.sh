@@ -3,8 +3,8 @@
 # profile's whole-program LTO (BENCHMARKS.md, "Profile-guided build"):
 #
 #  1. an instrumented release build (`-Cprofile-generate`), in target/pgo-gen;
-#  2. a training run of that binary over HTTP: the README's walkthrough (every route it shows,
-#     scripts/readme-walkthrough.sh), then the HTTP benchmark's load (a store of 30,000 items
+#  2. a training run of that binary over HTTP: the README's walkthrough (the routes of the
+#     blocks it runs, scripts/readme-walkthrough.sh), then the HTTP benchmark's load (a store of 30,000 items
 #     written one by one, checks, `/healthz` and durable writes from 16 clients,
 #     scripts/bench-http.sh, short runs; its results in target/bench-http-results are replaced);
 #  3. the profiles merged with `llvm-profdata` of rustc's own LLVM version;
@@ -49,7 +49,8 @@ raw="$root/target/pgo-data"
 rm -rf "$raw"
 mkdir -p "$raw"
 
-# `--target` keeps RUSTFLAGS off build scripts and proc macros: only the binary is instrumented.
+# `--target` keeps RUSTFLAGS off build scripts and proc macros: only the binary's code (its
+# crates and their dependencies) is instrumented.
 echo "== 1/4 instrumented build (target/pgo-gen)"
 RUSTFLAGS="-Cprofile-generate=$raw" \
   cargo build --release --locked -p earshot --target "$host" --target-dir "$root/target/pgo-gen"

@@ -25,6 +25,7 @@
 //! `MemorySnapshot::check_by_name`). Everything else in a line is a fact that never changes (a
 //! name and its id) or a hint that is checked before use.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use earshot_core::audience::MemberSet;
@@ -45,6 +46,12 @@ const LOAD_DEN: usize = 17;
 
 /// Evictions one insertion may make before its entry goes to the overlay instead.
 const MAX_KICKS: usize = 500;
+
+/// Entries a build hashes, and whose three lines it asks memory for, before it places them: at
+/// a million items each of an entry's lines is a cache miss, and an entry placed this many
+/// entries after its prefetches finds them arrived (BENCHMARKS.md, "A store grown by single
+/// writes, and the writer's pauses").
+const PLACE_AHEAD: usize = 16;
 
 /// Entries a cancellable build places between two looks at whether it was cancelled.
 pub(crate) const CANCEL_EVERY: usize = 4096;
@@ -90,12 +97,21 @@ pub(crate) struct LineStamp {
 }
 
 /// One entry to build a table from.
+#[derive(Clone, Copy)]
 pub(crate) struct LineEntry<'a> {
     pub id: u32,
     pub name: &'a str,
     pub hint: u32,
     pub summary: Option<Summary>,
     pub role: LineRole,
+}
+
+/// What a build reads: its entries, a bound on their ids (the by-id column's length, and the
+/// count the lines are sized for), and each id's name (for an entry that ends in the overlay).
+pub(crate) struct BuildSource<E, N> {
+    pub entries: E,
+    pub ids: usize,
+    pub name_of: N,
 }
 
 /// What an admitted answer from a line says of the item's role (SPEC §6.2), when the item's
@@ -315,6 +331,52 @@ impl Line {
     }
 }
 
+/// Places `cur` in its lines or, when it cannot (or there are no lines), the entry left out in
+/// the overlay, by its name. An id without a name would be lost to lookups, so such a build
+/// gives no table (`None`).
+fn settle<'a>(
+    slots: &mut [Line],
+    overlay: &mut NameOverlay,
+    rng: &mut u64,
+    name_of: &impl Fn(u32) -> Option<&'a str>,
+    mut cur: Line,
+) -> Option<()> {
+    if !slots.is_empty() && place(slots, &mut cur, rng) {
+        return Some(());
+    }
+    let id = cur.id();
+    overlay.insert(name_of(id)?, id);
+    Some(())
+}
+
+/// Places `cur` in one of its three lines of `slots` (not empty), evicting and placing others
+/// as three-way cuckoo hashing does, at most [`MAX_KICKS`] times. When it gives up, `cur` is
+/// the line left out (the last one evicted) and the answer is false.
+fn place(slots: &mut [Line], cur: &mut Line, rng: &mut u64) -> bool {
+    let n = slots.len();
+    let mut last = usize::MAX;
+    for _ in 0..MAX_KICKS {
+        let at = places(cur.hash, n);
+        if let Some(p) = at.into_iter().find(|p| slots.get(*p).is_some_and(Line::is_empty)) {
+            if let Some(l) = slots.get_mut(p) {
+                *l = *cur;
+                return true;
+            }
+        }
+        // All three taken: evict one at random (not the one just placed), and place it.
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        let pick = (*rng % 3) as usize;
+        let p = at.into_iter().cycle().skip(pick).take(3).find(|p| *p != last).unwrap_or(at[0]);
+        if let Some(l) = slots.get_mut(p) {
+            std::mem::swap(l, cur);
+        }
+        last = p;
+    }
+    false
+}
+
 fn name_hash(name: &str) -> u32 {
     use std::hash::BuildHasher;
     // FxHash, then a final mix (murmur3's), so the high half depends on the whole name.
@@ -403,76 +465,91 @@ impl IdTable {
     /// cannot place goes to the overlay, with its name.
     #[cfg(test)]
     pub fn build<'a>(entries: impl ExactSizeIterator<Item = LineEntry<'a>>, stamp: LineStamp) -> Self {
-        Self::build_hashed(entries, stamp, name_hash, &|| false).unwrap_or_default()
+        let entries: Vec<LineEntry<'a>> = entries.collect();
+        Self::build_hashed(Self::test_source(&entries), stamp, name_hash, &|| false).unwrap_or_default()
     }
 
-    /// [`IdTable::build`] that gives up (`None`) as soon as `cancelled` answers true; it is
-    /// asked every few thousand entries (a build off the writer whose lines went stale).
-    pub fn build_unless<'a>(
-        entries: impl ExactSizeIterator<Item = LineEntry<'a>>,
+    /// `entries` as a build's source: their ids are below the largest one plus one, and each
+    /// id's name is its entry's.
+    #[cfg(test)]
+    fn test_source<'e, 'a>(
+        entries: &'e [LineEntry<'a>],
+    ) -> BuildSource<impl Iterator<Item = LineEntry<'a>> + 'e, impl Fn(u32) -> Option<&'a str> + 'e> {
+        let ids = entries.iter().map(|e| e.id as usize + 1).max().unwrap_or(0);
+        let name_of = move |id: u32| entries.iter().find(|e| e.id == id).map(|e| e.name);
+        BuildSource { entries: entries.iter().copied(), ids, name_of }
+    }
+
+    /// [`IdTable::build`] of `source` that gives up (`None`) as soon as `cancelled` answers
+    /// true; it is asked every few thousand entries (a build off the writer whose lines went
+    /// stale).
+    pub fn build_unless<'a, E, N>(
+        source: BuildSource<E, N>,
         stamp: LineStamp,
         cancelled: &dyn Fn() -> bool,
-    ) -> Option<Self> {
-        Self::build_hashed(entries, stamp, name_hash, cancelled)
+    ) -> Option<Self>
+    where
+        E: Iterator<Item = LineEntry<'a>>,
+        N: Fn(u32) -> Option<&'a str>,
+    {
+        Self::build_hashed(source, stamp, name_hash, cancelled)
     }
 
-    fn build_hashed<'a>(
-        entries: impl ExactSizeIterator<Item = LineEntry<'a>>,
+    /// The build. Every block it fills is allocated once, at its final size, and filled in
+    /// place: at a million items the lines are 75 MiB and the by-id column 16 MiB, and a
+    /// build that filled vectors and then copied them into their `Arc`s, from a vector of
+    /// every entry, touched about 260 MiB of fresh memory, each page faulted in and zeroed by
+    /// the kernel (BENCHMARKS.md, "A store grown by single writes, and the writer's pauses").
+    fn build_hashed<'a, E, N>(
+        source: BuildSource<E, N>,
         stamp: LineStamp,
         hash_of: fn(&str) -> u32,
         cancelled: &dyn Fn() -> bool,
-    ) -> Option<Self> {
-        let len = entries.len();
-        let n = if len == 0 { 0 } else { len * LOAD_NUM / LOAD_DEN + 64 };
-        let mut lines = vec![Line::default(); n];
-        // The entry each line holds, to name an entry that ends in the overlay.
-        let mut owner = vec![usize::MAX; n];
-        let mut names: Vec<&str> = Vec::with_capacity(len);
-        let mut by_id: Vec<PackedSummary> = Vec::with_capacity(len);
+    ) -> Option<Self>
+    where
+        E: Iterator<Item = LineEntry<'a>>,
+        N: Fn(u32) -> Option<&'a str>,
+    {
+        let BuildSource { entries, ids, name_of } = source;
+        let wanted = if ids == 0 { 0 } else { ids * LOAD_NUM / LOAD_DEN + 64 };
+        // Collected from an iterator of known length, an `Arc` slice is allocated once and
+        // written in place; `get_mut` of the only reference then lends it to fill. (Were it
+        // ever refused, the lines would be empty and every entry would go to the overlay:
+        // slower lookups, the same answers.)
+        let mut lines: Arc<[Line]> = std::iter::repeat_n(Line::default(), wanted).collect();
+        let mut by_id: Arc<[PackedSummary]> = std::iter::repeat_n(PackedSummary::default(), ids).collect();
+        let mut no_lines: [Line; 0] = [];
+        let slots: &mut [Line] = Arc::get_mut(&mut lines).unwrap_or(&mut no_lines);
+        let mut no_column: [PackedSummary; 0] = [];
+        let column: &mut [PackedSummary] = Arc::get_mut(&mut by_id).unwrap_or(&mut no_column);
+        let n = slots.len();
         let mut overlay = NameOverlay::default();
         let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut ahead: VecDeque<Line> = VecDeque::with_capacity(PLACE_AHEAD + 1);
         for (k, e) in entries.enumerate() {
             if k % CANCEL_EVERY == CANCEL_EVERY - 1 && cancelled() {
                 return None;
             }
-            names.push(e.name);
-            let at = e.id as usize;
-            if by_id.len() <= at {
-                by_id.resize(at + 1, PackedSummary::default());
-            }
-            if let Some(slot) = by_id.get_mut(at) {
+            if let Some(slot) = column.get_mut(e.id as usize) {
                 *slot = PackedSummary::of(e.summary);
             }
-            let mut cur = (Line::new(&e, hash_of(e.name)), k);
-            let mut last = usize::MAX;
-            let mut placed = false;
-            for _ in 0..MAX_KICKS {
-                let at = places(cur.0.hash, n);
-                if let Some(p) = at.into_iter().find(|p| lines.get(*p).is_some_and(Line::is_empty)) {
-                    if let (Some(l), Some(o)) = (lines.get_mut(p), owner.get_mut(p)) {
-                        (*l, *o) = cur;
-                    }
-                    placed = true;
-                    break;
+            let line = Line::new(&e, hash_of(e.name));
+            if n > 0 {
+                for p in places(line.hash, n) {
+                    prefetch_index::prefetch_index(&*slots, p);
                 }
-                // All three taken: evict one at random (not the one just placed), and place it.
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                let pick = (rng % 3) as usize;
-                let p = at.into_iter().cycle().skip(pick).take(3).find(|p| *p != last).unwrap_or(at[0]);
-                if let (Some(l), Some(o)) = (lines.get_mut(p), owner.get_mut(p)) {
-                    cur = (std::mem::replace(l, cur.0), std::mem::replace(o, cur.1));
-                }
-                last = p;
             }
-            if !placed {
-                if let Some(name) = names.get(cur.1) {
-                    overlay.insert(name, cur.0.id());
+            ahead.push_back(line);
+            if ahead.len() > PLACE_AHEAD {
+                if let Some(cur) = ahead.pop_front() {
+                    settle(slots, &mut overlay, &mut rng, &name_of, cur)?;
                 }
             }
         }
-        Some(IdTable { lines: Arc::from(lines), stamp, overlay, by_id: Arc::from(by_id) })
+        while let Some(cur) = ahead.pop_front() {
+            settle(slots, &mut overlay, &mut rng, &name_of, cur)?;
+        }
+        Some(IdTable { lines, stamp, overlay, by_id })
     }
 
     /// The stamp the summaries were built under.
@@ -649,7 +726,8 @@ mod tests {
         // evictions, the rest must reach the overlay, each under its own id.
         let names: Vec<String> = (0..12u32).map(|i| format!("n{i}")).collect();
         let name_of = |i: u32| names.get(i as usize).map(String::as_str);
-        let t = IdTable::build_hashed(entries(&names), LineStamp::default(), |_| 42, &|| false).unwrap();
+        let all: Vec<LineEntry<'_>> = entries(&names).collect();
+        let t = IdTable::build_hashed(IdTable::test_source(&all), LineStamp::default(), |_| 42, &|| false).unwrap();
         let placed: Vec<&Line> = t.lines.iter().filter(|l| !l.is_empty()).collect();
         assert_eq!((placed.len(), t.overlay_len()), (3, 9));
         for l in placed {

@@ -449,6 +449,13 @@ impl MemorySnapshot {
         self.item_lines().first.stamp() == self.line_stamp()
     }
 
+    /// Builds the item lines of this snapshot's records and drops them, changing nothing: what
+    /// a start-up rebuild, and a build off the writer after the items fold, spend on the lines,
+    /// for benchmarks to time alone (`benches/rebuild.rs`). Answers whether a table was built.
+    pub fn build_item_lines_once(&self) -> bool {
+        self.build_item_lines_unless(&|| false).is_some()
+    }
+
     /// How many items a check by id or by name would decide from their line's summary now: a
     /// count over every item, for benchmarks and diagnostics (BENCHMARKS.md, "The
     /// audience-heavy mix").

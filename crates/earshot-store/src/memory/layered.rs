@@ -361,6 +361,11 @@ impl<T: Clone> Slabs<T> {
 
     /// These records with `changed` (index, record; ascending) laid over theirs and `tail`
     /// appended. Only the slabs written to are copied; the others are shared.
+    ///
+    /// Each slab it writes is built once, in its final `Arc`: a copy made as a vector and then
+    /// turned into an `Arc` is copied twice, and at a million items a fold writes up to 16
+    /// slabs of 4 MiB each, on the writer (BENCHMARKS.md, "A store grown by single writes, and
+    /// the writer's pauses").
     fn fold<'a>(&self, changed: &[(usize, &'a T)], tail: impl Iterator<Item = &'a T>) -> Self
     where
         T: 'a,
@@ -371,29 +376,30 @@ impl<T: Clone> Slabs<T> {
             let which = first >> SLAB_BITS;
             // Every replaced record is in the base (`FlatVec::set`), so its slab exists.
             let Some(old) = slabs.get_mut(which) else { break };
-            let mut copy = old.to_vec();
+            // Shared with the base this fold replaces: cloned into a new slab of its own.
+            let copy = Arc::make_mut(old);
             while let Some(&(i, v)) = changed.get(at).filter(|(i, _)| i >> SLAB_BITS == which) {
                 if let Some(slot) = copy.get_mut(i & (SLAB - 1)) {
                     slot.clone_from(v);
                 }
                 at += 1;
             }
-            *old = Arc::from(copy);
         }
+        // Gathered as references first, so that each slab is cloned from an iterator of known
+        // length, which an `Arc` slice is built from in place.
         let mut tail = tail.peekable();
         if tail.peek().is_some() {
             if let Some(last) = slabs.last_mut().filter(|l| l.len() < SLAB) {
-                let mut grown = last.to_vec();
-                grown.extend(tail.by_ref().take(SLAB - grown.len()).cloned());
-                *last = Arc::from(grown);
+                let more: Vec<&T> = tail.by_ref().take(SLAB - last.len()).collect();
+                *last = last.iter().chain(more.iter().copied()).cloned().collect();
             }
         }
         loop {
-            let slab: Vec<T> = tail.by_ref().take(SLAB).cloned().collect();
-            if slab.is_empty() {
+            let more: Vec<&T> = tail.by_ref().take(SLAB).collect();
+            if more.is_empty() {
                 break;
             }
-            slabs.push(Arc::from(slab));
+            slabs.push(more.iter().copied().cloned().collect());
         }
         Slabs::new(slabs)
     }

@@ -54,7 +54,7 @@ const MAX_KICKS: usize = 500;
 const PLACE_AHEAD: usize = 16;
 
 /// Entries a cancellable build places between two looks at whether it was cancelled.
-pub(crate) const CANCEL_EVERY: usize = 4096;
+const CANCEL_EVERY: usize = 4096;
 
 /// What a check of an item needs beyond its name, copied from its record and its origin
 /// audience when its line was built. Only an item that is current and has no grants and whose

@@ -496,10 +496,11 @@ impl IdTable {
     }
 
     /// The build. Every block it fills is allocated once, at its final size, and filled in
-    /// place: at a million items the lines are 75 MiB and the by-id column 16 MiB, and a
-    /// build that filled vectors and then copied them into their `Arc`s, from a vector of
-    /// every entry, touched about 260 MiB of fresh memory, each page faulted in and zeroed by
-    /// the kernel (BENCHMARKS.md, "A store grown by single writes, and the writer's pauses").
+    /// place: at a million items the lines are 75 MiB and the by-id column 16 MiB, and a build
+    /// that collected every entry, filled vectors and then copied them into their `Arc`s held
+    /// about 260 MiB at its peak. Its time is the cache misses of placing entries, which the
+    /// prefetches ahead of placement hide (BENCHMARKS.md, "A store grown by single writes, and
+    /// the writer's pauses").
     fn build_hashed<'a, E, N>(
         source: BuildSource<E, N>,
         stamp: LineStamp,
@@ -514,8 +515,8 @@ impl IdTable {
         let wanted = if ids == 0 { 0 } else { ids * LOAD_NUM / LOAD_DEN + 64 };
         // Collected from an iterator of known length, an `Arc` slice is allocated once and
         // written in place; `get_mut` of the only reference then lends it to fill. (Were it
-        // ever refused, the lines would be empty and every entry would go to the overlay:
-        // slower lookups, the same answers.)
+        // ever refused, every line would stay empty and every entry would go to the overlay,
+        // and the column would hold no summaries: slower lookups, the same answers.)
         let mut lines: Arc<[Line]> = std::iter::repeat_n(Line::default(), wanted).collect();
         let mut by_id: Arc<[PackedSummary]> = std::iter::repeat_n(PackedSummary::default(), ids).collect();
         let mut no_lines: [Line; 0] = [];

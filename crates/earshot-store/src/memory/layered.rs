@@ -199,29 +199,48 @@ impl<T: Clone> ChunkedVec<T> {
     }
 }
 
-/// A persistent vector read mostly at random and written a little at a time (the items): a
-/// base shared by every snapshot, the base records replaced since the last fold, and the
-/// records appended since.
+/// A persistent vector read mostly at random and written a little at a time (the items): full
+/// slabs shared by every snapshot, the records replaced in them since the last fold, and the
+/// records appended since the last slab was sealed.
 ///
-/// A cold read of a base record is one dependent load (its slab's pointer is one of a few
-/// dozen, which stay cached), where an RRB vector of a million records walks a branch node
-/// first (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name"). A bit per base
-/// record says whether it was replaced, so a read of an unchanged record never probes `changed`; the bits
-/// sit in 4 KiB chunks (a million records: 128 KiB, which stay cached) and a write copies one
-/// chunk. Writes stay cheap: a replaced base record goes to `changed`, a new one to `tail`, and
-/// the three are folded into a new base when they pass an eighth of it (amortised O(1) per
-/// write). A fold copies only the slabs it changes or appends to, and snapshots retained for
-/// `at_exact` keep the older slabs alive: with the default retention (`Config::retention_max`,
-/// 10,000 revisions) and folds at least 4,096 writes apart, at most four bases live at once.
+/// A cold read of a slab record is one dependent load (its slab's pointer is one of a few
+/// hundred, which stay cached), where an RRB vector of a million records walks a branch node
+/// first (BENCHMARKS.md, "Earshot against Cedar, and the cold check by name"). A bit per slab
+/// record says whether it was replaced, so a read of an unchanged record never probes `changed`;
+/// the bits sit in 4 KiB chunks (a million records: 128 KiB, which stay cached) and a write
+/// copies one chunk.
+///
+/// Writes stay cheap and never wait long:
+/// - a replaced slab record goes to `changed`, a new one to `tail`;
+/// - when the records reach a slab's boundary, the tail is sealed into that slab (with the
+///   records of the last slab, if it was not full): at most one slab's records are copied, once
+///   per [`SLAB`] appends;
+/// - when the records changed or added since the last fold pass an eighth of the base, a fold
+///   lays `changed` over copies of the slabs it touches and makes every record the base of a new
+///   generation (amortised O(1) per write).
+///
+/// Snapshots retained for `at_exact` keep older slabs alive: with the default retention
+/// (`Config::retention_max`, 10,000 revisions) and folds at least 4,096 writes apart, at most
+/// four generations of slabs live at once.
+///
+/// Why the tail is sealed as it grows instead of at the fold: a fold used to copy the whole tail
+/// (an eighth of the store, 110,000 records at a million items) into new slabs on the writer.
+/// Fresh memory is zeroed by the kernel as it is first touched, and most of the fold's time
+/// went there: 20–35 ms of the writer's CPU per fold at a million items (BENCHMARKS.md, "A
+/// store grown by single writes, and the writer's pauses").
 #[derive(Clone)]
 pub(crate) struct FlatVec<T: Clone> {
-    base: Slabs<T>,
+    /// Every record but the tail's: the base of this generation, then what was sealed since.
+    slabs: Slabs<T>,
+    /// Records `0..base_len` are this generation's base; those after were appended since.
+    base_len: usize,
     /// Names this base among every base made in the process (0: the empty default), so that
     /// what was copied out of one base is never taken for a copy of another.
     generation: u64,
-    /// Bit `i` is set when `changed` holds base record `i`.
+    /// Bit `i` is set when `changed` holds slab record `i`.
     changed_bits: ChunkedVec<u64>,
     changed: Map<u32, T>,
+    /// The records past the slabs: fewer than it takes to reach the next slab's boundary.
     tail: Tail<T>,
 }
 
@@ -252,10 +271,6 @@ impl<T: Clone> Tail<T> {
             Tail::Small(s) => s.len(),
             Tail::Large(v) => v.len(),
         }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn get(&self, i: usize) -> Option<&T> {
@@ -310,21 +325,23 @@ impl<T: Clone> Tail<T> {
     }
 }
 
-/// Bits of an index that select a record inside a [`Slabs`] slab: 65,536 records (4 MiB of
-/// item records) per slab. Tests use slabs of 1,024, so that their small stores span several.
+/// Bits of an index that select a record inside a [`Slabs`] slab: 4,096 records (256 KiB of
+/// item records) per slab, so that a seal or a replaced record copies little (a million records
+/// take 245 slabs, whose pointers, 4 KiB, stay cached). Tests use slabs of 1,024, so that their
+/// small stores span several.
 #[cfg(not(test))]
-const SLAB_BITS: usize = 16;
+const SLAB_BITS: usize = 12;
 #[cfg(test)]
 const SLAB_BITS: usize = 10;
 const SLAB: usize = 1 << SLAB_BITS;
 
-/// The records of a [`FlatVec`]'s base, in slabs of [`SLAB`] records that bases share: every
-/// slab but the last is full, so record `i` is in slab `i >> SLAB_BITS`.
+/// The sealed records of a [`FlatVec`], in slabs of [`SLAB`] records that snapshots share:
+/// every slab but the last is full, so record `i` is in slab `i >> SLAB_BITS`.
 ///
 /// Why slabs: the writer waits for a fold, and copying the whole base was its longest pause at
 /// a million items once the item lines were rebuilt off the writer (BENCHMARKS.md, "A store
 /// grown by single writes, and the writer's pauses"); now a fold copies the slabs that changed
-/// and the last one, which a growing store's appends touch.
+/// and the last one, and a seal the last one.
 #[derive(Clone)]
 struct Slabs<T> {
     slabs: Arc<[Arc<[T]>]>,
@@ -363,9 +380,8 @@ impl<T: Clone> Slabs<T> {
     /// appended. Only the slabs written to are copied; the others are shared.
     ///
     /// Each slab it writes is built once, in its final `Arc`: a copy made as a vector and then
-    /// turned into an `Arc` is copied twice, and at a million items a fold writes up to 16
-    /// slabs of 4 MiB each, on the writer (BENCHMARKS.md, "A store grown by single writes, and
-    /// the writer's pauses").
+    /// turned into an `Arc` is copied twice, and this runs on the writer (BENCHMARKS.md, "A
+    /// store grown by single writes, and the writer's pauses").
     fn fold<'a>(&self, changed: &[(usize, &'a T)], tail: impl Iterator<Item = &'a T>) -> Self
     where
         T: 'a,
@@ -408,7 +424,8 @@ impl<T: Clone> Slabs<T> {
 impl<T: Clone + Send + Sync + 'static> Default for FlatVec<T> {
     fn default() -> Self {
         FlatVec {
-            base: Slabs::new(Vec::new()),
+            slabs: Slabs::new(Vec::new()),
+            base_len: 0,
             generation: 0,
             changed_bits: ChunkedVec::new(),
             changed: Map::default(),
@@ -419,7 +436,7 @@ impl<T: Clone + Send + Sync + 'static> Default for FlatVec<T> {
 
 impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
     pub fn len(&self) -> usize {
-        self.base.len() + self.tail.len()
+        self.slabs.len() + self.tail.len()
     }
 
     /// Which base this is (see the field); a fold makes a new one.
@@ -431,7 +448,7 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
     pub fn in_base_unchanged(&self, i: usize) -> bool {
         // Nothing replaced (a store just opened or folded): no bit to read, which is a chain
         // of dependent reads a cold check would otherwise wait on.
-        i < self.base.len() && (self.changed.is_empty() || !self.is_changed(i))
+        i < self.base_len && (self.changed.is_empty() || !self.is_changed(i))
     }
 
     fn is_changed(&self, i: usize) -> bool {
@@ -439,17 +456,17 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
     }
 
     pub fn get(&self, i: usize) -> Option<&T> {
-        match self.base.get(i) {
+        match self.slabs.get(i) {
             Some(v) if !self.is_changed(i) => Some(v),
             Some(_) => self.changed.get(&(i as u32)),
-            None => self.tail.get(i - self.base.len()),
+            None => self.tail.get(i - self.slabs.len()),
         }
     }
 
     /// Replaces element `i`; an index past the end is ignored (callers index what they read).
     pub fn set(&mut self, i: usize, v: T) {
-        if i >= self.base.len() {
-            self.tail.set(i - self.base.len(), v);
+        if i >= self.slabs.len() {
+            self.tail.set(i - self.slabs.len(), v);
             return;
         }
         if !self.is_changed(i) {
@@ -462,6 +479,9 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
 
     pub fn push_back(&mut self, v: T) {
         self.tail.push_back(v);
+        if self.len().is_multiple_of(SLAB) {
+            self.seal();
+        }
         self.fold_if_due();
     }
 
@@ -469,8 +489,21 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 
+    /// Moves the tail, which has just reached a slab's boundary, into the slabs: the last slab
+    /// (with the tail's records after its own, if it was not full) or a new one. The base and
+    /// its generation stay as they are: the records sealed are not the base's, and the slab
+    /// copied holds the same base records (a replaced one is still read from `changed`).
+    fn seal(&mut self) {
+        self.slabs = self.slabs.fold(&[], self.tail.iter());
+        self.tail = Tail::default();
+        while self.changed_bits.len() < self.slabs.len().div_ceil(64) {
+            self.changed_bits.push_back(0);
+        }
+    }
+
     fn fold_if_due(&mut self) {
-        if self.changed.len() + self.tail.len() > FOLD_MIN.max(self.base.len() / ID_FOLD_DIVISOR) {
+        let since = self.changed.len() + (self.len() - self.base_len);
+        if since > FOLD_MIN.max(self.base_len / ID_FOLD_DIVISOR) {
             self.fold();
         }
     }
@@ -488,17 +521,25 @@ impl<T: Clone + Send + Sync + 'static> FlatVec<T> {
         }
         static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        FlatVec { base, generation, changed_bits: bits, changed: Map::default(), tail: Default::default() }
+        FlatVec {
+            base_len: base.len(),
+            slabs: base,
+            generation,
+            changed_bits: bits,
+            changed: Map::default(),
+            tail: Default::default(),
+        }
     }
 
-    /// Makes every record part of one new base, copying only the slabs it writes to.
+    /// Makes every record part of one new base, copying only the slabs it writes to (those with
+    /// a replaced record, and the last one if the tail is appended to it).
     pub fn fold(&mut self) {
-        if self.changed.is_empty() && self.tail.is_empty() {
+        if self.changed.is_empty() && self.len() == self.base_len {
             return;
         }
         let mut changed: Vec<(usize, &T)> = self.changed.iter().map(|(i, v)| (*i as usize, v)).collect();
         changed.sort_unstable_by_key(|(i, _)| *i);
-        let base = self.base.fold(&changed, self.tail.iter());
+        let base = self.slabs.fold(&changed, self.tail.iter());
         *self = FlatVec::with_base(base);
     }
 }
@@ -760,7 +801,38 @@ mod tests {
             assert!(snap.iter().eq(m.iter()));
         }
         v.fold();
-        assert!(v.iter().eq(model.iter()) && v.tail.is_empty() && v.changed.is_empty());
+        assert!(v.iter().eq(model.iter()) && v.tail.len() == 0 && v.changed.is_empty());
+        assert!((0..model.len()).all(|i| v.in_base_unchanged(i)), "a fold makes every record the base's own");
+    }
+
+    #[test]
+    fn the_tail_is_sealed_at_each_slab_boundary_without_a_new_base() {
+        // A base with a partial last slab, one record of it replaced.
+        let mut v: FlatVec<u32> = FlatVec::from_vec((0..SLAB as u32 + 10).collect());
+        let generation = v.generation();
+        v.set(SLAB + 3, 7);
+        let before = v.clone();
+        let mut model: Vec<u32> = (0..SLAB as u32 + 10).collect();
+        model[SLAB + 3] = 7;
+        for x in 0..2 * SLAB as u32 + 5 {
+            v.push_back(x);
+            model.push(x);
+            assert!(v.tail.len() < SLAB, "the tail never holds a slab's worth");
+        }
+        // Sealed at 2 and at 3 slabs; no fold (an eighth of the base is the minimum, 4,096).
+        assert_eq!((v.slabs.slabs.len(), v.tail.len(), v.generation()), (3, 15, generation));
+        v.set(2 * SLAB + 1, 9);
+        v.set(3 * SLAB + 1, 8);
+        model[2 * SLAB + 1] = 9;
+        model[3 * SLAB + 1] = 8;
+        assert!(v.iter().eq(model.iter()));
+        assert!(before.iter().copied().eq((0..SLAB as u32 + 10).map(|x| if x == SLAB as u32 + 3 { 7 } else { x })));
+        // Only the base's records are the base's own; what was sealed since is not.
+        assert!((0..SLAB + 10).all(|i| v.in_base_unchanged(i) == (i != SLAB + 3)));
+        assert!((SLAB + 10..model.len()).all(|i| !v.in_base_unchanged(i)));
+        v.fold();
+        assert_ne!(v.generation(), generation);
+        assert!(v.iter().eq(model.iter()) && (0..model.len()).all(|i| v.in_base_unchanged(i)));
     }
 
     #[test]
@@ -771,7 +843,7 @@ mod tests {
         v.set(SLAB + 9, 2);
         v.push_back(9);
         v.fold();
-        let (old, new) = (&before.base.slabs, &v.base.slabs);
+        let (old, new) = (&before.slabs.slabs, &v.slabs.slabs);
         let shared: Vec<bool> = old.iter().zip(new.iter()).map(|(a, b)| Arc::ptr_eq(a, b)).collect();
         // Slab 1 was written to and the last one appended to; the others are the old ones.
         assert_eq!(shared, [true, false, true, true, true, false]);
@@ -785,8 +857,8 @@ mod tests {
             v.push_back(x);
         }
         v.fold();
-        assert_eq!(v.base.slabs.len(), 8);
-        assert!(v.base.slabs.iter().rev().skip(1).all(|s| s.len() == SLAB), "every slab but the last is full");
+        assert_eq!(v.slabs.slabs.len(), 8);
+        assert!(v.slabs.slabs.iter().rev().skip(1).all(|s| s.len() == SLAB), "every slab but the last is full");
         assert_eq!(v.get(7 * SLAB + 7), Some(&(2 * SLAB as u32 - 1)));
     }
 

@@ -224,10 +224,9 @@ impl<T: Clone> ChunkedVec<T> {
 /// four generations of slabs live at once.
 ///
 /// Why the tail is sealed as it grows instead of at the fold: a fold used to copy the whole tail
-/// (an eighth of the store, 110,000 records at a million items) into new slabs on the writer.
-/// Fresh memory is zeroed by the kernel as it is first touched, and most of the fold's time
-/// went there: 20–35 ms of the writer's CPU per fold at a million items (BENCHMARKS.md, "A
-/// store grown by single writes, and the writer's pauses").
+/// (an eighth of the store, 110,000 records at a million items) into new slabs on the writer,
+/// and most of that time went to the kernel zeroing the fresh memory at its first touch
+/// (BENCHMARKS.md, "A store grown by single writes, and the writer's pauses").
 #[derive(Clone)]
 pub(crate) struct FlatVec<T: Clone> {
     /// Every record but the tail's: the base of this generation, then what was sealed since.
